@@ -1,0 +1,259 @@
+//! The `trawl` command line: flag parsing, progress on stderr, the final
+//! summary on stdout. Errors end here as one line and a non-zero exit.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+
+use crate::crawl::{self, CrawlHandle, CrawlSettings, Scope, Summary};
+use crate::site::demo::Demo;
+use crate::store::Store;
+
+#[derive(Parser)]
+#[command(name = "trawl", version, about = "A focused web crawler whose whole state lives in one RocksDB database")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Crawl from seeds into a database (rerun the same command to resume).
+    Crawl(CrawlArgs),
+    /// Serve the built-in demo web on 127.0.0.1 and crawl it (offline).
+    Demo(DemoArgs),
+}
+
+#[derive(Args)]
+struct CrawlArgs {
+    /// Database directory (created if missing).
+    #[arg(long)]
+    db: PathBuf,
+    /// Start URL; repeat the flag or list several. Optional when resuming.
+    #[arg(long = "seed", num_args = 1..)]
+    seeds: Vec<String>,
+    #[command(flatten)]
+    opts: CrawlOpts,
+}
+
+#[derive(Args)]
+struct CrawlOpts {
+    /// Follow links at most this many hops from a seed.
+    #[arg(long)]
+    depth: Option<u16>,
+    /// Stop when the database holds this many fetched pages.
+    #[arg(long)]
+    max_pages: Option<u64>,
+    /// Milliseconds between requests to one host (0 for local benchmarks).
+    #[arg(long, default_value_t = 1000)]
+    delay_ms: u64,
+    /// Requests in flight in total.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    concurrency: u64,
+    /// Requests in flight per host.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    per_host: u64,
+    /// Which hosts to enter: host (the seeds' hosts), domain (their registrable domains), any.
+    #[arg(long, default_value = "host")]
+    scope: Scope,
+    /// User-Agent header; its first token is matched against robots.txt groups.
+    #[arg(long)]
+    user_agent: Option<String>,
+    /// Extra PEM root certificate(s) to trust for HTTPS.
+    #[arg(long)]
+    ca_file: Option<PathBuf>,
+    /// Cap on a response body, on the wire and decoded.
+    #[arg(long, default_value_t = 10 << 20)]
+    max_body_bytes: usize,
+    /// Seconds one fetch may take in total.
+    #[arg(long, default_value_t = 60)]
+    timeout_secs: u64,
+    /// Longest robots.txt Crawl-delay honoured, in seconds.
+    #[arg(long, default_value_t = 60)]
+    max_crawl_delay_secs: u64,
+}
+
+#[derive(Args)]
+struct DemoArgs {
+    /// Database directory; a previous demo database there is replaced.
+    #[arg(long, default_value = "trawl-demo.db")]
+    db: PathBuf,
+    /// Pages per demo host (there are four hosts).
+    #[arg(long, default_value_t = 800)]
+    pages: usize,
+}
+
+impl CrawlOpts {
+    fn settings(&self) -> CrawlSettings {
+        let mut s = CrawlSettings {
+            max_depth: self.depth,
+            max_pages: self.max_pages,
+            delay: Duration::from_millis(self.delay_ms),
+            concurrency: self.concurrency as usize,
+            per_host: self.per_host as usize,
+            scope: self.scope,
+            max_crawl_delay: Duration::from_secs(self.max_crawl_delay_secs),
+            ..CrawlSettings::default()
+        };
+        if let Some(ua) = &self.user_agent {
+            s.fetch.user_agent = ua.clone();
+        }
+        s.fetch.ca_file = self.ca_file.clone();
+        s.fetch.max_body_bytes = self.max_body_bytes;
+        s.fetch.total_timeout = Duration::from_secs(self.timeout_secs.max(1));
+        s
+    }
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(anyhow::anyhow!("cannot start the runtime: {e}")),
+    };
+    let result = rt.block_on(async {
+        match cli.command {
+            Command::Crawl(a) => cmd_crawl(a).await,
+            Command::Demo(a) => cmd_demo(a).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(e),
+    }
+}
+
+fn fail(e: anyhow::Error) -> ExitCode {
+    let msg = e.chain().map(|c| c.to_string()).collect::<Vec<_>>().join(": ");
+    eprintln!("trawl: error: {msg}");
+    ExitCode::FAILURE
+}
+
+async fn cmd_crawl(a: CrawlArgs) -> anyhow::Result<()> {
+    let store = Arc::new(Store::open(&a.db)?);
+    if a.seeds.is_empty() && store.seeds()?.urls.is_empty() {
+        bail!("no seeds: pass --seed URL (only a resumed crawl may omit it)");
+    }
+    let summary = run(store.clone(), a.opts.settings(), &a.seeds).await?;
+    print_summary(&summary, &store);
+    Ok(())
+}
+
+async fn cmd_demo(a: DemoArgs) -> anyhow::Result<()> {
+    replace_demo_db(&a.db)?;
+    let demo = Demo::start(a.pages).await.context("cannot start the demo servers")?;
+    let store = Arc::new(Store::open(&a.db)?);
+    eprintln!(
+        "demo: serving {} hosts × {} pages on {}; crawling into {}",
+        demo.servers.len(),
+        demo.pages_per_host,
+        demo.servers.iter().map(|s| s.addr().to_string()).collect::<Vec<_>>().join(", "),
+        a.db.display()
+    );
+    let settings = CrawlSettings { delay: Duration::ZERO, per_host: 4, concurrency: 32, ..CrawlSettings::default() };
+    let summary = run(store.clone(), settings, &demo.seeds()).await?;
+    print_summary(&summary, &store);
+    drop(demo);
+    Ok(())
+}
+
+/// The demo's ports change every run, so an old demo db is of no use.
+fn replace_demo_db(path: &Path) -> anyhow::Result<()> {
+    if path.exists() {
+        // Opening proves it is a trawl db (and not locked) before we delete it.
+        drop(Store::open(path)?);
+        std::fs::remove_dir_all(path).with_context(|| format!("cannot remove the old demo db {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Runs a crawl to the end, with progress and Ctrl-C / SIGTERM handling.
+async fn run(store: Arc<Store>, settings: CrawlSettings, seeds: &[String]) -> anyhow::Result<Summary> {
+    let (handle, join) = crawl::start(store, settings, seeds)?;
+    let signals = tokio::spawn(stop_on_signal(handle.clone()));
+    let progress = tokio::spawn(show_progress(handle.clone()));
+    let summary = join.await.context("the crawl task failed")??;
+    signals.abort();
+    progress.abort();
+    for n in handle.take_notices() {
+        eprintln!("note: {n}");
+    }
+    if std::io::stderr().is_terminal() {
+        eprintln!();
+    }
+    Ok(summary)
+}
+
+/// First signal: stop cleanly. Second: leave at once.
+async fn stop_on_signal(handle: CrawlHandle) {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(t) => t,
+        Err(_) => return,
+    };
+    for round in 0..2 {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        if round == 0 {
+            eprintln!("\nstopping: finishing fetches in flight (signal again to quit now)");
+            handle.stop();
+        } else {
+            std::process::exit(130);
+        }
+    }
+}
+
+async fn show_progress(handle: CrawlHandle) {
+    let tty = std::io::stderr().is_terminal();
+    let every = if tty { Duration::from_millis(500) } else { Duration::from_secs(5) };
+    let mut last = (0u64, std::time::Instant::now());
+    loop {
+        tokio::time::sleep(every).await;
+        let s = handle.snapshot();
+        let rate = (s.run_fetched - last.0.min(s.run_fetched)) as f64 / last.1.elapsed().as_secs_f64().max(1e-3);
+        last = (s.run_fetched, std::time::Instant::now());
+        let failed: u64 = s.counters.failed.values().sum();
+        let line = format!(
+            "{:>7.1}s  fetched {}  queued {}  in flight {}  failed {}  {:.0} pages/s",
+            s.elapsed.as_secs_f64(),
+            s.counters.fetched,
+            s.counters.queued,
+            s.in_flight,
+            failed,
+            rate
+        );
+        let mut err = std::io::stderr().lock();
+        for n in handle.take_notices() {
+            let _ = writeln!(err, "{}note: {n}", if tty { "\r\x1b[K" } else { "" });
+        }
+        let _ = if tty { write!(err, "\r\x1b[K{line}") } else { writeln!(err, "{line}") };
+        let _ = err.flush();
+    }
+}
+
+fn print_summary(s: &Summary, store: &Store) {
+    let c = &s.counters;
+    let list = |m: &std::collections::BTreeMap<String, u64>| {
+        let total: u64 = m.values().sum();
+        let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        if parts.is_empty() { "0".to_string() } else { format!("{total} ({})", parts.join(", ")) }
+    };
+    let secs = s.elapsed.as_secs_f64();
+    println!("{}", if s.interrupted { "crawl stopped (resume by running the same command)" } else { "crawl finished" });
+    println!("  pages fetched   {} this run, {} in the db", s.run_fetched, c.fetched);
+    println!("  links found     {} this run, {} in the db", s.run_links, c.links);
+    println!("  queued          {}", c.queued);
+    println!("  failed          {}", list(&c.failed));
+    println!("  filtered        {}", list(&c.filtered));
+    println!("  duplicates      {}", c.duplicates);
+    println!("  bytes           {:.1} MB on the wire, {:.1} MB on disk", c.bytes as f64 / 1e6, store.disk_bytes() as f64 / 1e6);
+    println!("  elapsed         {secs:.2} s ({:.0} pages/s)", s.run_fetched as f64 / secs.max(1e-9));
+    println!("  TLP             {:.1} (seconds × links fetched)", s.tlp());
+}

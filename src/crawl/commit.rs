@@ -1,0 +1,352 @@
+//! Turning one outcome into one atomic batch: the page, its doc, its links,
+//! the seen marks and frontier entries of what it discovered, the host's
+//! state and the counters, all written together.
+
+use std::collections::HashSet;
+
+use super::engine::Engine;
+use super::worker::{PageData, PageJob};
+use crate::fetch::{FetchError, is_backoff, retry_after_ms};
+use crate::model::{self, CanonicalUrl, HostId, UrlId, now_ms};
+use crate::schema::{
+    CF_CONTENT, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_SEEN, CF_URLS,
+    DocRecord, FilterReason, FrontierEntry, FrontierKey, LinkKey, LinkRecord, PageRecord, SeedList,
+    SeenRecord, SeenState, meta_keys,
+};
+use crate::store::{Batch, StoreError};
+
+/// Where a newly discovered URL comes from.
+struct Discovery {
+    depth: u16,
+    parent: Option<UrlId>,
+    redirects: u8,
+    /// Seeds skip the scope and depth checks.
+    seed: bool,
+}
+
+fn bump(map: &mut std::collections::BTreeMap<String, u64>, key: &str, by: i64) {
+    let v = map.entry(key.to_string()).or_insert(0);
+    *v = v.saturating_add_signed(by);
+    if *v == 0 {
+        map.remove(key);
+    }
+}
+
+impl Engine {
+    /// Adds seeds: new ones are queued at depth 0, ones filtered before are
+    /// queued again, fetched ones are left alone.
+    pub(super) fn add_seeds(&mut self, seeds: &[CanonicalUrl]) -> Result<(), StoreError> {
+        let mut list: SeedList = self.store.seeds()?;
+        for s in &list.urls {
+            if let Ok(u) = model::normalize(s) {
+                self.scope.add(&u);
+            }
+        }
+        let store = self.store.clone();
+        let mut b = store.batch();
+        let mut pending = HashSet::new();
+        let mut touched = Vec::new();
+        for seed in seeds {
+            self.scope.add(seed);
+            if !list.urls.iter().any(|u| u == seed.as_str()) {
+                list.urls.push(seed.as_str().to_string());
+            }
+            let d = Discovery { depth: 0, parent: None, redirects: 0, seed: true };
+            self.discover(&mut b, &mut pending, &mut touched, seed, d)?;
+        }
+        b.put(CF_META, meta_keys::SEEDS, &list);
+        self.finish(b, &touched)
+    }
+
+    /// Records a discovered URL: filtered with a reason, or queued. Returns
+    /// nothing; every effect goes into `b` and the in-memory mirrors.
+    fn discover(
+        &mut self,
+        b: &mut Batch<'_>,
+        pending: &mut HashSet<UrlId>,
+        touched: &mut Vec<HostId>,
+        url: &CanonicalUrl,
+        d: Discovery,
+    ) -> Result<(), StoreError> {
+        let id = url.id();
+        if !pending.insert(id) {
+            return Ok(());
+        }
+        let prior = if self.front.may_contain(id) { self.store.seen(id)? } else { None };
+        let within_depth = d.seed || self.settings.max_depth.is_none_or(|m| d.depth <= m);
+        if let Some(prior) = &prior {
+            // A URL is reconsidered only where the earlier verdict may change:
+            // a seed given again, or a shallower path to one that was too deep.
+            let retry = match prior.state {
+                SeenState::Filtered(FilterReason::Depth) => d.seed || (d.depth < prior.depth && within_depth),
+                SeenState::Filtered(FilterReason::Scope) => d.seed,
+                _ => false,
+            };
+            if !retry {
+                return Ok(());
+            }
+            if let SeenState::Filtered(r) = prior.state {
+                bump(&mut self.counters.filtered, r.name(), -1);
+            }
+        } else {
+            self.front.insert(id);
+            self.counters.seen += 1;
+            b.put_raw(CF_URLS, &id.to_bytes(), url.as_str().as_bytes());
+        }
+        let state = if !d.seed && !self.scope.allows(self.settings.scope, url) {
+            SeenState::Filtered(FilterReason::Scope)
+        } else if !within_depth {
+            SeenState::Filtered(FilterReason::Depth)
+        } else if d.redirects > self.settings.max_redirects {
+            SeenState::Filtered(FilterReason::RedirectChain)
+        } else {
+            SeenState::Queued
+        };
+        let now = now_ms();
+        let rec = SeenRecord { state, depth: d.depth, parent: d.parent.map(|p| p.0), redirects: d.redirects, updated_ms: now };
+        b.put(CF_SEEN, &id.to_bytes(), &rec);
+        match state {
+            SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
+            _ => {
+                let host = url.host_id();
+                let key = FrontierKey {
+                    host,
+                    priority: FrontierKey::bfs_priority(d.depth, self.counters.next_seq),
+                    url: id,
+                };
+                self.counters.next_seq += 1;
+                let entry = FrontierEntry {
+                    url: url.as_str().to_string(),
+                    depth: d.depth,
+                    parent: d.parent.map(|p| p.0),
+                    redirects: d.redirects,
+                    attempts: 0,
+                    enqueued_ms: now,
+                };
+                b.put(CF_FRONTIER, &key.to_key(), &entry);
+                self.counters.queued += 1;
+                let h = self.host(host, &url.host_key())?;
+                h.record.queued += 1;
+                h.queue.push(key, entry);
+                if !touched.contains(&host) {
+                    touched.push(host);
+                }
+                let at = h.record.next_fetch_ms;
+                self.schedule(host, at)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes a popped entry from the frontier (inside `b`).
+    fn dequeue(&mut self, b: &mut Batch<'_>, key: FrontierKey) -> Result<(), StoreError> {
+        b.delete(CF_FRONTIER, &key.to_key());
+        self.counters.queued = self.counters.queued.saturating_sub(1);
+        let h = self.host(key.host, "")?;
+        h.record.queued = h.record.queued.saturating_sub(1);
+        h.queue.done(key.url);
+        Ok(())
+    }
+
+    fn mark(&self, b: &mut Batch<'_>, id: UrlId, entry: &FrontierEntry, state: SeenState) {
+        let rec = SeenRecord { state, depth: entry.depth, parent: entry.parent, redirects: entry.redirects, updated_ms: now_ms() };
+        b.put(CF_SEEN, &id.to_bytes(), &rec);
+    }
+
+    fn finish(&mut self, mut b: Batch<'_>, hosts: &[HostId]) -> Result<(), StoreError> {
+        for h in hosts {
+            if let Some(state) = self.hosts.get(h) {
+                b.put(CF_HOSTS, &h.to_bytes(), &state.record);
+            }
+        }
+        b.put(CF_META, meta_keys::COUNTERS, &self.counters);
+        b.write()
+    }
+
+    pub(super) fn write_host(&mut self, id: HostId) -> Result<(), StoreError> {
+        let store = self.store.clone();
+        self.finish(store.batch(), &[id])
+    }
+
+    pub(super) fn commit_robots_denied(&mut self, key: FrontierKey, entry: FrontierEntry) -> Result<(), StoreError> {
+        self.commit_filtered(key, entry, FilterReason::Robots)
+    }
+
+    fn commit_filtered(&mut self, key: FrontierKey, entry: FrontierEntry, r: FilterReason) -> Result<(), StoreError> {
+        let store = self.store.clone();
+        let mut b = store.batch();
+        self.dequeue(&mut b, key)?;
+        self.mark(&mut b, key.url, &entry, SeenState::Filtered(r));
+        bump(&mut self.counters.filtered, r.name(), 1);
+        self.finish(b, &[key.host])
+    }
+
+    /// A queued URL that no longer parses (written by another version).
+    pub(super) fn commit_unfetchable(&mut self, key: FrontierKey, entry: FrontierEntry) -> Result<(), StoreError> {
+        self.commit_filtered(key, entry, FilterReason::UrlTooLong)
+    }
+
+    /// robots.txt stayed unreachable: every queued URL of the host is dropped.
+    pub(super) fn drop_host_queue(&mut self, id: HostId) -> Result<(), StoreError> {
+        let store = self.store.clone();
+        loop {
+            let mut popped = Vec::new();
+            let h = self.host(id, "")?;
+            while popped.len() < 1000 {
+                match h.queue.pop(&store)? {
+                    Some(p) => popped.push(p),
+                    None => break,
+                }
+            }
+            let last = popped.len() < 1000;
+            let mut b = store.batch();
+            for (key, entry) in popped {
+                self.dequeue(&mut b, key)?;
+                self.mark(&mut b, key.url, &entry, SeenState::Filtered(FilterReason::RobotsUnavailable));
+                bump(&mut self.counters.filtered, FilterReason::RobotsUnavailable.name(), 1);
+            }
+            self.finish(b, &[id])?;
+            if last {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Records a page fetch; returns when the host may be asked again (ms).
+    pub(super) fn commit_page(&mut self, job: PageJob, result: Result<PageData, FetchError>) -> Result<u64, StoreError> {
+        let store = self.store.clone();
+        let mut b = store.batch();
+        let host = job.key.host;
+        let id = job.url.id();
+        let now = now_ms();
+        let delay = self.host_delay_ms(self.host(host, &job.url.host_key())?);
+        let mut next_at = now + delay;
+        let mut touched = vec![host];
+        let data = match result {
+            Err(e) => {
+                self.dequeue(&mut b, job.key)?;
+                self.mark(&mut b, id, &job.entry, SeenState::Failed(e.reason));
+                bump(&mut self.counters.failed, e.reason.name(), 1);
+                let h = self.host(host, "")?;
+                h.record.errors += 1;
+                h.record.error_streak += 1;
+                h.record.next_fetch_ms = next_at;
+                self.finish(b, &touched)?;
+                return Ok(next_at);
+            }
+            Ok(d) => d,
+        };
+        let f = &data.fetched;
+        let status = http::StatusCode::from_u16(f.status).unwrap_or(http::StatusCode::OK);
+        if is_backoff(status) {
+            let wait = f.retry_after.as_deref().and_then(retry_after_ms).unwrap_or(self.settings.backoff.as_millis() as u64);
+            next_at = now + wait.min(self.settings.max_backoff.as_millis() as u64).max(delay);
+            if job.entry.attempts + 1 < self.settings.max_attempts {
+                let entry = FrontierEntry { attempts: job.entry.attempts + 1, ..job.entry };
+                b.put(CF_FRONTIER, &job.key.to_key(), &entry);
+                let h = self.host(host, "")?;
+                h.queue.requeue(job.key, entry);
+                h.record.next_fetch_ms = next_at;
+                self.finish(b, &touched)?;
+                return Ok(next_at);
+            }
+        }
+        self.dequeue(&mut b, job.key)?;
+        self.mark(&mut b, id, &job.entry, SeenState::Fetched { status: f.status });
+        self.counters.fetched += 1;
+        self.run_fetched += 1;
+        self.counters.bytes += f.wire_len;
+        *self.counters.by_status.entry(f.status).or_insert(0) += 1;
+        let h = self.host(host, "")?;
+        h.record.fetched += 1;
+        h.record.error_streak = 0;
+        h.record.next_fetch_ms = next_at;
+
+        let mut pending = HashSet::from([id]);
+        let mut redirect_to = None;
+        if (300..400).contains(&f.status)
+            && let Some(loc) = &f.location
+        {
+            match model::resolve(job.url.url(), loc) {
+                Ok(target) => {
+                    redirect_to = Some(target.as_str().to_string());
+                    let d = Discovery { depth: job.entry.depth, parent: Some(id), redirects: job.entry.redirects + 1, seed: false };
+                    self.discover(&mut b, &mut pending, &mut touched, &target, d)?;
+                }
+                Err(model::UrlError::TooLong(_)) => bump(&mut self.counters.filtered, FilterReason::UrlTooLong.name(), 1),
+                Err(_) => self.counters.invalid_links += 1,
+            }
+        }
+        b.put(
+            CF_PAGES,
+            &id.to_bytes(),
+            &PageRecord {
+                url: job.url.as_str().to_string(),
+                status: f.status,
+                http_version: f.http_version.to_string(),
+                content_type: f.content_type.clone(),
+                headers: f.headers.clone(),
+                fetched_ms: now,
+                elapsed_ms: f.elapsed.as_millis().min(u32::MAX as u128) as u32,
+                depth: job.entry.depth,
+                md5: data.md5,
+                wire_len: f.wire_len,
+                body_len: f.body.len() as u64,
+                truncated: f.truncated,
+                body_zstd: data.body_zstd,
+                redirect_to,
+            },
+        );
+        if let Some(html) = data.parsed {
+            let page = html.page;
+            let duplicate_of = match store.get_raw(CF_CONTENT, &data.md5)?.and_then(|v| UrlId::from_slice(&v)) {
+                Some(first) if first != id => Some(first),
+                Some(_) => None,
+                None => {
+                    b.put_raw(CF_CONTENT, &data.md5, &id.to_bytes());
+                    None
+                }
+            };
+            if duplicate_of.is_some() {
+                self.counters.duplicates += 1;
+            } else {
+                let follow_page = !page.nofollow;
+                for link in &page.links {
+                    let key = LinkKey { first: id, second: link.url.id() };
+                    let rec = LinkRecord {
+                        anchor: link.anchor.clone(),
+                        before: link.before.clone(),
+                        after: link.after.clone(),
+                        nofollow: link.nofollow,
+                    };
+                    b.put(CF_LINKS, &key.to_key(), &rec);
+                    b.put_raw(CF_INLINKS, &LinkKey { first: link.url.id(), second: id }.to_key(), &[]);
+                    if follow_page && (!link.nofollow || self.settings.follow_nofollow) {
+                        let d = Discovery { depth: job.entry.depth.saturating_add(1), parent: Some(id), redirects: 0, seed: false };
+                        self.discover(&mut b, &mut pending, &mut touched, &link.url, d)?;
+                    }
+                }
+                self.counters.links += page.links.len() as u64;
+                self.run_links += page.links.len() as u64;
+                self.counters.invalid_links += u64::from(page.skipped_links);
+                if page.too_long_links > 0 {
+                    bump(&mut self.counters.filtered, FilterReason::UrlTooLong.name(), i64::from(page.too_long_links));
+                }
+            }
+            let doc = DocRecord {
+                title: page.title,
+                text: if page.noindex { String::new() } else { page.text },
+                charset: html.charset.to_string(),
+                charset_source: html.charset_source.to_string(),
+                canonical: page.canonical,
+                noindex: page.noindex,
+                nofollow: page.nofollow,
+                outlinks: page.links.len() as u32,
+                duplicate_of: duplicate_of.map(|d| d.0),
+            };
+            b.put(CF_DOCS, &id.to_bytes(), &doc);
+        }
+        self.finish(b, &touched)?;
+        Ok(next_at)
+    }
+}

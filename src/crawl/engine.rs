@@ -1,0 +1,366 @@
+//! The engine task: picks ready hosts, dispatches fetches within the
+//! politeness rules, and hands every result to `commit`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::handle::{CrawlHandle, CrawlState, Shared, Snapshot};
+use super::scope::ScopeRule;
+use super::settings::CrawlSettings;
+use super::worker::{self, Done, PageJob};
+use crate::fetch::{ClientError, HttpClient, RobotsRules};
+use crate::frontier::{HostQueue, ReadyHeap, SeenFront};
+use crate::model::{self, HostId, UrlError, now_ms};
+use crate::schema::{CF_SEEN, Counters, HostRecord, RobotsOutcome, RobotsRecord};
+use crate::store::{Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CrawlError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error("bad seed: {0}")]
+    Seed(#[from] UrlError),
+}
+
+/// What one run did.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    pub run_fetched: u64,
+    pub run_links: u64,
+    pub elapsed: Duration,
+    pub counters: Counters,
+    /// True when the run ended because it was asked to stop.
+    pub interrupted: bool,
+}
+
+impl Summary {
+    /// The source documents' efficiency measure: seconds × links fetched.
+    pub fn tlp(&self) -> f64 {
+        self.elapsed.as_secs_f64() * self.run_fetched as f64
+    }
+}
+
+pub(super) struct HostState {
+    pub record: HostRecord,
+    pub rules: Option<RobotsRules>,
+    pub robots_in_flight: bool,
+    pub queue: HostQueue,
+    /// In the ready heap.
+    pub scheduled: bool,
+}
+
+pub(super) struct Engine {
+    pub store: Arc<Store>,
+    pub client: HttpClient,
+    pub settings: CrawlSettings,
+    pub agent: String,
+    pub counters: Counters,
+    pub scope: ScopeRule,
+    pub hosts: HashMap<HostId, HostState>,
+    pub ready: ReadyHeap,
+    pub front: SeenFront,
+    shared: Arc<Shared>,
+    tasks: JoinSet<Done>,
+    pages_in_flight: u64,
+    pub run_fetched: u64,
+    pub run_links: u64,
+    started: Instant,
+}
+
+/// Starts a crawl of `store` from `seeds` (added to any seeds the db
+/// already has) on the current tokio runtime.
+pub fn start(
+    store: Arc<Store>,
+    settings: CrawlSettings,
+    seeds: &[String],
+) -> Result<(CrawlHandle, tokio::task::JoinHandle<Result<Summary, CrawlError>>), CrawlError> {
+    let seeds = seeds.iter().map(|s| model::normalize(s)).collect::<Result<Vec<_>, _>>()?;
+    let client = HttpClient::new(settings.fetch.clone())?;
+    let (stop, stop_rx) = watch::channel(false);
+    let shared = Arc::new(Shared { stop, snapshot: Mutex::new(Snapshot::default()), notices: Mutex::new(Vec::new()) });
+    let mut engine = Engine {
+        agent: settings.agent_token().to_string(),
+        counters: store.counters()?,
+        store,
+        client,
+        settings,
+        scope: ScopeRule::default(),
+        hosts: HashMap::new(),
+        ready: ReadyHeap::default(),
+        front: SeenFront::with_capacity(0),
+        shared: shared.clone(),
+        tasks: JoinSet::new(),
+        pages_in_flight: 0,
+        run_fetched: 0,
+        run_links: 0,
+        started: Instant::now(),
+    };
+    engine.load_seen_front()?;
+    engine.add_seeds(&seeds)?;
+    engine.resume_hosts()?;
+    let join = tokio::spawn(engine.run(stop_rx));
+    Ok((CrawlHandle { shared }, join))
+}
+
+impl Engine {
+    fn load_seen_front(&mut self) -> Result<(), StoreError> {
+        let n = self.counters.seen as usize;
+        self.front = SeenFront::with_capacity((n * 2).max(1 << 20));
+        for row in self.store.scan(CF_SEEN, &[]) {
+            let (k, _) = row?;
+            if let Some(id) = model::UrlId::from_slice(&k) {
+                self.front.insert(id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Rebuilds the seen front twice as large once it holds more than it was sized for.
+    pub(super) fn grow_front_if_needed(&mut self) -> Result<(), StoreError> {
+        if self.front.is_overfull() {
+            self.counters.seen = self.counters.seen.max(self.front.len() as u64);
+            self.load_seen_front()?;
+        }
+        Ok(())
+    }
+
+    /// Every host with queued URLs left by an earlier run is ready now.
+    fn resume_hosts(&mut self) -> Result<(), StoreError> {
+        for host in self.store.frontier_hosts()? {
+            self.schedule(host, 0)?;
+        }
+        Ok(())
+    }
+
+    /// The host's in-memory state, loaded from `hosts` on first use.
+    pub(super) fn host(&mut self, id: HostId, origin: &str) -> Result<&mut HostState, StoreError> {
+        if !self.hosts.contains_key(&id) {
+            let record = self.store.host(id)?.unwrap_or_else(|| HostRecord { origin: origin.to_string(), ..Default::default() });
+            let rules = record.robots.as_ref().map(|r| RobotsRules::from_record(r, &self.agent));
+            self.hosts.insert(id, HostState { record, rules, robots_in_flight: false, queue: HostQueue::new(id), scheduled: false });
+        }
+        Ok(self.hosts.get_mut(&id).expect("inserted above"))
+    }
+
+    /// Puts a host in the ready heap at `at_ms` unless it is there already.
+    pub(super) fn schedule(&mut self, id: HostId, at_ms: u64) -> Result<(), StoreError> {
+        let h = self.host(id, "")?;
+        if !h.scheduled {
+            h.scheduled = true;
+            self.ready.push(at_ms, id);
+        }
+        Ok(())
+    }
+
+    /// Delay between two requests to a host: ours or its Crawl-delay.
+    pub(super) fn host_delay_ms(&self, h: &HostState) -> u64 {
+        (self.settings.delay.as_millis() as u64).max(h.record.crawl_delay_ms.unwrap_or(0))
+    }
+
+    fn limit_reached(&self) -> bool {
+        self.settings.max_pages.is_some_and(|m| self.counters.fetched + self.pages_in_flight >= m)
+    }
+
+    async fn run(mut self, mut stop_rx: watch::Receiver<bool>) -> Result<Summary, CrawlError> {
+        let mut stopping = *stop_rx.borrow();
+        let mut grace_deadline: Option<tokio::time::Instant> = None;
+        let mut last_publish = Instant::now();
+        self.publish(CrawlState::Running);
+        loop {
+            if !stopping {
+                self.dispatch()?;
+            }
+            let out_of_work = self.ready.is_empty() || stopping || self.limit_reached();
+            if self.tasks.is_empty() && out_of_work {
+                break;
+            }
+            let wake = (!stopping && self.tasks.len() < self.settings.concurrency && !self.limit_reached())
+                .then(|| self.ready.next_time())
+                .flatten()
+                .map(|at| tokio::time::Instant::now() + Duration::from_millis(at.saturating_sub(now_ms())));
+            tokio::select! {
+                changed = stop_rx.changed(), if !stopping => {
+                    if changed.is_err() || *stop_rx.borrow() {
+                        stopping = true;
+                        grace_deadline = Some(tokio::time::Instant::now() + self.settings.shutdown_grace);
+                        self.publish(CrawlState::Stopping);
+                    }
+                }
+                Some(joined) = self.tasks.join_next() => {
+                    match joined {
+                        Ok(done) => self.handle(done)?,
+                        Err(e) if e.is_panic() => self.notice(format!("internal error in a fetch task: {e}")),
+                        Err(_) => {}
+                    }
+                }
+                _ = tokio::time::sleep_until(wake.unwrap_or_else(tokio::time::Instant::now)), if wake.is_some() => {}
+                _ = tokio::time::sleep_until(grace_deadline.unwrap_or_else(tokio::time::Instant::now)), if grace_deadline.is_some() => {
+                    // Abandoned fetches stay in the frontier for the next run.
+                    self.tasks.abort_all();
+                    break;
+                }
+            }
+            if last_publish.elapsed() >= Duration::from_millis(250) {
+                self.publish(if stopping { CrawlState::Stopping } else { CrawlState::Running });
+                last_publish = Instant::now();
+            }
+        }
+        self.store.flush()?;
+        self.publish(CrawlState::Done);
+        Ok(Summary {
+            run_fetched: self.run_fetched,
+            run_links: self.run_links,
+            elapsed: self.started.elapsed(),
+            counters: self.counters.clone(),
+            interrupted: stopping,
+        })
+    }
+
+    fn publish(&self, state: CrawlState) {
+        let active = self.hosts.values().filter(|h| !h.queue.is_idle() || h.robots_in_flight).count();
+        if let Ok(mut s) = self.shared.snapshot.lock() {
+            *s = Snapshot {
+                state,
+                counters: self.counters.clone(),
+                in_flight: self.tasks.len(),
+                active_hosts: active,
+                run_fetched: self.run_fetched,
+                run_links: self.run_links,
+                elapsed: self.started.elapsed(),
+            };
+        }
+    }
+
+    pub(super) fn notice(&self, msg: String) {
+        if let Ok(mut n) = self.shared.notices.lock() {
+            n.push(msg);
+        }
+    }
+
+    /// Starts fetches for every host whose time has come, up to the limits.
+    fn dispatch(&mut self) -> Result<(), CrawlError> {
+        while self.tasks.len() < self.settings.concurrency && !self.limit_reached() {
+            let now = now_ms();
+            let Some(id) = self.ready.pop_ready(now) else { break };
+            let per_host = self.settings.per_host.max(1);
+            let h = self.host(id, "")?;
+            h.scheduled = false;
+            if h.robots_in_flight || h.queue.in_flight() >= per_host {
+                continue; // rescheduled when that work completes
+            }
+            let expires = h.record.robots.as_ref().map_or(0, |r| r.expires_ms);
+            if h.rules.is_none() || expires <= now {
+                h.robots_in_flight = true;
+                let origin = h.record.origin.clone();
+                self.tasks.spawn(worker::fetch_robots(self.client.clone(), id, origin));
+                continue;
+            }
+            if h.rules.as_ref().is_some_and(RobotsRules::is_unreachable) {
+                self.schedule(id, expires)?;
+                continue;
+            }
+            let Some((key, entry)) = h.queue.pop(&self.store)? else { continue };
+            let url = match model::normalize(&entry.url) {
+                Ok(u) => u,
+                Err(_) => {
+                    // Stored by an older normalizer: drop it from the queue.
+                    self.commit_unfetchable(key, entry)?;
+                    self.schedule(id, now)?;
+                    continue;
+                }
+            };
+            let allowed = h.rules.as_ref().is_some_and(|r| r.allows(url.path_and_query()));
+            if !allowed {
+                self.commit_robots_denied(key, entry)?;
+                self.schedule(id, now)?;
+                continue;
+            }
+            let more = h.queue.in_flight() < per_host && !h.queue.is_drained();
+            let delay = self.host_delay_ms(self.hosts.get(&id).expect("host loaded"));
+            self.pages_in_flight += 1;
+            self.tasks.spawn(worker::fetch_page(self.client.clone(), self.agent.clone(), PageJob { key, entry, url }));
+            if more {
+                self.schedule(id, now + delay)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, done: Done) -> Result<(), CrawlError> {
+        match done {
+            Done::Robots { host, outcome, body } => self.robots_done(host, outcome, body)?,
+            Done::Page { job, result } => {
+                self.pages_in_flight -= 1;
+                let host = job.key.host;
+                let next_at = self.commit_page(job, result)?;
+                let h = self.host(host, "")?;
+                if !h.queue.is_idle() {
+                    self.schedule(host, next_at)?;
+                }
+                self.grow_front_if_needed()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn robots_done(&mut self, id: HostId, outcome: RobotsOutcome, body: Vec<u8>) -> Result<(), CrawlError> {
+        let now = now_ms();
+        let s = self.settings.clone();
+        let agent = self.agent.clone();
+        let h = self.host(id, "")?;
+        h.robots_in_flight = false;
+        let unreachable = matches!(outcome, RobotsOutcome::Unreachable { .. });
+        let failures = if unreachable { h.record.robots.as_ref().map_or(0, |r| r.failures) + 1 } else { 0 };
+        let wait = if unreachable {
+            let backoff = s.robots_retry.saturating_mul(1 << (failures - 1).min(16));
+            backoff.min(s.robots_ttl).as_millis() as u64
+        } else {
+            s.robots_ttl.as_millis() as u64
+        };
+        let record = RobotsRecord { outcome, body, fetched_ms: now, expires_ms: now + wait, failures };
+        let rules = RobotsRules::from_record(&record, &agent);
+        let mut notice = None;
+        match rules.crawl_delay() {
+            Some(d) if d > s.max_crawl_delay => {
+                notice = Some(format!(
+                    "{}: robots.txt asks Crawl-delay {}s; capped at {}s",
+                    h.record.origin,
+                    d.as_secs_f64(),
+                    s.max_crawl_delay.as_secs_f64()
+                ));
+                h.record.crawl_delay_ms = Some(s.max_crawl_delay.as_millis() as u64);
+                h.record.crawl_delay_capped = true;
+            }
+            Some(d) => {
+                h.record.crawl_delay_ms = Some(d.as_millis() as u64);
+                h.record.crawl_delay_capped = false;
+            }
+            None => (h.record.crawl_delay_ms, h.record.crawl_delay_capped) = (None, false),
+        }
+        h.record.robots = Some(record);
+        h.rules = Some(rules);
+        let give_up = unreachable && failures >= s.robots_max_failures;
+        let origin = h.record.origin.clone();
+        let next = if unreachable { now + wait } else { now + self.host_delay_ms(self.hosts.get(&id).expect("loaded")) };
+        if let Some(n) = notice {
+            self.notice(n);
+        }
+        if give_up {
+            self.notice(format!("{origin}: robots.txt unreachable {failures} times; its queued URLs are dropped"));
+            self.drop_host_queue(id)?;
+        } else {
+            self.write_host(id)?;
+        }
+        let h = self.host(id, "")?;
+        if !h.queue.is_idle() {
+            self.schedule(id, next)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,60 @@
+//! A cheap-to-clone handle on a running crawl: stop it, read its progress.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::schema::Counters;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CrawlState {
+    #[default]
+    Starting,
+    Running,
+    Stopping,
+    Done,
+}
+
+/// Progress as of the engine's last publication (at most ~250 ms old).
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub state: CrawlState,
+    pub counters: Counters,
+    pub in_flight: usize,
+    /// Hosts with queued or in-flight URLs.
+    pub active_hosts: usize,
+    /// Pages fetched by this run (not the db's lifetime total).
+    pub run_fetched: u64,
+    pub run_links: u64,
+    pub elapsed: Duration,
+}
+
+pub(super) struct Shared {
+    pub stop: watch::Sender<bool>,
+    pub snapshot: Mutex<Snapshot>,
+    /// Things worth telling the user (a capped Crawl-delay, a host given up).
+    pub notices: Mutex<Vec<String>>,
+}
+
+#[derive(Clone)]
+pub struct CrawlHandle {
+    pub(super) shared: Arc<Shared>,
+}
+
+impl CrawlHandle {
+    /// Asks the crawl to stop: no new fetches; in-flight ones finish (within
+    /// the grace period) and are recorded.
+    pub fn stop(&self) {
+        self.shared.stop.send_replace(true);
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        self.shared.snapshot.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Notices since the last call.
+    pub fn take_notices(&self) -> Vec<String> {
+        self.shared.notices.lock().map(|mut n| std::mem::take(&mut *n)).unwrap_or_default()
+    }
+}

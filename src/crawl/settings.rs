@@ -1,0 +1,107 @@
+//! The crawl's tunables, with the defaults a polite crawler should have.
+
+use std::time::Duration;
+
+use crate::fetch::FetchSettings;
+
+/// Which discovered hosts the crawl may enter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// Only the seeds' hosts (host and port; http and https alike).
+    #[default]
+    Host,
+    /// Any host under a seed's registrable domain (public-suffix list).
+    Domain,
+    /// Anywhere.
+    Any,
+}
+
+impl Scope {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Host => "host",
+            Scope::Domain => "domain",
+            Scope::Any => "any",
+        }
+    }
+}
+
+impl std::str::FromStr for Scope {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Scope, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "host" => Ok(Scope::Host),
+            "domain" => Ok(Scope::Domain),
+            "any" => Ok(Scope::Any),
+            _ => Err(format!("unknown scope {s:?}; use host, domain or any")),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct CrawlSettings {
+    /// Links deeper than this (seeds are depth 0) are not followed.
+    pub max_depth: Option<u16>,
+    /// Stop once the db holds this many fetched pages.
+    pub max_pages: Option<u64>,
+    /// Pause between the end of one request to a host and the next.
+    pub delay: Duration,
+    /// Requests in flight per host.
+    pub per_host: usize,
+    /// Requests in flight in total.
+    pub concurrency: usize,
+    pub scope: Scope,
+    /// robots.txt Crawl-delay above this is capped (and reported).
+    pub max_crawl_delay: Duration,
+    /// How long a fetched robots.txt is trusted.
+    pub robots_ttl: Duration,
+    /// First wait before retrying an unreachable robots.txt; doubles per failure.
+    pub robots_retry: Duration,
+    /// After this many unreachable robots.txt fetches in a row the host's
+    /// queued URLs are dropped as `robots-unavailable`.
+    pub robots_max_failures: u32,
+    /// Attempts per URL answered with 429/503 before the answer is stored.
+    pub max_attempts: u8,
+    /// Back-off after 429/503 without a Retry-After.
+    pub backoff: Duration,
+    /// Upper bound on any back-off, Retry-After included.
+    pub max_backoff: Duration,
+    /// Redirect hops followed from the URL first linked.
+    pub max_redirects: u8,
+    /// Follow `rel=nofollow` links.
+    pub follow_nofollow: bool,
+    /// On stop, how long in-flight fetches may run before they are abandoned.
+    pub shutdown_grace: Duration,
+    pub fetch: FetchSettings,
+}
+
+impl Default for CrawlSettings {
+    fn default() -> Self {
+        CrawlSettings {
+            max_depth: None,
+            max_pages: None,
+            delay: Duration::from_secs(1),
+            per_host: 1,
+            concurrency: 64,
+            scope: Scope::Host,
+            max_crawl_delay: Duration::from_secs(60),
+            robots_ttl: Duration::from_secs(24 * 3600),
+            robots_retry: Duration::from_secs(30),
+            robots_max_failures: 3,
+            max_attempts: 3,
+            backoff: Duration::from_secs(30),
+            max_backoff: Duration::from_secs(600),
+            max_redirects: 5,
+            follow_nofollow: false,
+            shutdown_grace: Duration::from_secs(10),
+            fetch: FetchSettings::default(),
+        }
+    }
+}
+
+impl CrawlSettings {
+    /// The robots.txt product token of our user agent.
+    pub fn agent_token(&self) -> &str {
+        crate::fetch::product_token(&self.fetch.user_agent)
+    }
+}

@@ -1,0 +1,97 @@
+//! One unit of network work, run as its own task: fetch a page and do the
+//! CPU work on it (decode, parse, hash, compress) before it goes back to
+//! the engine, or fetch a host's robots.txt.
+
+use md5::{Digest, Md5};
+
+use crate::fetch::{self, FetchError, Fetched, HttpClient};
+use crate::model::{CanonicalUrl, HostId};
+use crate::parse::{self, ParsedPage};
+use crate::schema::{FrontierEntry, FrontierKey, RobotsOutcome};
+
+/// Bodies above this are parsed on the blocking pool, not a reactor thread.
+const INLINE_PARSE_BYTES: usize = 512 * 1024;
+
+pub struct PageJob {
+    pub key: FrontierKey,
+    pub entry: FrontierEntry,
+    pub url: CanonicalUrl,
+}
+
+/// What a fetched body turned into.
+pub struct PageData {
+    pub fetched: Fetched,
+    pub md5: [u8; 16],
+    pub body_zstd: Vec<u8>,
+    /// Set for HTML responses.
+    pub parsed: Option<ParsedHtml>,
+}
+
+pub struct ParsedHtml {
+    pub page: ParsedPage,
+    pub charset: &'static str,
+    pub charset_source: &'static str,
+}
+
+pub enum Done {
+    Page { job: PageJob, result: Result<PageData, FetchError> },
+    Robots { host: HostId, outcome: RobotsOutcome, body: Vec<u8> },
+}
+
+pub async fn fetch_page(client: HttpClient, agent: String, job: PageJob) -> Done {
+    let result = match client.get(job.url.as_str()).await {
+        Ok(fetched) => Ok(if fetched.body.len() > INLINE_PARSE_BYTES {
+            let url = job.url.url().clone();
+            match tokio::task::spawn_blocking(move || process(fetched, &url, &agent)).await {
+                Ok(d) => d,
+                Err(e) => return Done::Page { job, result: Err(internal(e)) },
+            }
+        } else {
+            process(fetched, job.url.url(), &agent)
+        }),
+        Err(e) => Err(e),
+    };
+    Done::Page { job, result }
+}
+
+pub async fn fetch_robots(client: HttpClient, host: HostId, origin: String) -> Done {
+    let (outcome, body) = fetch::fetch_robots(&client, &origin).await;
+    Done::Robots { host, outcome, body }
+}
+
+fn internal(e: tokio::task::JoinError) -> FetchError {
+    FetchError { reason: crate::schema::FailReason::Protocol, detail: format!("parse task failed: {e}") }
+}
+
+fn process(fetched: Fetched, url: &url::Url, agent: &str) -> PageData {
+    let md5: [u8; 16] = Md5::digest(&fetched.body).into();
+    let body_zstd = zstd::bulk::compress(&fetched.body, 3).unwrap_or_default();
+    let parsed = (parse::is_html(&fetched.content_type) && (200..300).contains(&fetched.status)).then(|| {
+        let decoded = parse::decode(&fetched.body, Some(&fetched.content_type).filter(|c| !c.is_empty()).map(|c| c.as_str()));
+        let mut page = parse::parse_html(&decoded.text, url, agent);
+        if let Some(tag) = fetched.header("x-robots-tag") {
+            apply_x_robots_tag(tag, agent, &mut page);
+        }
+        ParsedHtml { page, charset: decoded.charset.name(), charset_source: decoded.source.name() }
+    });
+    PageData { fetched, md5, body_zstd, parsed }
+}
+
+/// `X-Robots-Tag: noindex, nofollow` or `X-Robots-Tag: trawl: noindex`.
+fn apply_x_robots_tag(value: &str, agent: &str, page: &mut ParsedPage) {
+    let (scope, rules) = match value.split_once(':') {
+        Some((a, r)) if !a.contains(',') && !a.trim().contains(' ') => (Some(a.trim()), r),
+        _ => (None, value),
+    };
+    if scope.is_some_and(|a| !a.eq_ignore_ascii_case(agent)) {
+        return;
+    }
+    for d in rules.split(',').map(|d| d.trim().to_ascii_lowercase()) {
+        match d.as_str() {
+            "noindex" => page.noindex = true,
+            "nofollow" => page.nofollow = true,
+            "none" => (page.noindex, page.nofollow) = (true, true),
+            _ => {}
+        }
+    }
+}

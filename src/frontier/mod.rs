@@ -1,0 +1,9 @@
+//! What to fetch next: per-host queues that live on disk (the `frontier`
+//! CF) with a small in-memory window each, a heap of hosts by the time they
+//! may next be asked, and the in-memory front of the URL-seen set.
+
+mod queue;
+mod seen;
+
+pub use queue::{HostQueue, ReadyHeap};
+pub use seen::SeenFront;

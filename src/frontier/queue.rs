@@ -1,0 +1,165 @@
+//! A host's queue is its key range in the `frontier` CF. Only a window of
+//! it is held in memory, so a frontier of millions of URLs costs disk, not
+//! RAM. Entries leave the CF in the same batch that records their fetch,
+//! so a crash leaves them queued.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashSet};
+
+use crate::model::{HostId, UrlId};
+use crate::schema::{FrontierEntry, FrontierKey};
+use crate::store::{Result, Store};
+
+/// Entries read from disk per refill.
+const WINDOW: usize = 64;
+/// Entries a window may grow to through inserts before it spills to disk.
+const MAX_WINDOW: usize = 1024;
+
+pub struct HostQueue {
+    host: HostId,
+    window: BTreeMap<FrontierKey, FrontierEntry>,
+    /// Every queued entry on disk that is not in `window` or in flight has
+    /// a key >= `low`.
+    low: [u8; 32],
+    /// `window` holds every queued entry of the host that is not in flight.
+    complete: bool,
+    in_flight: HashSet<UrlId>,
+}
+
+impl HostQueue {
+    pub fn new(host: HostId) -> HostQueue {
+        let mut low = [0u8; 32];
+        low[..8].copy_from_slice(&host.to_bytes());
+        HostQueue { host, window: BTreeMap::new(), low, complete: false, in_flight: HashSet::new() }
+    }
+
+    /// The next entry to fetch; it counts as in flight until [`done`](Self::done).
+    pub fn pop(&mut self, store: &Store) -> Result<Option<(FrontierKey, FrontierEntry)>> {
+        if self.window.is_empty() && !self.complete {
+            self.refill(store)?;
+        }
+        let next = self.window.pop_first();
+        if let Some((k, _)) = &next {
+            self.in_flight.insert(k.url);
+        }
+        Ok(next)
+    }
+
+    fn refill(&mut self, store: &Store) -> Result<()> {
+        let (rows, end) = store.frontier_range(self.host, &self.low, WINDOW + self.in_flight.len())?;
+        if let Some((last, _)) = rows.last() {
+            self.low = successor(last.to_key());
+        }
+        for (k, e) in rows {
+            if !self.in_flight.contains(&k.url) {
+                self.window.insert(k, e);
+            }
+        }
+        self.complete = end;
+        Ok(())
+    }
+
+    /// Mirrors an entry just written to the CF.
+    pub fn push(&mut self, key: FrontierKey, entry: FrontierEntry) {
+        let below_window = self.window.last_key_value().is_some_and(|(max, _)| key < *max);
+        if self.complete || below_window {
+            self.window.insert(key, entry);
+            if self.window.len() > MAX_WINDOW {
+                // Spill the tail: it is on disk already.
+                while self.window.len() > WINDOW {
+                    if let Some((k, _)) = self.window.pop_last() {
+                        self.low = self.low.min(k.to_key());
+                    }
+                }
+                self.complete = false;
+            }
+        } else {
+            self.low = self.low.min(key.to_key());
+        }
+    }
+
+    /// The popped entry is no longer queued (its fetch was recorded).
+    pub fn done(&mut self, url: UrlId) {
+        self.in_flight.remove(&url);
+    }
+
+    /// The popped entry goes back to the queue (a retry), possibly changed.
+    pub fn requeue(&mut self, key: FrontierKey, entry: FrontierEntry) {
+        self.in_flight.remove(&key.url);
+        self.window.insert(key, entry);
+    }
+
+    /// Nothing queued and nothing in flight.
+    pub fn is_idle(&self) -> bool {
+        self.window.is_empty() && self.complete && self.in_flight.is_empty()
+    }
+
+    /// Nothing left to pop (entries may still be in flight).
+    pub fn is_drained(&self) -> bool {
+        self.window.is_empty() && self.complete
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+}
+
+/// The smallest key greater than `k`.
+fn successor(mut k: [u8; 32]) -> [u8; 32] {
+    for b in k.iter_mut().rev() {
+        if *b == u8::MAX {
+            *b = 0;
+        } else {
+            *b += 1;
+            break;
+        }
+    }
+    k
+}
+
+/// Hosts ordered by the time (ms) they may next be asked; each host is in
+/// the heap at most once (the caller tracks that).
+#[derive(Default)]
+pub struct ReadyHeap {
+    heap: BinaryHeap<Reverse<(u64, HostId)>>,
+}
+
+impl ReadyHeap {
+    pub fn push(&mut self, at_ms: u64, host: HostId) {
+        self.heap.push(Reverse((at_ms, host)));
+    }
+
+    /// The earliest host if its time has come.
+    pub fn pop_ready(&mut self, now_ms: u64) -> Option<HostId> {
+        match self.heap.peek() {
+            Some(Reverse((at, _))) if *at <= now_ms => self.heap.pop().map(|Reverse((_, h))| h),
+            _ => None,
+        }
+    }
+
+    pub fn next_time(&self) -> Option<u64> {
+        self.heap.peek().map(|Reverse((at, _))| *at)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn successor_carries() {
+        let mut k = [0u8; 32];
+        k[31] = 255;
+        k[30] = 7;
+        let s = successor(k);
+        assert_eq!((s[30], s[31]), (8, 0));
+    }
+}

@@ -1,0 +1,18 @@
+//! Plain types shared by every layer: ids, canonical URLs, links, outcomes.
+//!
+//! Nothing here knows about RocksDB, HTTP or HTML; the layers above build on
+//! these types and convert them to and from their own representations.
+
+mod ids;
+mod url;
+
+pub use ids::{HostId, UrlId};
+pub use url::{CanonicalUrl, MAX_URL_BYTES, UrlError, normalize, resolve};
+
+/// Milliseconds since the Unix epoch: the one clock stored on disk.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

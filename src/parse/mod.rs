@@ -1,0 +1,16 @@
+//! Bytes → text → title, visible text and links. Pure functions: no I/O.
+//!
+//! `decode` picks the charset (BOM ▸ HTTP header ▸ `<meta>` ▸ sniffing);
+//! `html` walks the tl DOM once to collect everything later stages need.
+
+mod decode;
+mod html;
+
+pub use decode::{CharsetSource, Decoded, decode};
+pub use html::{ParsedLink, ParsedPage, parse_html};
+
+/// Whether a Content-Type names something we parse as HTML.
+pub fn is_html(content_type: &str) -> bool {
+    let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    mime.is_empty() || mime == "text/html" || mime == "application/xhtml+xml"
+}

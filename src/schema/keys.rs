@@ -1,0 +1,83 @@
+//! Composite keys. Every part is fixed width and big-endian so that a prefix
+//! scan over the first part (a host, a source URL) returns exactly its rows,
+//! in order.
+
+use crate::model::{HostId, UrlId};
+
+/// `frontier` key: host id (8) ‖ priority (8) ‖ url id (16). Lower priority
+/// values are fetched first within a host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FrontierKey {
+    pub host: HostId,
+    pub priority: u64,
+    pub url: UrlId,
+}
+
+impl FrontierKey {
+    pub const LEN: usize = 32;
+
+    pub fn to_key(&self) -> [u8; 32] {
+        let mut k = [0u8; 32];
+        k[..8].copy_from_slice(&self.host.to_bytes());
+        k[8..16].copy_from_slice(&self.priority.to_be_bytes());
+        k[16..].copy_from_slice(&self.url.to_bytes());
+        k
+    }
+
+    pub fn from_key(k: &[u8]) -> Option<Self> {
+        if k.len() != Self::LEN {
+            return None;
+        }
+        Some(FrontierKey {
+            host: HostId::from_slice(&k[..8])?,
+            priority: u64::from_be_bytes(k[8..16].try_into().ok()?),
+            url: UrlId::from_slice(&k[16..])?,
+        })
+    }
+
+    /// Breadth-first priority: depth first, then discovery order.
+    pub fn bfs_priority(depth: u16, seq: u64) -> u64 {
+        (u64::from(depth) << 48) | (seq & 0xFFFF_FFFF_FFFF)
+    }
+}
+
+/// `links` key src ‖ dst, and `inlinks` key dst ‖ src.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LinkKey {
+    pub first: UrlId,
+    pub second: UrlId,
+}
+
+impl LinkKey {
+    pub const LEN: usize = 32;
+
+    pub fn to_key(&self) -> [u8; 32] {
+        let mut k = [0u8; 32];
+        k[..16].copy_from_slice(&self.first.to_bytes());
+        k[16..].copy_from_slice(&self.second.to_bytes());
+        k
+    }
+
+    pub fn from_key(k: &[u8]) -> Option<Self> {
+        if k.len() != Self::LEN {
+            return None;
+        }
+        Some(LinkKey { first: UrlId::from_slice(&k[..16])?, second: UrlId::from_slice(&k[16..])? })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frontier_keys_round_trip_and_sort_by_host_then_priority() {
+        let a = FrontierKey { host: HostId(1), priority: FrontierKey::bfs_priority(1, 5), url: UrlId(9) };
+        let b = FrontierKey { host: HostId(1), priority: FrontierKey::bfs_priority(2, 0), url: UrlId(1) };
+        let c = FrontierKey { host: HostId(2), priority: 0, url: UrlId(0) };
+        assert_eq!(FrontierKey::from_key(&a.to_key()), Some(a));
+        assert!(a.to_key() < b.to_key() && b.to_key() < c.to_key());
+        let l = LinkKey { first: UrlId(3), second: UrlId(u128::MAX) };
+        assert_eq!(LinkKey::from_key(&l.to_key()), Some(l));
+    }
+}

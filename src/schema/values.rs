@@ -1,0 +1,253 @@
+//! Value structs of every column family. Field order is the encoding: add
+//! fields only at the end of a struct together with a new version byte.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::Versioned;
+
+/// Why a URL was seen but not fetched.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FilterReason {
+    /// Outside the crawl's scope (host/domain of the seeds).
+    Scope,
+    /// Deeper than `--depth`.
+    Depth,
+    /// Disallowed by the host's robots.txt.
+    Robots,
+    /// robots.txt stayed unreachable (5xx / network) after every retry.
+    RobotsUnavailable,
+    /// Longer than the URL length limit.
+    UrlTooLong,
+    /// Reached only through `rel=nofollow` or a page with meta nofollow.
+    Nofollow,
+    /// More than the allowed number of redirect hops from the first URL.
+    RedirectChain,
+}
+
+impl FilterReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            FilterReason::Scope => "scope",
+            FilterReason::Depth => "depth",
+            FilterReason::Robots => "robots",
+            FilterReason::RobotsUnavailable => "robots-unavailable",
+            FilterReason::UrlTooLong => "url-too-long",
+            FilterReason::Nofollow => "nofollow",
+            FilterReason::RedirectChain => "redirect-chain",
+        }
+    }
+}
+
+/// Why a fetch produced no response to store.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FailReason {
+    Dns,
+    Connect,
+    Tls,
+    Timeout,
+    /// The server broke HTTP (bad response, reset mid-body).
+    Protocol,
+    /// 429/503 on every allowed attempt.
+    RetriesExhausted,
+}
+
+impl FailReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            FailReason::Dns => "dns",
+            FailReason::Connect => "connect",
+            FailReason::Tls => "tls",
+            FailReason::Timeout => "timeout",
+            FailReason::Protocol => "protocol",
+            FailReason::RetriesExhausted => "retries-exhausted",
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeenState {
+    /// In the frontier.
+    Queued,
+    /// Fetched; the response is in `pages`.
+    Fetched { status: u16 },
+    Filtered(FilterReason),
+    Failed(FailReason),
+}
+
+/// `seen` value: the URL-seen set with each URL's fate.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct SeenRecord {
+    pub state: SeenState,
+    pub depth: u16,
+    /// The page whose link first led here (none for seeds).
+    pub parent: Option<u128>,
+    /// Redirect hops from the URL first linked to reach this one.
+    pub redirects: u8,
+    pub updated_ms: u64,
+}
+impl Versioned for SeenRecord {
+    const VERSION: u8 = 1;
+}
+
+/// `frontier` value: what the scheduler needs to fetch the URL.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct FrontierEntry {
+    /// The normalized URL (kept here so dispatch needs no `urls` lookup).
+    pub url: String,
+    pub depth: u16,
+    pub parent: Option<u128>,
+    pub redirects: u8,
+    /// Attempts that ended in 429/503 so far.
+    pub attempts: u8,
+    pub enqueued_ms: u64,
+}
+impl Versioned for FrontierEntry {
+    const VERSION: u8 = 1;
+}
+
+/// How the last robots.txt fetch of a host ended (RFC 9309 section 2.3.1).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub enum RobotsOutcome {
+    /// 2xx: `body` holds the file.
+    Fetched { status: u16 },
+    /// 4xx: no rules, everything allowed.
+    Unavailable { status: u16 },
+    /// 5xx, 429 or a network error: everything disallowed until a retry succeeds.
+    Unreachable { detail: String },
+    /// More than 5 redirects: treated as unavailable.
+    TooManyRedirects,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct RobotsRecord {
+    pub outcome: RobotsOutcome,
+    pub body: Vec<u8>,
+    pub fetched_ms: u64,
+    /// After this the file is fetched again (24 h by default; sooner for retries).
+    pub expires_ms: u64,
+    /// Consecutive unreachable results.
+    pub failures: u32,
+}
+
+/// `hosts` value: per-host politeness state and robots.txt.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct HostRecord {
+    pub origin: String,
+    pub robots: Option<RobotsRecord>,
+    /// Crawl-delay from robots.txt as applied (after the cap).
+    pub crawl_delay_ms: Option<u64>,
+    /// robots.txt asked for a longer delay than the configured maximum.
+    pub crawl_delay_capped: bool,
+    pub error_streak: u32,
+    pub fetched: u64,
+    pub errors: u64,
+    pub queued: u64,
+    /// Earliest time of the next request (politeness delay or back-off).
+    pub next_fetch_ms: u64,
+}
+impl Versioned for HostRecord {
+    const VERSION: u8 = 1;
+}
+
+/// `pages` value: one fetch and its response.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct PageRecord {
+    pub url: String,
+    pub status: u16,
+    pub http_version: String,
+    pub content_type: String,
+    /// The response headers worth keeping (see `fetch::KEPT_HEADERS`).
+    pub headers: Vec<(String, String)>,
+    pub fetched_ms: u64,
+    pub elapsed_ms: u32,
+    pub depth: u16,
+    /// MD5 of the decoded body.
+    pub md5: [u8; 16],
+    /// Bytes on the wire (before Content-Encoding is undone).
+    pub wire_len: u64,
+    /// Bytes of the decoded body.
+    pub body_len: u64,
+    /// The body hit the size cap (on the wire or after decoding).
+    pub truncated: bool,
+    /// zstd-compressed decoded body.
+    pub body_zstd: Vec<u8>,
+    /// `Location` of a 3xx, resolved and normalized.
+    pub redirect_to: Option<String>,
+}
+impl Versioned for PageRecord {
+    const VERSION: u8 = 1;
+}
+
+/// `docs` value: what parsing derived from a page; rebuildable from `pages`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct DocRecord {
+    pub title: String,
+    pub text: String,
+    pub charset: String,
+    /// Where the charset came from: bom, http, meta, sniff, default.
+    pub charset_source: String,
+    pub canonical: Option<String>,
+    pub noindex: bool,
+    pub nofollow: bool,
+    pub outlinks: u32,
+    /// Url id of the first page with the same MD5, when this one repeats it.
+    pub duplicate_of: Option<u128>,
+}
+impl Versioned for DocRecord {
+    const VERSION: u8 = 1;
+}
+
+/// `links` value: one out-link with its anchor and surrounding text.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct LinkRecord {
+    pub anchor: String,
+    /// About 50 bytes of visible text before the `<a>`.
+    pub before: String,
+    /// About 50 bytes of visible text after the `</a>`.
+    pub after: String,
+    pub nofollow: bool,
+}
+impl Versioned for LinkRecord {
+    const VERSION: u8 = 1;
+}
+
+/// `meta/counters`: totals over the life of the db.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct Counters {
+    /// Responses stored (any status).
+    pub fetched: u64,
+    /// Fetches that produced no response, by [`FailReason::name`].
+    pub failed: BTreeMap<String, u64>,
+    /// URLs seen but not fetched, by [`FilterReason::name`].
+    pub filtered: BTreeMap<String, u64>,
+    /// URLs in the frontier now.
+    pub queued: u64,
+    /// Out-links extracted from fetched pages.
+    pub links: u64,
+    /// Body bytes received on the wire.
+    pub bytes: u64,
+    /// Pages whose body repeated an earlier page's MD5.
+    pub duplicates: u64,
+    /// Links dropped before the seen check (bad syntax, other schemes).
+    pub invalid_links: u64,
+    /// Next frontier sequence number (keeps FIFO order across restarts).
+    pub next_seq: u64,
+    /// Responses by status code.
+    pub by_status: BTreeMap<u16, u64>,
+    /// Distinct URLs in `seen`.
+    pub seen: u64,
+}
+impl Versioned for Counters {
+    const VERSION: u8 = 1;
+}
+
+/// `meta/seeds`: the seeds ever given, in order.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct SeedList {
+    pub urls: Vec<String>,
+}
+impl Versioned for SeedList {
+    const VERSION: u8 = 1;
+}

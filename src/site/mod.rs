@@ -1,0 +1,7 @@
+//! Sites trawl serves itself on loopback: the built-in demo web, and the
+//! small server every integration test and benchmark builds its fixtures on.
+
+pub mod demo;
+mod server;
+
+pub use server::{Body, Handler, Request, Response, Server, handler};

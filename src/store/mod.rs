@@ -1,0 +1,267 @@
+//! The only module that talks to RocksDB: opening (read-write or as a
+//! catching-up secondary), per-CF tuning, typed reads and atomic batches.
+//!
+//! Durability: every [`Batch`] is written through the WAL without fsync, so
+//! a killed process loses nothing it wrote; an OS crash may lose the last
+//! moments. Visibility: a batch is visible to every reader once `write`
+//! returns; a secondary sees it after its next [`Store::catch_up`].
+
+mod open;
+
+use std::path::{Path, PathBuf};
+
+use rocksdb::{DB, Direction, IteratorMode, ReadOptions, WriteBatch};
+
+use crate::model::{HostId, UrlId};
+use crate::schema::{
+    self, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_META, CF_PAGES, CF_SEEN, CF_URLS, CodecError, Counters, DocRecord,
+    FrontierEntry, FrontierKey, HostRecord, PageRecord, SeedList, SeenRecord, Versioned, meta_keys,
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{0}: locked by another trawl process; stop it, or open with --read-only to inspect it")]
+    Locked(PathBuf),
+    #[error("{0}: not a trawl database ({1}); pass a new or empty directory")]
+    NotTrawl(PathBuf, String),
+    #[error(
+        "{path}: written by a newer trawl (schema version {found}, this one reads up to {supported}); upgrade trawl"
+    )]
+    NewerSchema { path: PathBuf, found: u32, supported: u32 },
+    #[error("{0}: cannot open the database: {1}")]
+    Open(PathBuf, String),
+    #[error("database error: {0}")]
+    Rocks(#[from] rocksdb::Error),
+    #[error("corrupt {cf} value: {err}")]
+    Codec { cf: &'static str, err: CodecError },
+    #[error("the database is open read-only; this command writes")]
+    ReadOnly,
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// An open trawl database.
+pub struct Store {
+    db: DB,
+    path: PathBuf,
+    secondary: bool,
+}
+
+impl Store {
+    /// Opens (creating if missing) a database for reading and writing.
+    pub fn open(path: &Path) -> Result<Store> {
+        let db = open::open_primary(path)?;
+        Ok(Store { db, path: path.to_path_buf(), secondary: false })
+    }
+
+    /// Opens a database another process may be writing, as a RocksDB
+    /// secondary whose private files live in `scratch`.
+    pub fn open_secondary(path: &Path, scratch: &Path) -> Result<Store> {
+        let db = open::open_secondary(path, scratch)?;
+        Ok(Store { db, path: path.to_path_buf(), secondary: true })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.secondary
+    }
+
+    /// Makes a secondary see what the primary has written since.
+    pub fn catch_up(&self) -> Result<()> {
+        if self.secondary {
+            self.db.try_catch_up_with_primary()?;
+        }
+        Ok(())
+    }
+
+    fn cf(&self, name: &str) -> &rocksdb::ColumnFamily {
+        // Every CF in schema::COLUMN_FAMILIES is opened (or created) by `open`.
+        self.db.cf_handle(name).expect("column family opened at start")
+    }
+
+    pub fn get_raw(&self, cf: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.db.get_cf(self.cf(cf), key)?)
+    }
+
+    pub fn get<T: Versioned>(&self, cf: &'static str, key: &[u8]) -> Result<Option<T>> {
+        match self.db.get_pinned_cf(self.cf(cf), key)? {
+            Some(v) => T::decode(&v).map(Some).map_err(|err| StoreError::Codec { cf, err }),
+            None => Ok(None),
+        }
+    }
+
+    pub fn seen(&self, id: UrlId) -> Result<Option<SeenRecord>> {
+        self.get(CF_SEEN, &id.to_bytes())
+    }
+
+    /// Looks up many URLs at once (one RocksDB MultiGet).
+    pub fn seen_many(&self, ids: &[UrlId]) -> Result<Vec<Option<SeenRecord>>> {
+        let keys: Vec<[u8; 16]> = ids.iter().map(|id| id.to_bytes()).collect();
+        let cf = self.cf(CF_SEEN);
+        self.db
+            .batched_multi_get_cf(cf, keys.iter(), false)
+            .into_iter()
+            .map(|r| match r? {
+                Some(v) => SeenRecord::decode(&v).map(Some).map_err(|err| StoreError::Codec { cf: CF_SEEN, err }),
+                None => Ok(None),
+            })
+            .collect()
+    }
+
+    pub fn url(&self, id: UrlId) -> Result<Option<String>> {
+        Ok(self.get_raw(CF_URLS, &id.to_bytes())?.map(|v| String::from_utf8_lossy(&v).into_owned()))
+    }
+
+    pub fn page(&self, id: UrlId) -> Result<Option<PageRecord>> {
+        self.get(CF_PAGES, &id.to_bytes())
+    }
+
+    pub fn doc(&self, id: UrlId) -> Result<Option<DocRecord>> {
+        self.get(CF_DOCS, &id.to_bytes())
+    }
+
+    pub fn host(&self, id: HostId) -> Result<Option<HostRecord>> {
+        self.get(CF_HOSTS, &id.to_bytes())
+    }
+
+    pub fn counters(&self) -> Result<Counters> {
+        Ok(self.get(CF_META, meta_keys::COUNTERS)?.unwrap_or_default())
+    }
+
+    pub fn seeds(&self) -> Result<SeedList> {
+        Ok(self.get(CF_META, meta_keys::SEEDS)?.unwrap_or_default())
+    }
+
+    /// Up to `limit` frontier entries of `host` with keys `>= from`, in key
+    /// order, and whether the scan reached the end of the host's range.
+    pub fn frontier_range(
+        &self,
+        host: HostId,
+        from: &[u8],
+        limit: usize,
+    ) -> Result<(Vec<(FrontierKey, FrontierEntry)>, bool)> {
+        let mut opts = ReadOptions::default();
+        let upper = host.0.checked_add(1).map(|h| h.to_be_bytes().to_vec());
+        if let Some(upper) = upper {
+            opts.set_iterate_upper_bound(upper);
+        }
+        let mut it = self.db.raw_iterator_cf_opt(self.cf(CF_FRONTIER), opts);
+        it.seek(from);
+        let mut out = Vec::new();
+        while it.valid() && out.len() < limit {
+            let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
+            let key = FrontierKey::from_key(k);
+            if let Some(key) = key.filter(|key| key.host == host) {
+                let entry =
+                    FrontierEntry::decode(v).map_err(|err| StoreError::Codec { cf: schema::CF_FRONTIER, err })?;
+                out.push((key, entry));
+            } else {
+                return Ok((out, true));
+            }
+            it.next();
+        }
+        it.status()?;
+        Ok((out, !it.valid()))
+    }
+
+    /// Every host that has at least one queued URL, found by skipping from
+    /// one host's range to the next (one seek per host, not per URL).
+    pub fn frontier_hosts(&self) -> Result<Vec<HostId>> {
+        let mut it = self.db.raw_iterator_cf(self.cf(CF_FRONTIER));
+        let mut hosts = Vec::new();
+        it.seek_to_first();
+        while it.valid() {
+            let Some(host) = it.key().and_then(HostId::from_slice) else { break };
+            hosts.push(host);
+            match host.0.checked_add(1) {
+                Some(next) => it.seek(next.to_be_bytes()),
+                None => break,
+            }
+        }
+        it.status()?;
+        Ok(hosts)
+    }
+
+    /// Every row of a column family whose key starts with `prefix`, in key order.
+    pub fn scan<'a>(
+        &'a self,
+        cf: &'static str,
+        prefix: &'a [u8],
+    ) -> impl Iterator<Item = Result<(Box<[u8]>, Box<[u8]>)>> + 'a {
+        self.db
+            .iterator_cf(self.cf(cf), IteratorMode::From(prefix, Direction::Forward))
+            .map(|r| r.map_err(StoreError::from))
+            .take_while(move |r| r.as_ref().map(|(k, _)| k.starts_with(prefix)).unwrap_or(true))
+    }
+
+    /// Starts an atomic batch of writes.
+    pub fn batch(&self) -> Batch<'_> {
+        Batch { store: self, wb: WriteBatch::default() }
+    }
+
+    /// Flushes memtables so that the next open replays no WAL.
+    pub fn flush(&self) -> Result<()> {
+        if self.secondary {
+            return Ok(());
+        }
+        for cf in schema::COLUMN_FAMILIES {
+            self.db.flush_cf(self.cf(cf))?;
+        }
+        Ok(())
+    }
+
+    /// Approximate bytes on disk (SST and blob files), for reports.
+    pub fn disk_bytes(&self) -> u64 {
+        dir_size(&self.path)
+    }
+}
+
+fn dir_size(p: &Path) -> u64 {
+    std::fs::read_dir(p)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => dir_size(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Writes that become visible together or not at all.
+pub struct Batch<'a> {
+    store: &'a Store,
+    wb: WriteBatch,
+}
+
+impl Batch<'_> {
+    pub fn put<T: Versioned>(&mut self, cf: &'static str, key: &[u8], value: &T) {
+        self.wb.put_cf(self.store.cf(cf), key, value.encode());
+    }
+
+    pub fn put_raw(&mut self, cf: &'static str, key: &[u8], value: &[u8]) {
+        self.wb.put_cf(self.store.cf(cf), key, value);
+    }
+
+    pub fn delete(&mut self, cf: &'static str, key: &[u8]) {
+        self.wb.delete_cf(self.store.cf(cf), key);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.wb.is_empty()
+    }
+
+    /// Applies the batch atomically.
+    pub fn write(self) -> Result<()> {
+        if self.store.secondary {
+            return Err(StoreError::ReadOnly);
+        }
+        self.store.db.write(self.wb)?;
+        Ok(())
+    }
+}

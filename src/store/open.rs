@@ -1,0 +1,127 @@
+//! Opening a database: per-CF options, the format check, friendly errors.
+
+use std::path::Path;
+
+use rocksdb::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, DB, DBCompressionType, Options};
+
+use super::{Result, StoreError};
+use crate::schema::{self, CF_META, CF_PAGES, CF_SEEN, SCHEMA_VERSION, meta_keys};
+
+/// Total memtable budget across CFs: keeps RSS bounded however many CFs are hot.
+const WRITE_BUFFER_TOTAL: usize = 96 << 20;
+const BLOCK_CACHE: usize = 64 << 20;
+
+fn db_options() -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.create_missing_column_families(true);
+    o.set_max_background_jobs(2);
+    o.set_db_write_buffer_size(WRITE_BUFFER_TOTAL);
+    o.set_max_open_files(1024);
+    o.set_keep_log_file_num(3);
+    o
+}
+
+fn cf_options(name: &str, cache: &Cache) -> Options {
+    let mut o = Options::default();
+    o.set_compression_type(DBCompressionType::Lz4);
+    o.set_write_buffer_size(16 << 20);
+    let mut table = BlockBasedOptions::default();
+    table.set_block_cache(cache);
+    if name == CF_SEEN {
+        // Most lookups are misses (a new URL): a bloom filter answers them
+        // without touching a data block.
+        table.set_bloom_filter(10.0, false);
+        table.set_cache_index_and_filter_blocks(true);
+        o.set_optimize_filters_for_hits(false);
+    }
+    o.set_block_based_table_factory(&table);
+    if name == CF_PAGES {
+        // Bodies are zstd-compressed by trawl already; keep them out of the
+        // LSM tree so compaction does not rewrite them.
+        o.set_enable_blob_files(true);
+        o.set_min_blob_size(1024);
+        o.set_blob_compression_type(DBCompressionType::None);
+        o.set_enable_blob_gc(true);
+        o.set_write_buffer_size(32 << 20);
+    }
+    o
+}
+
+fn descriptors() -> Vec<ColumnFamilyDescriptor> {
+    let cache = Cache::new_lru_cache(BLOCK_CACHE);
+    schema::COLUMN_FAMILIES.iter().map(|&n| ColumnFamilyDescriptor::new(n, cf_options(n, &cache))).collect()
+}
+
+/// What is at `path` before we open it.
+fn check_existing(path: &Path) -> Result<bool> {
+    match std::fs::metadata(path) {
+        Err(_) => Ok(false),
+        Ok(m) if !m.is_dir() => Err(StoreError::NotTrawl(path.into(), "it is a file".into())),
+        Ok(_) => {
+            let empty = std::fs::read_dir(path).map(|mut d| d.next().is_none()).unwrap_or(false);
+            if empty {
+                return Ok(false);
+            }
+            if !path.join("CURRENT").exists() {
+                return Err(StoreError::NotTrawl(path.into(), "a non-empty directory without a RocksDB".into()));
+            }
+            let cfs = DB::list_cf(&Options::default(), path).map_err(|e| classify(path, e))?;
+            if !cfs.iter().any(|c| c == CF_META) {
+                return Err(StoreError::NotTrawl(path.into(), "a RocksDB without trawl's column families".into()));
+            }
+            Ok(true)
+        }
+    }
+}
+
+fn classify(path: &Path, e: rocksdb::Error) -> StoreError {
+    let msg = e.to_string();
+    let lower = msg.to_ascii_lowercase();
+    if lower.contains("lock") && (lower.contains("temporarily unavailable") || lower.contains("no locks")) {
+        StoreError::Locked(path.into())
+    } else {
+        StoreError::Open(path.into(), msg)
+    }
+}
+
+pub(super) fn open_primary(path: &Path) -> Result<DB> {
+    let existed = check_existing(path)?;
+    let db = DB::open_cf_descriptors(&db_options(), path, descriptors()).map_err(|e| classify(path, e))?;
+    let meta = db.cf_handle(CF_META).expect("meta opened");
+    match db.get_cf(meta, meta_keys::SCHEMA_VERSION)? {
+        Some(v) => check_version(path, &v)?,
+        None if existed => {
+            return Err(StoreError::NotTrawl(path.into(), "no schema version in meta".into()));
+        }
+        None => db.put_cf(meta, meta_keys::SCHEMA_VERSION, SCHEMA_VERSION.to_be_bytes())?,
+    }
+    Ok(db)
+}
+
+pub(super) fn open_secondary(path: &Path, scratch: &Path) -> Result<DB> {
+    if !check_existing(path)? {
+        return Err(StoreError::Open(path.into(), "no trawl database there".into()));
+    }
+    let mut opts = db_options();
+    opts.create_if_missing(false);
+    opts.set_max_open_files(-1);
+    let db = DB::open_cf_descriptors_as_secondary(&opts, path, scratch, descriptors()).map_err(|e| classify(path, e))?;
+    let meta = db.cf_handle(CF_META).expect("meta opened");
+    match db.get_cf(meta, meta_keys::SCHEMA_VERSION)? {
+        Some(v) => check_version(path, &v)?,
+        None => return Err(StoreError::NotTrawl(path.into(), "no schema version in meta".into())),
+    }
+    Ok(db)
+}
+
+fn check_version(path: &Path, v: &[u8]) -> Result<()> {
+    let found = v
+        .try_into()
+        .map(u32::from_be_bytes)
+        .map_err(|_| StoreError::NotTrawl(path.into(), "malformed schema version".into()))?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema { path: path.into(), found, supported: SCHEMA_VERSION });
+    }
+    Ok(())
+}

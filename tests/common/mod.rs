@@ -1,0 +1,116 @@
+//! Helpers for integration tests: fixture servers on 127.0.0.1 that log
+//! every request with its arrival time, and a crawl runner over a temp db.
+#![allow(dead_code)]
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use trawl::crawl::{self, CrawlSettings, Summary};
+use trawl::model::{UrlId, normalize};
+use trawl::schema::{DocRecord, PageRecord, SeenRecord};
+use trawl::site::{Request, Response, Server, handler};
+use trawl::store::Store;
+
+#[derive(Clone, Debug)]
+pub struct Hit {
+    pub path: String,
+    pub at: Instant,
+    pub user_agent: String,
+}
+
+/// A fixture server and the log of what it was asked.
+pub struct Fixture {
+    pub server: Server,
+    pub log: Arc<Mutex<Vec<Hit>>>,
+}
+
+impl Fixture {
+    pub async fn start<F>(respond: F) -> Fixture
+    where
+        F: Fn(&str) -> Response + Send + Sync + 'static,
+    {
+        let log: Arc<Mutex<Vec<Hit>>> = Arc::default();
+        let l = log.clone();
+        let respond = Arc::new(respond);
+        let server = Server::bind(handler(move |req: Request| {
+            let ua = req.headers.get("user-agent").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+            l.lock().unwrap().push(Hit { path: req.path.clone(), at: Instant::now(), user_agent: ua });
+            let r = respond(&req.path);
+            async move { r }
+        }))
+        .await
+        .expect("bind fixture");
+        Fixture { server, log }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        self.server.url(path)
+    }
+
+    pub fn hits(&self) -> Vec<Hit> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// How many times `path` was requested.
+    pub fn count(&self, path: &str) -> usize {
+        self.hits().iter().filter(|h| h.path == path).count()
+    }
+
+    /// Arrival times of requests other than robots.txt.
+    pub fn page_times(&self) -> Vec<Instant> {
+        self.hits().iter().filter(|h| h.path != "/robots.txt").map(|h| h.at).collect()
+    }
+}
+
+/// Settings for loopback tests: no politeness delay, quick retries.
+pub fn fast() -> CrawlSettings {
+    let mut s = CrawlSettings {
+        delay: Duration::ZERO,
+        robots_retry: Duration::from_millis(100),
+        backoff: Duration::from_millis(100),
+        shutdown_grace: Duration::from_secs(5),
+        ..CrawlSettings::default()
+    };
+    s.fetch.total_timeout = Duration::from_secs(10);
+    s
+}
+
+pub struct Db {
+    pub dir: tempfile::TempDir,
+    pub store: Arc<Store>,
+}
+
+impl Db {
+    pub fn new() -> Db {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Arc::new(Store::open(&dir.path().join("db")).expect("open db"));
+        Db { dir, store }
+    }
+
+    pub async fn crawl(&self, settings: CrawlSettings, seeds: &[String]) -> Summary {
+        let (_h, join) = crawl::start(self.store.clone(), settings, seeds).expect("start crawl");
+        tokio::time::timeout(Duration::from_secs(60), join).await.expect("crawl finishes").unwrap().unwrap()
+    }
+
+    pub fn page(&self, url: &str) -> Option<PageRecord> {
+        self.store.page(id(url)).unwrap()
+    }
+
+    pub fn doc(&self, url: &str) -> Option<DocRecord> {
+        self.store.doc(id(url)).unwrap()
+    }
+
+    pub fn seen(&self, url: &str) -> Option<SeenRecord> {
+        self.store.seen(id(url)).unwrap()
+    }
+}
+
+pub fn id(url: &str) -> UrlId {
+    normalize(url).expect("valid url").id()
+}
+
+/// A small HTML page linking to `links`.
+pub fn page(title: &str, links: &[&str]) -> Response {
+    let a: String = links.iter().map(|l| format!("<a href=\"{l}\">{l}</a> ")).collect();
+    Response::html(format!("<html><head><title>{title}</title></head><body><p>{title}</p>{a}</body></html>"))
+}
