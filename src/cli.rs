@@ -15,7 +15,11 @@ use crate::site::demo::Demo;
 use crate::store::Store;
 
 #[derive(Parser)]
-#[command(name = "trawl", version, about = "A focused web crawler whose whole state lives in one RocksDB database")]
+#[command(
+    name = "trawl",
+    version,
+    about = "A focused web crawler whose whole state lives in one RocksDB database"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -113,7 +117,10 @@ impl CrawlOpts {
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => return fail(anyhow::anyhow!("cannot start the runtime: {e}")),
     };
@@ -130,7 +137,11 @@ pub fn main() -> ExitCode {
 }
 
 fn fail(e: anyhow::Error) -> ExitCode {
-    let msg = e.chain().map(|c| c.to_string()).collect::<Vec<_>>().join(": ");
+    let msg = e
+        .chain()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(": ");
     eprintln!("trawl: error: {msg}");
     ExitCode::FAILURE
 }
@@ -147,16 +158,27 @@ async fn cmd_crawl(a: CrawlArgs) -> anyhow::Result<()> {
 
 async fn cmd_demo(a: DemoArgs) -> anyhow::Result<()> {
     replace_demo_db(&a.db)?;
-    let demo = Demo::start(a.pages).await.context("cannot start the demo servers")?;
+    let demo = Demo::start(a.pages)
+        .await
+        .context("cannot start the demo servers")?;
     let store = Arc::new(Store::open(&a.db)?);
     eprintln!(
         "demo: serving {} hosts × {} pages on {}; crawling into {}",
         demo.servers.len(),
         demo.pages_per_host,
-        demo.servers.iter().map(|s| s.addr().to_string()).collect::<Vec<_>>().join(", "),
+        demo.servers
+            .iter()
+            .map(|s| s.addr().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
         a.db.display()
     );
-    let settings = CrawlSettings { delay: Duration::ZERO, per_host: 4, concurrency: 32, ..CrawlSettings::default() };
+    let settings = CrawlSettings {
+        delay: Duration::ZERO,
+        per_host: 4,
+        concurrency: 32,
+        ..CrawlSettings::default()
+    };
     let summary = run(store.clone(), settings, &demo.seeds()).await?;
     print_summary(&summary, &store);
     drop(demo);
@@ -168,13 +190,18 @@ fn replace_demo_db(path: &Path) -> anyhow::Result<()> {
     if path.exists() {
         // Opening proves it is a trawl db (and not locked) before we delete it.
         drop(Store::open(path)?);
-        std::fs::remove_dir_all(path).with_context(|| format!("cannot remove the old demo db {}", path.display()))?;
+        std::fs::remove_dir_all(path)
+            .with_context(|| format!("cannot remove the old demo db {}", path.display()))?;
     }
     Ok(())
 }
 
 /// Runs a crawl to the end, with progress and Ctrl-C / SIGTERM handling.
-async fn run(store: Arc<Store>, settings: CrawlSettings, seeds: &[String]) -> anyhow::Result<Summary> {
+async fn run(
+    store: Arc<Store>,
+    settings: CrawlSettings,
+    seeds: &[String],
+) -> anyhow::Result<Summary> {
     let (handle, join) = crawl::start(store, settings, seeds)?;
     let signals = tokio::spawn(stop_on_signal(handle.clone()));
     let progress = tokio::spawn(show_progress(handle.clone()));
@@ -212,12 +239,17 @@ async fn stop_on_signal(handle: CrawlHandle) {
 
 async fn show_progress(handle: CrawlHandle) {
     let tty = std::io::stderr().is_terminal();
-    let every = if tty { Duration::from_millis(500) } else { Duration::from_secs(5) };
+    let every = if tty {
+        Duration::from_millis(500)
+    } else {
+        Duration::from_secs(5)
+    };
     let mut last = (0u64, std::time::Instant::now());
     loop {
         tokio::time::sleep(every).await;
         let s = handle.snapshot();
-        let rate = (s.run_fetched - last.0.min(s.run_fetched)) as f64 / last.1.elapsed().as_secs_f64().max(1e-3);
+        let rate = (s.run_fetched - last.0.min(s.run_fetched)) as f64
+            / last.1.elapsed().as_secs_f64().max(1e-3);
         last = (s.run_fetched, std::time::Instant::now());
         let failed: u64 = s.counters.failed.values().sum();
         let line = format!(
@@ -233,7 +265,11 @@ async fn show_progress(handle: CrawlHandle) {
         for n in handle.take_notices() {
             let _ = writeln!(err, "{}note: {n}", if tty { "\r\x1b[K" } else { "" });
         }
-        let _ = if tty { write!(err, "\r\x1b[K{line}") } else { writeln!(err, "{line}") };
+        let _ = if tty {
+            write!(err, "\r\x1b[K{line}")
+        } else {
+            writeln!(err, "{line}")
+        };
         let _ = err.flush();
     }
 }
@@ -243,17 +279,41 @@ fn print_summary(s: &Summary, store: &Store) {
     let list = |m: &std::collections::BTreeMap<String, u64>| {
         let total: u64 = m.values().sum();
         let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        if parts.is_empty() { "0".to_string() } else { format!("{total} ({})", parts.join(", ")) }
+        if parts.is_empty() {
+            "0".to_string()
+        } else {
+            format!("{total} ({})", parts.join(", "))
+        }
     };
     let secs = s.elapsed.as_secs_f64();
-    println!("{}", if s.interrupted { "crawl stopped (resume by running the same command)" } else { "crawl finished" });
-    println!("  pages fetched   {} this run, {} in the db", s.run_fetched, c.fetched);
-    println!("  links found     {} this run, {} in the db", s.run_links, c.links);
+    println!(
+        "{}",
+        if s.interrupted {
+            "crawl stopped (resume by running the same command)"
+        } else {
+            "crawl finished"
+        }
+    );
+    println!(
+        "  pages fetched   {} this run, {} in the db",
+        s.run_fetched, c.fetched
+    );
+    println!(
+        "  links found     {} this run, {} in the db",
+        s.run_links, c.links
+    );
     println!("  queued          {}", c.queued);
     println!("  failed          {}", list(&c.failed));
     println!("  filtered        {}", list(&c.filtered));
     println!("  duplicates      {}", c.duplicates);
-    println!("  bytes           {:.1} MB on the wire, {:.1} MB on disk", c.bytes as f64 / 1e6, store.disk_bytes() as f64 / 1e6);
-    println!("  elapsed         {secs:.2} s ({:.0} pages/s)", s.run_fetched as f64 / secs.max(1e-9));
+    println!(
+        "  bytes           {:.1} MB on the wire, {:.1} MB on disk",
+        c.bytes as f64 / 1e6,
+        store.disk_bytes() as f64 / 1e6
+    );
+    println!(
+        "  elapsed         {secs:.2} s ({:.0} pages/s)",
+        s.run_fetched as f64 / secs.max(1e-9)
+    );
     println!("  TLP             {:.1} (seconds × links fetched)", s.tlp());
 }

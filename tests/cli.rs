@@ -4,7 +4,10 @@
 use std::process::{Command, Output};
 
 fn trawl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trawl")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_trawl"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn stderr(o: &Output) -> String {
@@ -26,14 +29,26 @@ fn demo_crawls_its_own_site_offline() {
     let o = trawl(&["demo", "--db", db_s, "--pages", "60"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("crawl finished") && out.contains("TLP"), "{out}");
+    assert!(
+        out.contains("crawl finished") && out.contains("TLP"),
+        "{out}"
+    );
     let store = trawl::store::Store::open(&db).unwrap();
     let c = store.counters().unwrap();
     // 4 hosts × (60 pages + front page) + redirects, 404s and copies.
     assert!(c.fetched > 240, "{c:?}");
-    assert!(c.filtered.get("robots").copied().unwrap_or(0) > 0, "robots.txt folder skipped: {c:?}");
-    assert!(c.filtered.get("scope").copied().unwrap_or(0) > 0, "external hosts out of scope: {c:?}");
-    assert!(c.by_status.get(&404).is_some() && c.by_status.get(&301).is_some(), "{c:?}");
+    assert!(
+        c.filtered.get("robots").copied().unwrap_or(0) > 0,
+        "robots.txt folder skipped: {c:?}"
+    );
+    assert!(
+        c.filtered.get("scope").copied().unwrap_or(0) > 0,
+        "external hosts out of scope: {c:?}"
+    );
+    assert!(
+        c.by_status.get(&404).is_some() && c.by_status.get(&301).is_some(),
+        "{c:?}"
+    );
     assert!(c.duplicates > 0);
     drop(store);
     // A second run replaces the old demo db.
@@ -46,26 +61,60 @@ fn bad_input_gets_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let db_s = db.to_str().unwrap();
-    assert_one_line_error(&trawl(&["crawl", "--db", db_s, "--seed", "not a url"]), "bad seed");
-    assert_one_line_error(&trawl(&["crawl", "--db", db_s, "--seed", "ftp://x.org/"]), "only http and https");
+    assert_one_line_error(
+        &trawl(&["crawl", "--db", db_s, "--seed", "not a url"]),
+        "bad seed",
+    );
+    assert_one_line_error(
+        &trawl(&["crawl", "--db", db_s, "--seed", "ftp://x.org/"]),
+        "only http and https",
+    );
     assert_one_line_error(&trawl(&["crawl", "--db", db_s]), "no seeds");
 
     let junk = dir.path().join("junk");
     std::fs::create_dir(&junk).unwrap();
     std::fs::write(junk.join("notes.txt"), "hello").unwrap();
-    assert_one_line_error(&trawl(&["crawl", "--db", junk.to_str().unwrap(), "--seed", "http://127.0.0.1:9/"]), "not a trawl database");
+    assert_one_line_error(
+        &trawl(&[
+            "crawl",
+            "--db",
+            junk.to_str().unwrap(),
+            "--seed",
+            "http://127.0.0.1:9/",
+        ]),
+        "not a trawl database",
+    );
     let file = dir.path().join("file");
     std::fs::write(&file, "x").unwrap();
-    assert_one_line_error(&trawl(&["crawl", "--db", file.to_str().unwrap(), "--seed", "http://127.0.0.1:9/"]), "not a trawl database");
+    assert_one_line_error(
+        &trawl(&[
+            "crawl",
+            "--db",
+            file.to_str().unwrap(),
+            "--seed",
+            "http://127.0.0.1:9/",
+        ]),
+        "not a trawl database",
+    );
 
     // Held open by this process: a second writer is refused.
     let store = trawl::store::Store::open(&db).unwrap();
-    assert_one_line_error(&trawl(&["crawl", "--db", db_s, "--seed", "http://127.0.0.1:9/"]), "locked by another trawl process");
+    assert_one_line_error(
+        &trawl(&["crawl", "--db", db_s, "--seed", "http://127.0.0.1:9/"]),
+        "locked by another trawl process",
+    );
 
     // A database from a newer trawl.
     let mut b = store.batch();
-    b.put_raw(trawl::schema::CF_META, trawl::schema::meta_keys::SCHEMA_VERSION, &99u32.to_be_bytes());
+    b.put_raw(
+        trawl::schema::CF_META,
+        trawl::schema::meta_keys::SCHEMA_VERSION,
+        &99u32.to_be_bytes(),
+    );
     b.write().unwrap();
     drop(store);
-    assert_one_line_error(&trawl(&["crawl", "--db", db_s, "--seed", "http://127.0.0.1:9/"]), "newer trawl");
+    assert_one_line_error(
+        &trawl(&["crawl", "--db", db_s, "--seed", "http://127.0.0.1:9/"]),
+        "newer trawl",
+    );
 }

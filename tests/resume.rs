@@ -20,20 +20,35 @@ fn site(path: &str) -> Response {
         return Response::status(404);
     }
     let i: usize = path.trim_start_matches("/p/").parse().unwrap_or(0);
-    let links: Vec<String> = [2 * i + 1, 2 * i + 2, (i * 7 + 3) % PAGES, (i * 13 + 5) % PAGES]
-        .iter()
-        .filter(|&&j| j < PAGES)
-        .map(|j| format!("<a href=\"/p/{j}\">p{j}</a>"))
-        .collect();
-    Response::html(format!("<title>page {i}</title><p>body of page {i}</p>{}", links.join(" ")))
-        .delayed(Duration::from_millis(3))
+    let links: Vec<String> = [
+        2 * i + 1,
+        2 * i + 2,
+        (i * 7 + 3) % PAGES,
+        (i * 13 + 5) % PAGES,
+    ]
+    .iter()
+    .filter(|&&j| j < PAGES)
+    .map(|j| format!("<a href=\"/p/{j}\">p{j}</a>"))
+    .collect();
+    Response::html(format!(
+        "<title>page {i}</title><p>body of page {i}</p>{}",
+        links.join(" ")
+    ))
+    .delayed(Duration::from_millis(3))
 }
 
 fn crawl_cmd(db: &std::path::Path, seed: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_trawl"));
     c.args(["crawl", "--db"])
         .arg(db)
-        .args(["--seed", seed, "--delay-ms", "0", "--per-host", &CONCURRENCY.to_string()])
+        .args([
+            "--seed",
+            seed,
+            "--delay-ms",
+            "0",
+            "--per-host",
+            &CONCURRENCY.to_string(),
+        ])
         .args(["--concurrency", &CONCURRENCY.to_string()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -50,8 +65,14 @@ async fn resume_after_sigkill_fetches_nothing_twice() {
     let mut child = crawl_cmd(&db, &seed).spawn().unwrap();
     let start = Instant::now();
     while f.page_times().len() < PAGES / 3 {
-        assert!(start.elapsed() < Duration::from_secs(60), "crawl made no progress");
-        assert!(child.try_wait().unwrap().is_none(), "crawl ended before the kill");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "crawl made no progress"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "crawl ended before the kill"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     child.kill().unwrap(); // SIGKILL
@@ -59,8 +80,14 @@ async fn resume_after_sigkill_fetches_nothing_twice() {
     let before_kill = f.page_times().len();
     assert!(before_kill < PAGES, "killed mid-crawl");
 
-    let out = tokio::task::spawn_blocking(move || crawl_cmd(&db, &seed).output().unwrap()).await.unwrap();
-    assert!(out.status.success(), "resume failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = tokio::task::spawn_blocking(move || crawl_cmd(&db, &seed).output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "resume failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let hits = f.hits();
     let mut per_path = std::collections::HashMap::<String, usize>::new();
@@ -68,9 +95,15 @@ async fn resume_after_sigkill_fetches_nothing_twice() {
         *per_path.entry(h.path.clone()).or_default() += 1;
     }
     assert_eq!(per_path.len(), PAGES, "every page fetched");
-    let twice: Vec<_> = per_path.iter().filter(|(_, &n)| n > 1).collect();
-    assert!(twice.iter().all(|(_, &n)| n == 2), "no page fetched three times: {twice:?}");
-    assert!(twice.len() <= CONCURRENCY, "only pages in flight at the kill are refetched: {twice:?}");
+    let twice: Vec<_> = per_path.iter().filter(|e| *e.1 > 1).collect();
+    assert!(
+        twice.iter().all(|e| *e.1 == 2),
+        "no page fetched three times: {twice:?}"
+    );
+    assert!(
+        twice.len() <= CONCURRENCY,
+        "only pages in flight at the kill are refetched: {twice:?}"
+    );
     assert!(f.count("/robots.txt") <= 2);
 
     // The counters agree with the rows.
@@ -86,7 +119,10 @@ async fn resume_after_sigkill_fetches_nothing_twice() {
     let mut fetched_states = 0;
     for row in store.scan(schema::CF_SEEN, &[]) {
         let (_, v) = row.unwrap();
-        if matches!(SeenRecord::decode(&v).unwrap().state, SeenState::Fetched { .. }) {
+        if matches!(
+            SeenRecord::decode(&v).unwrap().state,
+            SeenState::Fetched { .. }
+        ) {
             fetched_states += 1;
         }
     }

@@ -23,13 +23,23 @@ async fn robots_rules_for_our_group_are_obeyed() {
     let db = Db::new();
     db.crawl(fast(), &[f.url("/")]).await;
     assert_eq!(f.count("/robots.txt"), 1, "robots.txt fetched once");
-    assert_eq!(f.hits()[0].path, "/robots.txt", "robots.txt before any page");
+    assert_eq!(
+        f.hits()[0].path,
+        "/robots.txt",
+        "robots.txt before any page"
+    );
     assert_eq!(f.count("/a"), 1);
     assert_eq!(f.count("/private/open/y"), 1);
     assert_eq!(f.count("/private/x"), 0);
     assert_eq!(f.count("/b.pdf"), 0);
-    assert_eq!(db.seen(&f.url("/private/x")).unwrap().state, SeenState::Filtered(FilterReason::Robots));
-    assert_eq!(db.store.counters().unwrap().filtered.get("robots"), Some(&2));
+    assert_eq!(
+        db.seen(&f.url("/private/x")).unwrap().state,
+        SeenState::Filtered(FilterReason::Robots)
+    );
+    assert_eq!(
+        db.store.counters().unwrap().filtered.get("robots"),
+        Some(&2)
+    );
     assert!(f.hits().iter().all(|h| h.user_agent.starts_with("trawl/")));
 }
 
@@ -50,15 +60,24 @@ async fn robots_5xx_disallows_until_given_up() {
     s.robots_max_failures = 3;
     db.crawl(s, &[f.url("/")]).await;
     assert_eq!(f.count("/robots.txt"), 3, "retried, then given up");
-    assert_eq!(f.page_times().len(), 0, "no page fetched while robots.txt is unreachable");
-    assert_eq!(db.seen(&f.url("/")).unwrap().state, SeenState::Filtered(FilterReason::RobotsUnavailable));
+    assert_eq!(
+        f.page_times().len(),
+        0,
+        "no page fetched while robots.txt is unreachable"
+    );
+    assert_eq!(
+        db.seen(&f.url("/")).unwrap().state,
+        SeenState::Filtered(FilterReason::RobotsUnavailable)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn robots_5xx_then_success_resumes_the_host() {
     let calls = std::sync::atomic::AtomicUsize::new(0);
     let f = Fixture::start(move |path: &str| match path {
-        "/robots.txt" if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => Response::status(500),
+        "/robots.txt" if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => {
+            Response::status(500)
+        }
         "/robots.txt" => Response::text("User-agent: *\nDisallow: /private\n"),
         "/" => page("home", &["/a", "/private/x"]),
         p => page(p, &[]),
@@ -70,7 +89,10 @@ async fn robots_5xx_then_success_resumes_the_host() {
     assert_eq!(f.count("/a"), 1);
     assert_eq!(f.count("/private/x"), 0);
     let first_page = f.hits().iter().position(|h| h.path == "/").unwrap();
-    assert_eq!(first_page, 2, "pages only after a robots.txt fetch succeeded");
+    assert_eq!(
+        first_page, 2,
+        "pages only after a robots.txt fetch succeeded"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -108,7 +130,10 @@ async fn politeness_delay_spaces_requests_to_a_host() {
     let times = f.page_times();
     assert_eq!(times.len(), 5);
     for g in gaps(&times) {
-        assert!(g >= Duration::from_millis(245), "gap {g:?} shorter than the delay");
+        assert!(
+            g >= Duration::from_millis(245),
+            "gap {g:?} shorter than the delay"
+        );
     }
 }
 
@@ -123,7 +148,10 @@ async fn crawl_delay_is_honoured_and_capped() {
     let db = Db::new();
     db.crawl(fast(), &[f.url("/")]).await;
     for g in gaps(&f.page_times()) {
-        assert!(g >= Duration::from_millis(295), "gap {g:?} shorter than Crawl-delay");
+        assert!(
+            g >= Duration::from_millis(295),
+            "gap {g:?} shorter than Crawl-delay"
+        );
     }
 
     let f = Fixture::start(|path: &str| match path {
@@ -140,11 +168,23 @@ async fn crawl_delay_is_honoured_and_capped() {
     let times = f.page_times();
     assert_eq!(times.len(), 3, "the crawl went on at the capped delay");
     for g in gaps(&times) {
-        assert!(g >= Duration::from_millis(195) && g < Duration::from_secs(5), "gap {g:?}");
+        assert!(
+            g >= Duration::from_millis(195) && g < Duration::from_secs(5),
+            "gap {g:?}"
+        );
     }
     let notices = h.take_notices();
-    assert!(notices.iter().any(|n| n.contains("Crawl-delay 3600") && n.contains("capped")), "{notices:?}");
-    let host = db.store.host(trawl::model::normalize(&f.url("/")).unwrap().host_id()).unwrap().unwrap();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("Crawl-delay 3600") && n.contains("capped")),
+        "{notices:?}"
+    );
+    let host = db
+        .store
+        .host(trawl::model::normalize(&f.url("/")).unwrap().host_id())
+        .unwrap()
+        .unwrap();
     assert!(host.crawl_delay_capped);
     assert_eq!(host.crawl_delay_ms, Some(200));
 }
@@ -195,9 +235,18 @@ async fn too_many_requests_backs_off_with_retry_after() {
     .await;
     let db = Db::new();
     db.crawl(fast(), &[f.url("/")]).await;
-    let busy: Vec<_> = f.hits().into_iter().filter(|h| h.path == "/busy").map(|h| h.at).collect();
+    let busy: Vec<_> = f
+        .hits()
+        .into_iter()
+        .filter(|h| h.path == "/busy")
+        .map(|h| h.at)
+        .collect();
     assert_eq!(busy.len(), 2);
-    assert!(busy[1] - busy[0] >= Duration::from_millis(990), "Retry-After honoured: {:?}", busy[1] - busy[0]);
+    assert!(
+        busy[1] - busy[0] >= Duration::from_millis(990),
+        "Retry-After honoured: {:?}",
+        busy[1] - busy[0]
+    );
     assert_eq!(db.page(&f.url("/busy")).unwrap().status, 200);
 
     // A server that always answers 503 gets max_attempts tries, then the answer is stored.

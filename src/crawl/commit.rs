@@ -9,9 +9,9 @@ use super::worker::{PageData, PageJob};
 use crate::fetch::{FetchError, is_backoff, retry_after_ms};
 use crate::model::{self, CanonicalUrl, HostId, UrlId, now_ms};
 use crate::schema::{
-    CF_CONTENT, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_SEEN, CF_URLS,
-    DocRecord, FilterReason, FrontierEntry, FrontierKey, LinkKey, LinkRecord, PageRecord, SeedList,
-    SeenRecord, SeenState, meta_keys,
+    CF_CONTENT, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_SEEN,
+    CF_URLS, DocRecord, FilterReason, FrontierEntry, FrontierKey, LinkKey, LinkRecord, PageRecord,
+    SeedList, SeenRecord, SeenState, meta_keys,
 };
 use crate::store::{Batch, StoreError};
 
@@ -51,7 +51,12 @@ impl Engine {
             if !list.urls.iter().any(|u| u == seed.as_str()) {
                 list.urls.push(seed.as_str().to_string());
             }
-            let d = Discovery { depth: 0, parent: None, redirects: 0, seed: true };
+            let d = Discovery {
+                depth: 0,
+                parent: None,
+                redirects: 0,
+                seed: true,
+            };
             self.discover(&mut b, &mut pending, &mut touched, seed, d)?;
         }
         b.put(CF_META, meta_keys::SEEDS, &list);
@@ -72,13 +77,19 @@ impl Engine {
         if !pending.insert(id) {
             return Ok(());
         }
-        let prior = if self.front.may_contain(id) { self.store.seen(id)? } else { None };
+        let prior = if self.front.may_contain(id) {
+            self.store.seen(id)?
+        } else {
+            None
+        };
         let within_depth = d.seed || self.settings.max_depth.is_none_or(|m| d.depth <= m);
         if let Some(prior) = &prior {
             // A URL is reconsidered only where the earlier verdict may change:
             // a seed given again, or a shallower path to one that was too deep.
             let retry = match prior.state {
-                SeenState::Filtered(FilterReason::Depth) => d.seed || (d.depth < prior.depth && within_depth),
+                SeenState::Filtered(FilterReason::Depth) => {
+                    d.seed || (d.depth < prior.depth && within_depth)
+                }
                 SeenState::Filtered(FilterReason::Scope) => d.seed,
                 _ => false,
             };
@@ -103,7 +114,13 @@ impl Engine {
             SeenState::Queued
         };
         let now = now_ms();
-        let rec = SeenRecord { state, depth: d.depth, parent: d.parent.map(|p| p.0), redirects: d.redirects, updated_ms: now };
+        let rec = SeenRecord {
+            state,
+            depth: d.depth,
+            parent: d.parent.map(|p| p.0),
+            redirects: d.redirects,
+            updated_ms: now,
+        };
         b.put(CF_SEEN, &id.to_bytes(), &rec);
         match state {
             SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
@@ -149,7 +166,13 @@ impl Engine {
     }
 
     fn mark(&self, b: &mut Batch<'_>, id: UrlId, entry: &FrontierEntry, state: SeenState) {
-        let rec = SeenRecord { state, depth: entry.depth, parent: entry.parent, redirects: entry.redirects, updated_ms: now_ms() };
+        let rec = SeenRecord {
+            state,
+            depth: entry.depth,
+            parent: entry.parent,
+            redirects: entry.redirects,
+            updated_ms: now_ms(),
+        };
         b.put(CF_SEEN, &id.to_bytes(), &rec);
     }
 
@@ -168,11 +191,20 @@ impl Engine {
         self.finish(store.batch(), &[id])
     }
 
-    pub(super) fn commit_robots_denied(&mut self, key: FrontierKey, entry: FrontierEntry) -> Result<(), StoreError> {
+    pub(super) fn commit_robots_denied(
+        &mut self,
+        key: FrontierKey,
+        entry: FrontierEntry,
+    ) -> Result<(), StoreError> {
         self.commit_filtered(key, entry, FilterReason::Robots)
     }
 
-    fn commit_filtered(&mut self, key: FrontierKey, entry: FrontierEntry, r: FilterReason) -> Result<(), StoreError> {
+    fn commit_filtered(
+        &mut self,
+        key: FrontierKey,
+        entry: FrontierEntry,
+        r: FilterReason,
+    ) -> Result<(), StoreError> {
         let store = self.store.clone();
         let mut b = store.batch();
         self.dequeue(&mut b, key)?;
@@ -182,7 +214,11 @@ impl Engine {
     }
 
     /// A queued URL that no longer parses (written by another version).
-    pub(super) fn commit_unfetchable(&mut self, key: FrontierKey, entry: FrontierEntry) -> Result<(), StoreError> {
+    pub(super) fn commit_unfetchable(
+        &mut self,
+        key: FrontierKey,
+        entry: FrontierEntry,
+    ) -> Result<(), StoreError> {
         self.commit_filtered(key, entry, FilterReason::UrlTooLong)
     }
 
@@ -202,8 +238,17 @@ impl Engine {
             let mut b = store.batch();
             for (key, entry) in popped {
                 self.dequeue(&mut b, key)?;
-                self.mark(&mut b, key.url, &entry, SeenState::Filtered(FilterReason::RobotsUnavailable));
-                bump(&mut self.counters.filtered, FilterReason::RobotsUnavailable.name(), 1);
+                self.mark(
+                    &mut b,
+                    key.url,
+                    &entry,
+                    SeenState::Filtered(FilterReason::RobotsUnavailable),
+                );
+                bump(
+                    &mut self.counters.filtered,
+                    FilterReason::RobotsUnavailable.name(),
+                    1,
+                );
             }
             self.finish(b, &[id])?;
             if last {
@@ -213,13 +258,18 @@ impl Engine {
     }
 
     /// Records a page fetch; returns when the host may be asked again (ms).
-    pub(super) fn commit_page(&mut self, job: PageJob, result: Result<PageData, FetchError>) -> Result<u64, StoreError> {
+    pub(super) fn commit_page(
+        &mut self,
+        job: PageJob,
+        result: Result<PageData, FetchError>,
+    ) -> Result<u64, StoreError> {
         let store = self.store.clone();
         let mut b = store.batch();
         let host = job.key.host;
         let id = job.url.id();
         let now = now_ms();
-        let delay = self.host_delay_ms(self.host(host, &job.url.host_key())?);
+        self.host(host, &job.url.host_key())?;
+        let delay = self.host_delay_ms(&self.hosts[&host]);
         let mut next_at = now + delay;
         let mut touched = vec![host];
         let data = match result {
@@ -239,10 +289,20 @@ impl Engine {
         let f = &data.fetched;
         let status = http::StatusCode::from_u16(f.status).unwrap_or(http::StatusCode::OK);
         if is_backoff(status) {
-            let wait = f.retry_after.as_deref().and_then(retry_after_ms).unwrap_or(self.settings.backoff.as_millis() as u64);
-            next_at = now + wait.min(self.settings.max_backoff.as_millis() as u64).max(delay);
+            let wait = f
+                .retry_after
+                .as_deref()
+                .and_then(retry_after_ms)
+                .unwrap_or(self.settings.backoff.as_millis() as u64);
+            next_at = now
+                + wait
+                    .min(self.settings.max_backoff.as_millis() as u64)
+                    .max(delay);
             if job.entry.attempts + 1 < self.settings.max_attempts {
-                let entry = FrontierEntry { attempts: job.entry.attempts + 1, ..job.entry };
+                let entry = FrontierEntry {
+                    attempts: job.entry.attempts + 1,
+                    ..job.entry
+                };
                 b.put(CF_FRONTIER, &job.key.to_key(), &entry);
                 let h = self.host(host, "")?;
                 h.queue.requeue(job.key, entry);
@@ -252,7 +312,12 @@ impl Engine {
             }
         }
         self.dequeue(&mut b, job.key)?;
-        self.mark(&mut b, id, &job.entry, SeenState::Fetched { status: f.status });
+        self.mark(
+            &mut b,
+            id,
+            &job.entry,
+            SeenState::Fetched { status: f.status },
+        );
         self.counters.fetched += 1;
         self.run_fetched += 1;
         self.counters.bytes += f.wire_len;
@@ -270,10 +335,19 @@ impl Engine {
             match model::resolve(job.url.url(), loc) {
                 Ok(target) => {
                     redirect_to = Some(target.as_str().to_string());
-                    let d = Discovery { depth: job.entry.depth, parent: Some(id), redirects: job.entry.redirects + 1, seed: false };
+                    let d = Discovery {
+                        depth: job.entry.depth,
+                        parent: Some(id),
+                        redirects: job.entry.redirects + 1,
+                        seed: false,
+                    };
                     self.discover(&mut b, &mut pending, &mut touched, &target, d)?;
                 }
-                Err(model::UrlError::TooLong(_)) => bump(&mut self.counters.filtered, FilterReason::UrlTooLong.name(), 1),
+                Err(model::UrlError::TooLong(_)) => bump(
+                    &mut self.counters.filtered,
+                    FilterReason::UrlTooLong.name(),
+                    1,
+                ),
                 Err(_) => self.counters.invalid_links += 1,
             }
         }
@@ -299,7 +373,10 @@ impl Engine {
         );
         if let Some(html) = data.parsed {
             let page = html.page;
-            let duplicate_of = match store.get_raw(CF_CONTENT, &data.md5)?.and_then(|v| UrlId::from_slice(&v)) {
+            let duplicate_of = match store
+                .get_raw(CF_CONTENT, &data.md5)?
+                .and_then(|v| UrlId::from_slice(&v))
+            {
                 Some(first) if first != id => Some(first),
                 Some(_) => None,
                 None => {
@@ -312,7 +389,10 @@ impl Engine {
             } else {
                 let follow_page = !page.nofollow;
                 for link in &page.links {
-                    let key = LinkKey { first: id, second: link.url.id() };
+                    let key = LinkKey {
+                        first: id,
+                        second: link.url.id(),
+                    };
                     let rec = LinkRecord {
                         anchor: link.anchor.clone(),
                         before: link.before.clone(),
@@ -320,9 +400,22 @@ impl Engine {
                         nofollow: link.nofollow,
                     };
                     b.put(CF_LINKS, &key.to_key(), &rec);
-                    b.put_raw(CF_INLINKS, &LinkKey { first: link.url.id(), second: id }.to_key(), &[]);
+                    b.put_raw(
+                        CF_INLINKS,
+                        &LinkKey {
+                            first: link.url.id(),
+                            second: id,
+                        }
+                        .to_key(),
+                        &[],
+                    );
                     if follow_page && (!link.nofollow || self.settings.follow_nofollow) {
-                        let d = Discovery { depth: job.entry.depth.saturating_add(1), parent: Some(id), redirects: 0, seed: false };
+                        let d = Discovery {
+                            depth: job.entry.depth.saturating_add(1),
+                            parent: Some(id),
+                            redirects: 0,
+                            seed: false,
+                        };
                         self.discover(&mut b, &mut pending, &mut touched, &link.url, d)?;
                     }
                 }
@@ -330,12 +423,20 @@ impl Engine {
                 self.run_links += page.links.len() as u64;
                 self.counters.invalid_links += u64::from(page.skipped_links);
                 if page.too_long_links > 0 {
-                    bump(&mut self.counters.filtered, FilterReason::UrlTooLong.name(), i64::from(page.too_long_links));
+                    bump(
+                        &mut self.counters.filtered,
+                        FilterReason::UrlTooLong.name(),
+                        i64::from(page.too_long_links),
+                    );
                 }
             }
             let doc = DocRecord {
                 title: page.title,
-                text: if page.noindex { String::new() } else { page.text },
+                text: if page.noindex {
+                    String::new()
+                } else {
+                    page.text
+                },
                 charset: html.charset.to_string(),
                 charset_source: html.charset_source.to_string(),
                 canonical: page.canonical,

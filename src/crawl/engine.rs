@@ -79,11 +79,24 @@ pub fn start(
     store: Arc<Store>,
     settings: CrawlSettings,
     seeds: &[String],
-) -> Result<(CrawlHandle, tokio::task::JoinHandle<Result<Summary, CrawlError>>), CrawlError> {
-    let seeds = seeds.iter().map(|s| model::normalize(s)).collect::<Result<Vec<_>, _>>()?;
+) -> Result<
+    (
+        CrawlHandle,
+        tokio::task::JoinHandle<Result<Summary, CrawlError>>,
+    ),
+    CrawlError,
+> {
+    let seeds = seeds
+        .iter()
+        .map(|s| model::normalize(s))
+        .collect::<Result<Vec<_>, _>>()?;
     let client = HttpClient::new(settings.fetch.clone())?;
     let (stop, stop_rx) = watch::channel(false);
-    let shared = Arc::new(Shared { stop, snapshot: Mutex::new(Snapshot::default()), notices: Mutex::new(Vec::new()) });
+    let shared = Arc::new(Shared {
+        stop,
+        snapshot: Mutex::new(Snapshot::default()),
+        notices: Mutex::new(Vec::new()),
+    });
     let mut engine = Engine {
         agent: settings.agent_token().to_string(),
         counters: store.counters()?,
@@ -141,9 +154,24 @@ impl Engine {
     /// The host's in-memory state, loaded from `hosts` on first use.
     pub(super) fn host(&mut self, id: HostId, origin: &str) -> Result<&mut HostState, StoreError> {
         if !self.hosts.contains_key(&id) {
-            let record = self.store.host(id)?.unwrap_or_else(|| HostRecord { origin: origin.to_string(), ..Default::default() });
-            let rules = record.robots.as_ref().map(|r| RobotsRules::from_record(r, &self.agent));
-            self.hosts.insert(id, HostState { record, rules, robots_in_flight: false, queue: HostQueue::new(id), scheduled: false });
+            let record = self.store.host(id)?.unwrap_or_else(|| HostRecord {
+                origin: origin.to_string(),
+                ..Default::default()
+            });
+            let rules = record
+                .robots
+                .as_ref()
+                .map(|r| RobotsRules::from_record(r, &self.agent));
+            self.hosts.insert(
+                id,
+                HostState {
+                    record,
+                    rules,
+                    robots_in_flight: false,
+                    queue: HostQueue::new(id),
+                    scheduled: false,
+                },
+            );
         }
         Ok(self.hosts.get_mut(&id).expect("inserted above"))
     }
@@ -164,7 +192,9 @@ impl Engine {
     }
 
     fn limit_reached(&self) -> bool {
-        self.settings.max_pages.is_some_and(|m| self.counters.fetched + self.pages_in_flight >= m)
+        self.settings
+            .max_pages
+            .is_some_and(|m| self.counters.fetched + self.pages_in_flight >= m)
     }
 
     async fn run(mut self, mut stop_rx: watch::Receiver<bool>) -> Result<Summary, CrawlError> {
@@ -180,10 +210,14 @@ impl Engine {
             if self.tasks.is_empty() && out_of_work {
                 break;
             }
-            let wake = (!stopping && self.tasks.len() < self.settings.concurrency && !self.limit_reached())
-                .then(|| self.ready.next_time())
-                .flatten()
-                .map(|at| tokio::time::Instant::now() + Duration::from_millis(at.saturating_sub(now_ms())));
+            let wake = (!stopping
+                && self.tasks.len() < self.settings.concurrency
+                && !self.limit_reached())
+            .then(|| self.ready.next_time())
+            .flatten()
+            .map(|at| {
+                tokio::time::Instant::now() + Duration::from_millis(at.saturating_sub(now_ms()))
+            });
             tokio::select! {
                 changed = stop_rx.changed(), if !stopping => {
                     if changed.is_err() || *stop_rx.borrow() {
@@ -207,7 +241,11 @@ impl Engine {
                 }
             }
             if last_publish.elapsed() >= Duration::from_millis(250) {
-                self.publish(if stopping { CrawlState::Stopping } else { CrawlState::Running });
+                self.publish(if stopping {
+                    CrawlState::Stopping
+                } else {
+                    CrawlState::Running
+                });
                 last_publish = Instant::now();
             }
         }
@@ -223,7 +261,11 @@ impl Engine {
     }
 
     fn publish(&self, state: CrawlState) {
-        let active = self.hosts.values().filter(|h| !h.queue.is_idle() || h.robots_in_flight).count();
+        let active = self
+            .hosts
+            .values()
+            .filter(|h| !h.queue.is_idle() || h.robots_in_flight)
+            .count();
         if let Ok(mut s) = self.shared.snapshot.lock() {
             *s = Snapshot {
                 state,
@@ -247,9 +289,12 @@ impl Engine {
     fn dispatch(&mut self) -> Result<(), CrawlError> {
         while self.tasks.len() < self.settings.concurrency && !self.limit_reached() {
             let now = now_ms();
-            let Some(id) = self.ready.pop_ready(now) else { break };
+            let Some(id) = self.ready.pop_ready(now) else {
+                break;
+            };
             let per_host = self.settings.per_host.max(1);
-            let h = self.host(id, "")?;
+            self.host(id, "")?;
+            let h = self.hosts.get_mut(&id).expect("host loaded");
             h.scheduled = false;
             if h.robots_in_flight || h.queue.in_flight() >= per_host {
                 continue; // rescheduled when that work completes
@@ -258,14 +303,17 @@ impl Engine {
             if h.rules.is_none() || expires <= now {
                 h.robots_in_flight = true;
                 let origin = h.record.origin.clone();
-                self.tasks.spawn(worker::fetch_robots(self.client.clone(), id, origin));
+                self.tasks
+                    .spawn(worker::fetch_robots(self.client.clone(), id, origin));
                 continue;
             }
             if h.rules.as_ref().is_some_and(RobotsRules::is_unreachable) {
                 self.schedule(id, expires)?;
                 continue;
             }
-            let Some((key, entry)) = h.queue.pop(&self.store)? else { continue };
+            let Some((key, entry)) = h.queue.pop(&self.store)? else {
+                continue;
+            };
             let url = match model::normalize(&entry.url) {
                 Ok(u) => u,
                 Err(_) => {
@@ -275,7 +323,10 @@ impl Engine {
                     continue;
                 }
             };
-            let allowed = h.rules.as_ref().is_some_and(|r| r.allows(url.path_and_query()));
+            let allowed = h
+                .rules
+                .as_ref()
+                .is_some_and(|r| r.allows(url.path_and_query()));
             if !allowed {
                 self.commit_robots_denied(key, entry)?;
                 self.schedule(id, now)?;
@@ -284,7 +335,11 @@ impl Engine {
             let more = h.queue.in_flight() < per_host && !h.queue.is_drained();
             let delay = self.host_delay_ms(self.hosts.get(&id).expect("host loaded"));
             self.pages_in_flight += 1;
-            self.tasks.spawn(worker::fetch_page(self.client.clone(), self.agent.clone(), PageJob { key, entry, url }));
+            self.tasks.spawn(worker::fetch_page(
+                self.client.clone(),
+                self.agent.clone(),
+                PageJob { key, entry, url },
+            ));
             if more {
                 self.schedule(id, now + delay)?;
             }
@@ -294,7 +349,11 @@ impl Engine {
 
     fn handle(&mut self, done: Done) -> Result<(), CrawlError> {
         match done {
-            Done::Robots { host, outcome, body } => self.robots_done(host, outcome, body)?,
+            Done::Robots {
+                host,
+                outcome,
+                body,
+            } => self.robots_done(host, outcome, body)?,
             Done::Page { job, result } => {
                 self.pages_in_flight -= 1;
                 let host = job.key.host;
@@ -309,21 +368,40 @@ impl Engine {
         Ok(())
     }
 
-    fn robots_done(&mut self, id: HostId, outcome: RobotsOutcome, body: Vec<u8>) -> Result<(), CrawlError> {
+    fn robots_done(
+        &mut self,
+        id: HostId,
+        outcome: RobotsOutcome,
+        body: Vec<u8>,
+    ) -> Result<(), CrawlError> {
         let now = now_ms();
         let s = self.settings.clone();
         let agent = self.agent.clone();
         let h = self.host(id, "")?;
         h.robots_in_flight = false;
         let unreachable = matches!(outcome, RobotsOutcome::Unreachable { .. });
-        let failures = if unreachable { h.record.robots.as_ref().map_or(0, |r| r.failures) + 1 } else { 0 };
+        let failures = if unreachable {
+            h.record.robots.as_ref().map_or(0, |r| r.failures) + 1
+        } else {
+            0
+        };
         let wait = if unreachable {
             let backoff = s.robots_retry.saturating_mul(1 << (failures - 1).min(16));
             backoff.min(s.robots_ttl).as_millis() as u64
         } else {
             s.robots_ttl.as_millis() as u64
         };
-        let record = RobotsRecord { outcome, body, fetched_ms: now, expires_ms: now + wait, failures };
+        let record = RobotsRecord {
+            outcome,
+            body,
+            fetched_ms: now,
+            expires_ms: now + wait,
+            failures,
+        };
+        let detail = match &record.outcome {
+            RobotsOutcome::Unreachable { detail } => detail.clone(),
+            _ => String::new(),
+        };
         let rules = RobotsRules::from_record(&record, &agent);
         let mut notice = None;
         match rules.crawl_delay() {
@@ -347,12 +425,16 @@ impl Engine {
         h.rules = Some(rules);
         let give_up = unreachable && failures >= s.robots_max_failures;
         let origin = h.record.origin.clone();
-        let next = if unreachable { now + wait } else { now + self.host_delay_ms(self.hosts.get(&id).expect("loaded")) };
+        let next = if unreachable {
+            now + wait
+        } else {
+            now + self.host_delay_ms(self.hosts.get(&id).expect("loaded"))
+        };
         if let Some(n) = notice {
             self.notice(n);
         }
         if give_up {
-            self.notice(format!("{origin}: robots.txt unreachable {failures} times; its queued URLs are dropped"));
+            self.notice(format!("{origin}: robots.txt unreachable {failures} times ({detail}); its queued URLs are dropped"));
             self.drop_host_queue(id)?;
         } else {
             self.write_host(id)?;

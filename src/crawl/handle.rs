@@ -50,11 +50,19 @@ impl CrawlHandle {
     }
 
     pub fn snapshot(&self) -> Snapshot {
-        self.shared.snapshot.lock().map(|s| s.clone()).unwrap_or_default()
+        self.shared
+            .snapshot
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_default()
     }
 
     /// Notices since the last call.
     pub fn take_notices(&self) -> Vec<String> {
-        self.shared.notices.lock().map(|mut n| std::mem::take(&mut *n)).unwrap_or_default()
+        self.shared
+            .notices
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default()
     }
 }

@@ -34,8 +34,15 @@ pub struct ParsedHtml {
 }
 
 pub enum Done {
-    Page { job: PageJob, result: Result<PageData, FetchError> },
-    Robots { host: HostId, outcome: RobotsOutcome, body: Vec<u8> },
+    Page {
+        job: PageJob,
+        result: Result<PageData, FetchError>,
+    },
+    Robots {
+        host: HostId,
+        outcome: RobotsOutcome,
+        body: Vec<u8>,
+    },
 }
 
 pub async fn fetch_page(client: HttpClient, agent: String, job: PageJob) -> Done {
@@ -44,7 +51,12 @@ pub async fn fetch_page(client: HttpClient, agent: String, job: PageJob) -> Done
             let url = job.url.url().clone();
             match tokio::task::spawn_blocking(move || process(fetched, &url, &agent)).await {
                 Ok(d) => d,
-                Err(e) => return Done::Page { job, result: Err(internal(e)) },
+                Err(e) => {
+                    return Done::Page {
+                        job,
+                        result: Err(internal(e)),
+                    };
+                }
             }
         } else {
             process(fetched, job.url.url(), &agent)
@@ -56,25 +68,47 @@ pub async fn fetch_page(client: HttpClient, agent: String, job: PageJob) -> Done
 
 pub async fn fetch_robots(client: HttpClient, host: HostId, origin: String) -> Done {
     let (outcome, body) = fetch::fetch_robots(&client, &origin).await;
-    Done::Robots { host, outcome, body }
+    Done::Robots {
+        host,
+        outcome,
+        body,
+    }
 }
 
 fn internal(e: tokio::task::JoinError) -> FetchError {
-    FetchError { reason: crate::schema::FailReason::Protocol, detail: format!("parse task failed: {e}") }
+    FetchError {
+        reason: crate::schema::FailReason::Protocol,
+        detail: format!("parse task failed: {e}"),
+    }
 }
 
 fn process(fetched: Fetched, url: &url::Url, agent: &str) -> PageData {
     let md5: [u8; 16] = Md5::digest(&fetched.body).into();
     let body_zstd = zstd::bulk::compress(&fetched.body, 3).unwrap_or_default();
-    let parsed = (parse::is_html(&fetched.content_type) && (200..300).contains(&fetched.status)).then(|| {
-        let decoded = parse::decode(&fetched.body, Some(&fetched.content_type).filter(|c| !c.is_empty()).map(|c| c.as_str()));
-        let mut page = parse::parse_html(&decoded.text, url, agent);
-        if let Some(tag) = fetched.header("x-robots-tag") {
-            apply_x_robots_tag(tag, agent, &mut page);
-        }
-        ParsedHtml { page, charset: decoded.charset.name(), charset_source: decoded.source.name() }
-    });
-    PageData { fetched, md5, body_zstd, parsed }
+    let parsed = (parse::is_html(&fetched.content_type) && (200..300).contains(&fetched.status))
+        .then(|| {
+            let decoded = parse::decode(
+                &fetched.body,
+                Some(&fetched.content_type)
+                    .filter(|c| !c.is_empty())
+                    .map(|c| c.as_str()),
+            );
+            let mut page = parse::parse_html(&decoded.text, url, agent);
+            if let Some(tag) = fetched.header("x-robots-tag") {
+                apply_x_robots_tag(tag, agent, &mut page);
+            }
+            ParsedHtml {
+                page,
+                charset: decoded.charset.name(),
+                charset_source: decoded.source.name(),
+            }
+        });
+    PageData {
+        fetched,
+        md5,
+        body_zstd,
+        parsed,
+    }
 }
 
 /// `X-Robots-Tag: noindex, nofollow` or `X-Robots-Tag: trawl: noindex`.

@@ -48,8 +48,12 @@ pub struct FetchSettings {
 impl Default for FetchSettings {
     fn default() -> Self {
         FetchSettings {
-            user_agent: concat!("trawl/", env!("CARGO_PKG_VERSION"), " (+https://github.com/trawl-crawler/trawl)")
-                .to_string(),
+            user_agent: concat!(
+                "trawl/",
+                env!("CARGO_PKG_VERSION"),
+                " (+https://github.com/trawl-crawler/trawl)"
+            )
+            .to_string(),
             connect_timeout: Duration::from_secs(10),
             first_byte_timeout: Duration::from_secs(20),
             total_timeout: Duration::from_secs(60),
@@ -76,7 +80,10 @@ pub struct Fetched {
 
 impl Fetched {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -108,10 +115,13 @@ impl HttpClient {
         if let Some(path) = &settings.ca_file {
             use rustls_pki_types::pem::PemObject;
             let err = |e: String| ClientError::CaFile(path.clone(), e);
-            let certs = rustls_pki_types::CertificateDer::pem_file_iter(path).map_err(|e| err(e.to_string()))?;
+            let certs = rustls_pki_types::CertificateDer::pem_file_iter(path)
+                .map_err(|e| err(e.to_string()))?;
             let mut n = 0;
             for cert in certs {
-                roots.add(cert.map_err(|e| err(e.to_string()))?).map_err(|e| err(e.to_string()))?;
+                roots
+                    .add(cert.map_err(|e| err(e.to_string()))?)
+                    .map_err(|e| err(e.to_string()))?;
                 n += 1;
             }
             if n == 0 {
@@ -157,8 +167,14 @@ impl HttpClient {
             .header(header::ACCEPT, "text/html,application/xhtml+xml,*/*;q=0.8")
             .header(header::ACCEPT_ENCODING, "gzip, deflate, br")
             .body(Empty::new())
-            .map_err(|e| FetchError { reason: FailReason::Protocol, detail: e.to_string() })?;
-        let first_byte = self.settings.first_byte_timeout.min(self.settings.total_timeout);
+            .map_err(|e| FetchError {
+                reason: FailReason::Protocol,
+                detail: e.to_string(),
+            })?;
+        let first_byte = self
+            .settings
+            .first_byte_timeout
+            .min(self.settings.total_timeout);
         let resp = match tokio::time::timeout(first_byte, self.client.request(req)).await {
             Err(_) => return Err(timeout("no response headers in time")),
             Ok(Err(e)) => return Err(classify(&e)),
@@ -173,7 +189,10 @@ impl HttpClient {
                 Err(_) => return Err(timeout("body not complete in time")),
                 Ok(None) => break,
                 Ok(Some(Err(e))) => {
-                    return Err(FetchError { reason: FailReason::Protocol, detail: format!("body: {e}") });
+                    return Err(FetchError {
+                        reason: FailReason::Protocol,
+                        detail: format!("body: {e}"),
+                    });
                 }
                 Ok(Some(Ok(f))) => f,
             };
@@ -188,12 +207,17 @@ impl HttpClient {
             }
         }
         let wire_len = raw.len() as u64;
-        let encoding = parts.headers.get(header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()).unwrap_or("");
+        let encoding = parts
+            .headers
+            .get(header::CONTENT_ENCODING)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
         let (body, cut) = decode_content(raw, encoding, cap);
         Ok(Fetched {
             status: parts.status.as_u16(),
             http_version: version_name(parts.version),
-            content_type: header_str(&parts.headers, header::CONTENT_TYPE.as_str()).unwrap_or_default(),
+            content_type: header_str(&parts.headers, header::CONTENT_TYPE.as_str())
+                .unwrap_or_default(),
             location: header_str(&parts.headers, header::LOCATION.as_str()),
             retry_after: header_str(&parts.headers, header::RETRY_AFTER.as_str()),
             headers: KEPT_HEADERS
@@ -209,11 +233,15 @@ impl HttpClient {
 }
 
 fn timeout(detail: &str) -> FetchError {
-    FetchError { reason: FailReason::Timeout, detail: detail.to_string() }
+    FetchError {
+        reason: FailReason::Timeout,
+        detail: detail.to_string(),
+    }
 }
 
 fn header_str(h: &HeaderMap, name: &str) -> Option<String> {
-    h.get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    h.get(name)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
 }
 
 fn version_name(v: http::Version) -> &'static str {
@@ -234,17 +262,25 @@ fn decode_content(raw: Vec<u8>, encoding: &str, cap: usize) -> (Vec<u8>, bool) {
     let mut out = Vec::new();
     let src = &raw[..];
     let _ = match enc.as_str() {
-        "gzip" | "x-gzip" => flate2::read::MultiGzDecoder::new(src).take(limit).read_to_end(&mut out),
+        "gzip" | "x-gzip" => flate2::read::MultiGzDecoder::new(src)
+            .take(limit)
+            .read_to_end(&mut out),
         "deflate" => {
             // Servers send both zlib-wrapped and raw deflate under this name.
-            let r = flate2::read::ZlibDecoder::new(src).take(limit).read_to_end(&mut out);
+            let r = flate2::read::ZlibDecoder::new(src)
+                .take(limit)
+                .read_to_end(&mut out);
             if r.is_err() && out.is_empty() {
-                flate2::read::DeflateDecoder::new(src).take(limit).read_to_end(&mut out)
+                flate2::read::DeflateDecoder::new(src)
+                    .take(limit)
+                    .read_to_end(&mut out)
             } else {
                 r
             }
         }
-        "br" => brotli_decompressor::Decompressor::new(src, 4096).take(limit).read_to_end(&mut out),
+        "br" => brotli_decompressor::Decompressor::new(src, 4096)
+            .take(limit)
+            .read_to_end(&mut out),
         _ => return (raw, false),
     };
     let cut = out.len() > cap;
@@ -255,7 +291,11 @@ fn decode_content(raw: Vec<u8>, encoding: &str, cap: usize) -> (Vec<u8>, bool) {
 /// Maps a client error to a failure reason by walking its source chain.
 fn classify(e: &hyper_util::client::legacy::Error) -> FetchError {
     let mut detail = e.to_string();
-    let mut reason = if e.is_connect() { FailReason::Connect } else { FailReason::Protocol };
+    let mut reason = if e.is_connect() {
+        FailReason::Connect
+    } else {
+        FailReason::Protocol
+    };
     let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
     while let Some(s) = src {
         detail = format!("{detail}: {s}");
@@ -269,7 +309,14 @@ fn classify(e: &hyper_util::client::legacy::Error) -> FetchError {
             }
         }
         let text = s.to_string().to_ascii_lowercase();
-        if reason == FailReason::Connect && (text.contains("dns") || text.contains("lookup") || text.contains("resolve")) {
+        // hyper-util boxes connector errors, so rustls' type is not always
+        // reachable by downcasting; its messages are distinctive enough.
+        if text.contains("certificate") || text.contains("handshake") || text.contains("tls") {
+            reason = FailReason::Tls;
+        }
+        if reason == FailReason::Connect
+            && (text.contains("dns") || text.contains("lookup") || text.contains("resolve"))
+        {
             reason = FailReason::Dns;
         }
         src = s.source();
@@ -284,7 +331,11 @@ pub fn retry_after_ms(value: &str) -> Option<u64> {
         return Some(secs.saturating_mul(1000));
     }
     let when = httpdate::parse_http_date(v).ok()?;
-    Some(when.duration_since(std::time::SystemTime::now()).map(|d| d.as_millis() as u64).unwrap_or(0))
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+    )
 }
 
 /// Whether a status asks the client to slow down.

@@ -37,7 +37,8 @@ impl tower_service::Service<Name> for CachingResolver {
             {
                 return Ok(addrs.into_iter());
             }
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             if let Ok(mut c) = cache.lock() {
                 c.insert(host, (addrs.clone(), Instant::now()));
             }

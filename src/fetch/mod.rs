@@ -7,5 +7,8 @@ mod client;
 mod dns;
 mod robots;
 
-pub use client::{ClientError, FetchError, FetchSettings, Fetched, HttpClient, KEPT_HEADERS, is_backoff, retry_after_ms};
+pub use client::{
+    ClientError, FetchError, FetchSettings, Fetched, HttpClient, KEPT_HEADERS, is_backoff,
+    retry_after_ms,
+};
 pub use robots::{RobotsRules, fetch_robots, product_token};

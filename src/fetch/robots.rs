@@ -15,7 +15,11 @@ const MAX_ROBOTS_BYTES: usize = 500 * 1024;
 /// The product token robots.txt groups are matched against: the user
 /// agent up to the first `/` or space, e.g. `trawl` for `trawl/0.1 (+…)`.
 pub fn product_token(user_agent: &str) -> &str {
-    user_agent.split(['/', ' ']).next().unwrap_or(user_agent).trim()
+    user_agent
+        .split(['/', ' '])
+        .next()
+        .unwrap_or(user_agent)
+        .trim()
 }
 
 /// Fetches `origin/robots.txt`, following up to five redirects.
@@ -24,26 +28,69 @@ pub async fn fetch_robots(client: &HttpClient, origin: &str) -> (RobotsOutcome, 
     for _ in 0..=MAX_REDIRECTS {
         let resp = match client.get(&url).await {
             Ok(r) => r,
-            Err(e) => return (RobotsOutcome::Unreachable { detail: e.to_string() }, Vec::new()),
+            Err(e) => {
+                return (
+                    RobotsOutcome::Unreachable {
+                        detail: e.to_string(),
+                    },
+                    Vec::new(),
+                );
+            }
         };
         match resp.status {
             200..=299 => {
                 let mut body = resp.body;
                 body.truncate(MAX_ROBOTS_BYTES);
-                return (RobotsOutcome::Fetched { status: resp.status }, body);
+                return (
+                    RobotsOutcome::Fetched {
+                        status: resp.status,
+                    },
+                    body,
+                );
             }
             300..=399 => {
-                let next = resp.location.as_deref().and_then(|l| url::Url::parse(&url).ok()?.join(l).ok());
+                let next = resp
+                    .location
+                    .as_deref()
+                    .and_then(|l| url::Url::parse(&url).ok()?.join(l).ok());
                 match next {
                     Some(n) => url = n.to_string(),
                     // A redirect with nowhere to go: no file there.
-                    None => return (RobotsOutcome::Unavailable { status: resp.status }, Vec::new()),
+                    None => {
+                        return (
+                            RobotsOutcome::Unavailable {
+                                status: resp.status,
+                            },
+                            Vec::new(),
+                        );
+                    }
                 }
             }
             // Google treats 429 like a server error; so do we.
-            429 => return (RobotsOutcome::Unreachable { detail: "429 Too Many Requests".into() }, Vec::new()),
-            400..=499 => return (RobotsOutcome::Unavailable { status: resp.status }, Vec::new()),
-            s => return (RobotsOutcome::Unreachable { detail: format!("status {s}") }, Vec::new()),
+            429 => {
+                return (
+                    RobotsOutcome::Unreachable {
+                        detail: "429 Too Many Requests".into(),
+                    },
+                    Vec::new(),
+                );
+            }
+            400..=499 => {
+                return (
+                    RobotsOutcome::Unavailable {
+                        status: resp.status,
+                    },
+                    Vec::new(),
+                );
+            }
+            s => {
+                return (
+                    RobotsOutcome::Unreachable {
+                        detail: format!("status {s}"),
+                    },
+                    Vec::new(),
+                );
+            }
         }
     }
     (RobotsOutcome::TooManyRedirects, Vec::new())
@@ -60,10 +107,15 @@ impl RobotsRules {
         let unreachable = matches!(rec.outcome, RobotsOutcome::Unreachable { .. });
         let robots = match &rec.outcome {
             RobotsOutcome::Fetched { .. } => robotxt::Robots::parse(&rec.body, agent),
-            RobotsOutcome::Unavailable { .. } | RobotsOutcome::TooManyRedirects => robotxt::Robots::allow_all(),
+            RobotsOutcome::Unavailable { .. } | RobotsOutcome::TooManyRedirects => {
+                robotxt::Robots::allow_all()
+            }
             RobotsOutcome::Unreachable { .. } => robotxt::Robots::disallow_all(),
         };
-        RobotsRules { robots, unreachable }
+        RobotsRules {
+            robots,
+            unreachable,
+        }
     }
 
     /// Whether `path_and_query` (e.g. `/a/b?c`) may be fetched.
@@ -82,9 +134,13 @@ impl RobotsRules {
 
     /// The pattern that decides `path_and_query`, for explanations.
     pub fn deciding_rule(&self, path_and_query: &str) -> Option<String> {
-        self.robots
-            .matching_rule(path_and_query)
-            .map(|r| format!("{} {}", if r.is_allow() { "Allow:" } else { "Disallow:" }, r.pattern()))
+        self.robots.matching_rule(path_and_query).map(|r| {
+            format!(
+                "{} {}",
+                if r.is_allow() { "Allow:" } else { "Disallow:" },
+                r.pattern()
+            )
+        })
     }
 }
 
@@ -119,10 +175,26 @@ mod tests {
 
     #[test]
     fn access_results() {
-        let mk = |outcome| RobotsRecord { outcome, body: vec![], fetched_ms: 0, expires_ms: 0, failures: 0 };
-        assert!(RobotsRules::from_record(&mk(RobotsOutcome::Unavailable { status: 404 }), "trawl").allows("/x"));
-        assert!(RobotsRules::from_record(&mk(RobotsOutcome::TooManyRedirects), "trawl").allows("/x"));
-        let r = RobotsRules::from_record(&mk(RobotsOutcome::Unreachable { detail: "503".into() }), "trawl");
+        let mk = |outcome| RobotsRecord {
+            outcome,
+            body: vec![],
+            fetched_ms: 0,
+            expires_ms: 0,
+            failures: 0,
+        };
+        assert!(
+            RobotsRules::from_record(&mk(RobotsOutcome::Unavailable { status: 404 }), "trawl")
+                .allows("/x")
+        );
+        assert!(
+            RobotsRules::from_record(&mk(RobotsOutcome::TooManyRedirects), "trawl").allows("/x")
+        );
+        let r = RobotsRules::from_record(
+            &mk(RobotsOutcome::Unreachable {
+                detail: "503".into(),
+            }),
+            "trawl",
+        );
         assert!(!r.allows("/x") && r.is_unreachable());
     }
 }

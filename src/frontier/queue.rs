@@ -30,7 +30,13 @@ impl HostQueue {
     pub fn new(host: HostId) -> HostQueue {
         let mut low = [0u8; 32];
         low[..8].copy_from_slice(&host.to_bytes());
-        HostQueue { host, window: BTreeMap::new(), low, complete: false, in_flight: HashSet::new() }
+        HostQueue {
+            host,
+            window: BTreeMap::new(),
+            low,
+            complete: false,
+            in_flight: HashSet::new(),
+        }
     }
 
     /// The next entry to fetch; it counts as in flight until [`done`](Self::done).
@@ -46,7 +52,8 @@ impl HostQueue {
     }
 
     fn refill(&mut self, store: &Store) -> Result<()> {
-        let (rows, end) = store.frontier_range(self.host, &self.low, WINDOW + self.in_flight.len())?;
+        let (rows, end) =
+            store.frontier_range(self.host, &self.low, WINDOW + self.in_flight.len())?;
         if let Some((last, _)) = rows.last() {
             self.low = successor(last.to_key());
         }
@@ -61,7 +68,10 @@ impl HostQueue {
 
     /// Mirrors an entry just written to the CF.
     pub fn push(&mut self, key: FrontierKey, entry: FrontierEntry) {
-        let below_window = self.window.last_key_value().is_some_and(|(max, _)| key < *max);
+        let below_window = self
+            .window
+            .last_key_value()
+            .is_some_and(|(max, _)| key < *max);
         if self.complete || below_window {
             self.window.insert(key, entry);
             if self.window.len() > MAX_WINDOW {

@@ -19,7 +19,12 @@ impl SeenFront {
     pub fn with_capacity(capacity: usize) -> SeenFront {
         let capacity = capacity.max(1 << 16);
         let nbits = (capacity * BITS_PER_URL).next_power_of_two() as u64;
-        SeenFront { bits: vec![0; (nbits / 64) as usize], nbits, capacity, len: 0 }
+        SeenFront {
+            bits: vec![0; (nbits / 64) as usize],
+            nbits,
+            capacity,
+            len: 0,
+        }
     }
 
     fn positions(nbits: u64, id: UrlId) -> impl Iterator<Item = u64> {
@@ -71,7 +76,9 @@ mod tests {
             f.insert(UrlId::of(&format!("http://h/{i}")));
         }
         assert!((0..100_000u128).all(|i| f.may_contain(UrlId::of(&format!("http://h/{i}")))));
-        let fp = (0..100_000u128).filter(|i| f.may_contain(UrlId::of(&format!("http://x/{i}")))).count();
+        let fp = (0..100_000u128)
+            .filter(|i| f.may_contain(UrlId::of(&format!("http://x/{i}"))))
+            .count();
         assert!(fp < 2_000, "false positives {fp}");
     }
 }

@@ -64,13 +64,16 @@ impl std::fmt::Display for CanonicalUrl {
 
 /// Parses and normalizes an absolute URL.
 pub fn normalize(input: &str) -> Result<CanonicalUrl, UrlError> {
-    let url = url::Url::parse(input.trim()).map_err(|e| UrlError::Invalid(format!("{input}: {e}")))?;
+    let url =
+        url::Url::parse(input.trim()).map_err(|e| UrlError::Invalid(format!("{input}: {e}")))?;
     from_url(url)
 }
 
 /// Resolves `href` against `base` and normalizes the result.
 pub fn resolve(base: &url::Url, href: &str) -> Result<CanonicalUrl, UrlError> {
-    let url = base.join(href.trim()).map_err(|e| UrlError::Invalid(format!("{href}: {e}")))?;
+    let url = base
+        .join(href.trim())
+        .map_err(|e| UrlError::Invalid(format!("{href}: {e}")))?;
     from_url(url)
 }
 
@@ -148,18 +151,30 @@ mod tests {
 
     #[test]
     fn normalizes_case_port_fragment_dots_and_escapes() {
-        assert_eq!(n("HTTP://Example.COM:80/a/./b/../c#frag"), "http://example.com/a/c");
+        assert_eq!(
+            n("HTTP://Example.COM:80/a/./b/../c#frag"),
+            "http://example.com/a/c"
+        );
         assert_eq!(n("https://example.com:443"), "https://example.com/");
         assert_eq!(n("http://example.com:8080/"), "http://example.com:8080/");
-        assert_eq!(n("http://example.com/%7euser/%2f%3a?q=%7e%2b"), "http://example.com/~user/%2F%3A?q=~%2B");
+        assert_eq!(
+            n("http://example.com/%7euser/%2f%3a?q=%7e%2b"),
+            "http://example.com/~user/%2F%3A?q=~%2B"
+        );
         assert_eq!(n("http://example.com/a%2"), "http://example.com/a%2");
         assert_eq!(n("http://bücher.example/"), "http://xn--bcher-kva.example/");
     }
 
     #[test]
     fn rejects_other_schemes_and_long_urls() {
-        assert!(matches!(normalize("mailto:a@b.c"), Err(UrlError::Scheme(_))));
-        assert!(matches!(normalize("ftp://x.org/"), Err(UrlError::Scheme(_))));
+        assert!(matches!(
+            normalize("mailto:a@b.c"),
+            Err(UrlError::Scheme(_))
+        ));
+        assert!(matches!(
+            normalize("ftp://x.org/"),
+            Err(UrlError::Scheme(_))
+        ));
         assert!(matches!(normalize("not a url"), Err(UrlError::Invalid(_))));
         let long = format!("http://x.org/{}", "a".repeat(3000));
         assert!(matches!(normalize(&long), Err(UrlError::TooLong(_))));
@@ -168,8 +183,17 @@ mod tests {
     #[test]
     fn resolve_relative_and_ids_are_stable() {
         let base = url::Url::parse("http://h.org/a/b.html").unwrap();
-        assert_eq!(resolve(&base, "../c?x#y").unwrap().as_str(), "http://h.org/c?x");
-        assert_eq!(normalize("http://H.org/c?x").unwrap().id(), resolve(&base, "/c?x").unwrap().id());
-        assert_eq!(normalize("http://h.org:81/").unwrap().host_key(), "http://h.org:81");
+        assert_eq!(
+            resolve(&base, "../c?x#y").unwrap().as_str(),
+            "http://h.org/c?x"
+        );
+        assert_eq!(
+            normalize("http://H.org/c?x").unwrap().id(),
+            resolve(&base, "/c?x").unwrap().id()
+        );
+        assert_eq!(
+            normalize("http://h.org:81/").unwrap().host_key(),
+            "http://h.org:81"
+        );
     }
 }

@@ -40,7 +40,10 @@ pub struct Decoded {
 pub fn decode(body: &[u8], content_type: Option<&str>) -> Decoded {
     let (encoding, source, skip) = if let Some((enc, bom_len)) = Encoding::for_bom(body) {
         (enc, CharsetSource::Bom, bom_len)
-    } else if let Some(enc) = content_type.and_then(charset_param).and_then(|l| Encoding::for_label(l.as_bytes())) {
+    } else if let Some(enc) = content_type
+        .and_then(charset_param)
+        .and_then(|l| Encoding::for_label(l.as_bytes()))
+    {
         (enc, CharsetSource::Http, 0)
     } else if let Some(enc) = meta_charset(&body[..body.len().min(META_SCAN_BYTES)]) {
         (enc, CharsetSource::Meta, 0)
@@ -48,14 +51,20 @@ pub fn decode(body: &[u8], content_type: Option<&str>) -> Decoded {
         (sniff(body), CharsetSource::Sniff, 0)
     };
     let (text, _had_errors) = encoding.decode_without_bom_handling(&body[skip..]);
-    Decoded { text: text.into_owned(), charset: encoding, source }
+    Decoded {
+        text: text.into_owned(),
+        charset: encoding,
+        source,
+    }
 }
 
 /// The `charset=` parameter of a Content-Type value.
 fn charset_param(content_type: &str) -> Option<&str> {
     content_type.split(';').skip(1).find_map(|p| {
         let (k, v) = p.split_once('=')?;
-        k.trim().eq_ignore_ascii_case("charset").then(|| v.trim().trim_matches(|c| c == '"' || c == '\''))
+        k.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| v.trim().trim_matches(|c| c == '"' || c == '\''))
     })
 }
 
@@ -66,17 +75,28 @@ fn meta_charset(head: &[u8]) -> Option<&'static Encoding> {
     let mut from = 0;
     while let Some(pos) = find(&lower[from..], b"<meta") {
         let start = from + pos;
-        let end = lower[start..].iter().position(|&c| c == b'>').map_or(lower.len(), |e| start + e);
+        let end = lower[start..]
+            .iter()
+            .position(|&c| c == b'>')
+            .map_or(lower.len(), |e| start + e);
         let tag = &lower[start..end];
         if let Some(cs) = find(tag, b"charset") {
             let rest = &tag[cs + 7..];
             let rest = skip_ws(rest);
             if let Some(rest) = rest.strip_prefix(b"=") {
                 let rest = skip_ws(rest);
-                let rest = rest.strip_prefix(b"\"").or_else(|| rest.strip_prefix(b"'")).unwrap_or(rest);
+                let rest = rest
+                    .strip_prefix(b"\"")
+                    .or_else(|| rest.strip_prefix(b"'"))
+                    .unwrap_or(rest);
                 let len = rest
                     .iter()
-                    .position(|&c| matches!(c, b'"' | b'\'' | b';' | b' ' | b'/' | b'>' | b'\t' | b'\n' | b'\r'))
+                    .position(|&c| {
+                        matches!(
+                            c,
+                            b'"' | b'\'' | b';' | b' ' | b'/' | b'>' | b'\t' | b'\n' | b'\r'
+                        )
+                    })
                     .unwrap_or(rest.len());
                 if let Some(enc) = Encoding::for_label(&rest[..len]) {
                     // A page cannot be UTF-16 if we just read ASCII from it,
@@ -102,9 +122,9 @@ fn sniff(body: &[u8]) -> &'static Encoding {
         // Valid UTF-8 (including pure ASCII) needs no statistics.
         return UTF_8;
     }
-    let mut det = chardetng::EncodingDetector::new();
+    let mut det = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
     det.feed(sample, sample.len() == body.len());
-    det.guess(None, true)
+    det.guess(None, chardetng::Utf8Detection::Allow)
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -124,18 +144,31 @@ mod tests {
     fn order_is_bom_http_meta_sniff() {
         let bom = b"\xEF\xBB\xBF<meta charset=gbk>caf\xC3\xA9";
         let d = decode(bom, Some("text/html; charset=iso-8859-1"));
-        assert_eq!((d.charset, d.source, d.text.as_str()), (UTF_8, CharsetSource::Bom, "<meta charset=gbk>café"));
-        let d = decode(b"<meta charset=gbk>", Some("text/html; charset=\"Shift_JIS\""));
+        assert_eq!(
+            (d.charset, d.source, d.text.as_str()),
+            (UTF_8, CharsetSource::Bom, "<meta charset=gbk>café")
+        );
+        let d = decode(
+            b"<meta charset=gbk>",
+            Some("text/html; charset=\"Shift_JIS\""),
+        );
         assert_eq!(d.charset.name(), "Shift_JIS");
-        let d = decode(b"<meta http-equiv='Content-Type' content='text/html; charset=euc-kr'>", None);
-        assert_eq!((d.charset.name(), d.source), ("EUC-KR", CharsetSource::Meta));
+        let d = decode(
+            b"<meta http-equiv='Content-Type' content='text/html; charset=euc-kr'>",
+            None,
+        );
+        assert_eq!(
+            (d.charset.name(), d.source),
+            ("EUC-KR", CharsetSource::Meta)
+        );
         let d = decode(b"<META CHARSET = \"Big5\">", Some("text/html"));
         assert_eq!(d.charset.name(), "Big5");
     }
 
     #[test]
     fn sniffs_gbk_without_declaration() {
-        let (gbk, _, _) = encoding_rs::GBK.encode("<p>研究生论文答辩安排，体育学院篮球比赛通知。毕业生请查看。</p>");
+        let (gbk, _, _) = encoding_rs::GBK
+            .encode("<p>研究生论文答辩安排，体育学院篮球比赛通知。毕业生请查看。</p>");
         let d = decode(&gbk, None);
         assert_eq!(d.source, CharsetSource::Sniff);
         assert!(d.text.contains("研究生论文"), "{}", d.text);

@@ -59,7 +59,12 @@ pub fn parse_html(html: &str, page_url: &url::Url, agent: &str) -> ParsedPage {
     let mut text = TextBuf::default();
     let mut raw_links: Vec<RawLink> = Vec::new();
     let mut base: Option<url::Url> = None;
-    let mut stack: Vec<Step> = dom.children().iter().rev().map(|h| Step::Enter(*h)).collect();
+    let mut stack: Vec<Step> = dom
+        .children()
+        .iter()
+        .rev()
+        .map(|h| Step::Enter(*h))
+        .collect();
 
     while let Some(step) = stack.pop() {
         let handle = match step {
@@ -73,7 +78,9 @@ pub fn parse_html(html: &str, page_url: &url::Url, agent: &str) -> ParsedPage {
                 continue;
             }
         };
-        let Some(node) = handle.get(parser) else { continue };
+        let Some(node) = handle.get(parser) else {
+            continue;
+        };
         match node {
             tl::Node::Raw(raw) => text.push(&decode_entities(&raw.as_utf8_str())),
             tl::Node::Comment(_) => {}
@@ -98,19 +105,37 @@ pub fn parse_html(html: &str, page_url: &url::Url, agent: &str) -> ParsedPage {
                     "link" => {
                         let rel = attr(tag, "rel").unwrap_or_default();
                         if page.canonical.is_none()
-                            && rel.split_ascii_whitespace().any(|r| r.eq_ignore_ascii_case("canonical"))
+                            && rel
+                                .split_ascii_whitespace()
+                                .any(|r| r.eq_ignore_ascii_case("canonical"))
                             && let Some(h) = attr(tag, "href")
                         {
-                            raw_links.push(RawLink { href: format!("\0canonical{h}"), nofollow: true, start: 0, end: 0 });
+                            raw_links.push(RawLink {
+                                href: format!("\0canonical{h}"),
+                                nofollow: true,
+                                start: 0,
+                                end: 0,
+                            });
                         }
                     }
                     "a" | "area" | "frame" | "iframe" => {
-                        let href = if name.ends_with("frame") { attr(tag, "src") } else { attr(tag, "href") };
+                        let href = if name.ends_with("frame") {
+                            attr(tag, "src")
+                        } else {
+                            attr(tag, "href")
+                        };
                         if let Some(href) = href {
-                            let nofollow = attr(tag, "rel")
-                                .is_some_and(|r| r.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case("nofollow")));
+                            let nofollow = attr(tag, "rel").is_some_and(|r| {
+                                r.split_ascii_whitespace()
+                                    .any(|t| t.eq_ignore_ascii_case("nofollow"))
+                            });
                             let start = text.s.len();
-                            raw_links.push(RawLink { href: href.into_owned(), nofollow, start, end: start });
+                            raw_links.push(RawLink {
+                                href: href.into_owned(),
+                                nofollow,
+                                start,
+                                end: start,
+                            });
                             stack.push(Step::LeaveAnchor(raw_links.len() - 1));
                         }
                     }
@@ -121,7 +146,7 @@ pub fn parse_html(html: &str, page_url: &url::Url, agent: &str) -> ParsedPage {
                     text.newline();
                     stack.push(Step::LeaveBlock);
                 }
-                for child in tag.children().top().iter().rev() {
+                for child in tag.children().top().as_slice().iter().rev() {
                     stack.push(Step::Enter(*child));
                 }
             }
@@ -132,7 +157,9 @@ pub fn parse_html(html: &str, page_url: &url::Url, agent: &str) -> ParsedPage {
     page.text = text.s.trim().to_string();
     for raw in raw_links {
         if let Some(h) = raw.href.strip_prefix("\0canonical") {
-            page.canonical = model::resolve(base, &decode_entities(h)).ok().map(|u| u.as_str().to_string());
+            page.canonical = model::resolve(base, &decode_entities(h))
+                .ok()
+                .map(|u| u.as_str().to_string());
             continue;
         }
         let href = decode_entities(&raw.href);
@@ -157,12 +184,18 @@ pub fn parse_html(html: &str, page_url: &url::Url, agent: &str) -> ParsedPage {
 }
 
 fn meta_robots(tag: &tl::HTMLTag, agent: &str, page: &mut ParsedPage) {
-    let Some(name) = attr(tag, "name") else { return };
+    let Some(name) = attr(tag, "name") else {
+        return;
+    };
     let name = name.trim();
-    if !(name.eq_ignore_ascii_case("robots") || (!agent.is_empty() && name.eq_ignore_ascii_case(agent))) {
+    if !(name.eq_ignore_ascii_case("robots")
+        || (!agent.is_empty() && name.eq_ignore_ascii_case(agent)))
+    {
         return;
     }
-    let content = attr(tag, "content").unwrap_or_default().to_ascii_lowercase();
+    let content = attr(tag, "content")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     for d in content.split([',', ' ']).map(str::trim) {
         match d {
             "noindex" => page.noindex = true,
@@ -175,26 +208,72 @@ fn meta_robots(tag: &tl::HTMLTag, agent: &str, page: &mut ParsedPage) {
 
 /// An attribute's value, the name matched case-insensitively.
 fn attr<'t>(tag: &'t tl::HTMLTag, name: &str) -> Option<Cow<'t, str>> {
-    tag.attributes().iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).and_then(|(_, v)| v)
+    tag.attributes()
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .and_then(|(_, v)| v)
 }
 
 fn has_skipped_scheme(href: &str) -> bool {
-    let lower: String = href.chars().take(11).filter(|c| !c.is_ascii_whitespace()).collect::<String>().to_ascii_lowercase();
-    ["javascript:", "mailto:", "data:", "tel:"].iter().any(|s| lower.starts_with(s))
+    let lower: String = href
+        .chars()
+        .take(11)
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    ["javascript:", "mailto:", "data:", "tel:"]
+        .iter()
+        .any(|s| lower.starts_with(s))
 }
 
 fn is_block(name: &str) -> bool {
     matches!(
         name,
-        "address" | "article" | "aside" | "blockquote" | "body" | "dd" | "details" | "div" | "dl" | "dt"
-            | "fieldset" | "figcaption" | "figure" | "footer" | "form" | "h1" | "h2" | "h3" | "h4" | "h5"
-            | "h6" | "header" | "li" | "main" | "nav" | "ol" | "p" | "pre" | "section" | "table" | "td"
-            | "th" | "tr" | "ul" | "option" | "caption"
+        "address"
+            | "article"
+            | "aside"
+            | "blockquote"
+            | "body"
+            | "dd"
+            | "details"
+            | "div"
+            | "dl"
+            | "dt"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "form"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "header"
+            | "li"
+            | "main"
+            | "nav"
+            | "ol"
+            | "p"
+            | "pre"
+            | "section"
+            | "table"
+            | "td"
+            | "th"
+            | "tr"
+            | "ul"
+            | "option"
+            | "caption"
     )
 }
 
 fn decode_entities(s: &str) -> Cow<'_, str> {
-    if s.contains('&') { html_escape::decode_html_entities(s) } else { Cow::Borrowed(s) }
+    if s.contains('&') {
+        html_escape::decode_html_entities(s)
+    } else {
+        Cow::Borrowed(s)
+    }
 }
 
 /// Whitespace collapsed to single spaces.
@@ -256,12 +335,20 @@ fn mask_raw_text(html: &str) -> Cow<'_, str> {
     let mut out: Option<Vec<u8>> = None;
     for tag in ["<script", "<style"] {
         let mut from = 0;
-        let close = if tag == "<script" { "</script" } else { "</style" };
+        let close = if tag == "<script" {
+            "</script"
+        } else {
+            "</style"
+        };
         while let Some(p) = lower[from..].find(tag) {
             let open = from + p;
-            let Some(gt) = lower[open..].find('>') else { break };
+            let Some(gt) = lower[open..].find('>') else {
+                break;
+            };
             let body_start = open + gt + 1;
-            let body_end = lower[body_start..].find(close).map_or(lower.len(), |e| body_start + e);
+            let body_end = lower[body_start..]
+                .find(close)
+                .map_or(lower.len(), |e| body_start + e);
             let buf = out.get_or_insert_with(|| html.as_bytes().to_vec());
             for b in &mut buf[body_start..body_end] {
                 // Keep UTF-8 continuation bytes' positions valid by blanking
@@ -282,7 +369,11 @@ mod tests {
     use super::*;
 
     fn parse(html: &str) -> ParsedPage {
-        parse_html(html, &url::Url::parse("http://h.org/dir/page.html").unwrap(), "trawl")
+        parse_html(
+            html,
+            &url::Url::parse("http://h.org/dir/page.html").unwrap(),
+            "trawl",
+        )
     }
 
     #[test]
@@ -294,7 +385,10 @@ mod tests {
              <a href=\"other.html#frag\" rel=\"NoFollow\">o</a></body></html>",
         );
         assert_eq!(p.title, "A & B");
-        assert_eq!(p.text, "Intro text before the link\nsee the \"page\" after it\nmjto");
+        assert_eq!(
+            p.text,
+            "Intro text before the link\nsee the \"page\" after it\nmjto"
+        );
         assert_eq!(p.links.len(), 2);
         assert_eq!(p.links[0].url.as_str(), "http://h.org/x/y.html");
         assert_eq!(p.links[0].anchor, "the \"page\"");
@@ -325,7 +419,9 @@ mod tests {
 
     #[test]
     fn cjk_context_is_cut_on_char_boundaries() {
-        let p = parse("<p>研究生论文答辩安排研究生论文答辩安排研究生论文答辩安排<a href=/x>体育</a>篮球比赛通知篮球比赛通知篮球比赛通知</p>");
+        let p = parse(
+            "<p>研究生论文答辩安排研究生论文答辩安排研究生论文答辩安排<a href=/x>体育</a>篮球比赛通知篮球比赛通知篮球比赛通知</p>",
+        );
         let l = &p.links[0];
         assert_eq!(l.anchor, "体育");
         assert!(l.before.len() <= CONTEXT_BYTES && l.before.ends_with("安排"));

@@ -11,6 +11,11 @@ pub use html::{ParsedLink, ParsedPage, parse_html};
 
 /// Whether a Content-Type names something we parse as HTML.
 pub fn is_html(content_type: &str) -> bool {
-    let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let mime = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     mime.is_empty() || mime == "text/html" || mime == "application/xhtml+xml"
 }

@@ -62,7 +62,10 @@ impl LinkKey {
         if k.len() != Self::LEN {
             return None;
         }
-        Some(LinkKey { first: UrlId::from_slice(&k[..16])?, second: UrlId::from_slice(&k[16..])? })
+        Some(LinkKey {
+            first: UrlId::from_slice(&k[..16])?,
+            second: UrlId::from_slice(&k[16..])?,
+        })
     }
 }
 
@@ -72,12 +75,27 @@ mod tests {
 
     #[test]
     fn frontier_keys_round_trip_and_sort_by_host_then_priority() {
-        let a = FrontierKey { host: HostId(1), priority: FrontierKey::bfs_priority(1, 5), url: UrlId(9) };
-        let b = FrontierKey { host: HostId(1), priority: FrontierKey::bfs_priority(2, 0), url: UrlId(1) };
-        let c = FrontierKey { host: HostId(2), priority: 0, url: UrlId(0) };
+        let a = FrontierKey {
+            host: HostId(1),
+            priority: FrontierKey::bfs_priority(1, 5),
+            url: UrlId(9),
+        };
+        let b = FrontierKey {
+            host: HostId(1),
+            priority: FrontierKey::bfs_priority(2, 0),
+            url: UrlId(1),
+        };
+        let c = FrontierKey {
+            host: HostId(2),
+            priority: 0,
+            url: UrlId(0),
+        };
         assert_eq!(FrontierKey::from_key(&a.to_key()), Some(a));
         assert!(a.to_key() < b.to_key() && b.to_key() < c.to_key());
-        let l = LinkKey { first: UrlId(3), second: UrlId(u128::MAX) };
+        let l = LinkKey {
+            first: UrlId(3),
+            second: UrlId(u128::MAX),
+        };
         assert_eq!(LinkKey::from_key(&l.to_key()), Some(l));
     }
 }

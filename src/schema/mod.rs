@@ -28,7 +28,16 @@ pub const CF_CONTENT: &str = "content";
 
 /// Every column family trawl opens, in documentation order.
 pub const COLUMN_FAMILIES: [&str; 10] = [
-    CF_META, CF_URLS, CF_SEEN, CF_FRONTIER, CF_HOSTS, CF_PAGES, CF_DOCS, CF_LINKS, CF_INLINKS, CF_CONTENT,
+    CF_META,
+    CF_URLS,
+    CF_SEEN,
+    CF_FRONTIER,
+    CF_HOSTS,
+    CF_PAGES,
+    CF_DOCS,
+    CF_LINKS,
+    CF_INLINKS,
+    CF_CONTENT,
 ];
 
 /// Names of the `meta` column family's keys.
@@ -63,7 +72,10 @@ pub trait Versioned: serde::Serialize + serde::de::DeserializeOwned {
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
         let (&v, rest) = bytes.split_first().ok_or(CodecError::Empty)?;
         if v != Self::VERSION {
-            return Err(CodecError::Version { found: v, known: Self::VERSION });
+            return Err(CodecError::Version {
+                found: v,
+                known: Self::VERSION,
+            });
         }
         postcard::from_bytes(rest).map_err(|e| CodecError::Malformed(e.to_string()))
     }
@@ -82,19 +94,34 @@ mod tests {
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
             .collect();
-        assert_eq!(documented, COLUMN_FAMILIES.to_vec(), "schema/v1.md sections vs COLUMN_FAMILIES");
-        assert!(doc.starts_with(&format!("# trawl on-disk format, schema version {SCHEMA_VERSION}")));
+        assert_eq!(
+            documented,
+            COLUMN_FAMILIES.to_vec(),
+            "schema/v1.md sections vs COLUMN_FAMILIES"
+        );
+        assert!(doc.starts_with(&format!(
+            "# trawl on-disk format, schema version {SCHEMA_VERSION}"
+        )));
     }
 
     #[test]
     fn values_round_trip_and_reject_unknown_versions() {
-        let rec = SeenRecord { state: SeenState::Fetched { status: 200 }, depth: 3, parent: Some(7), redirects: 1, updated_ms: 9 };
+        let rec = SeenRecord {
+            state: SeenState::Fetched { status: 200 },
+            depth: 3,
+            parent: Some(7),
+            redirects: 1,
+            updated_ms: 9,
+        };
         let bytes = rec.encode();
         assert_eq!(bytes[0], SeenRecord::VERSION);
         assert_eq!(SeenRecord::decode(&bytes).unwrap(), rec);
         let mut newer = bytes.clone();
         newer[0] = 99;
-        assert!(matches!(SeenRecord::decode(&newer), Err(CodecError::Version { found: 99, .. })));
+        assert!(matches!(
+            SeenRecord::decode(&newer),
+            Err(CodecError::Version { found: 99, .. })
+        ));
         assert!(matches!(SeenRecord::decode(&[]), Err(CodecError::Empty)));
     }
 }

@@ -71,7 +71,9 @@ pub enum SeenState {
     /// In the frontier.
     Queued,
     /// Fetched; the response is in `pages`.
-    Fetched { status: u16 },
+    Fetched {
+        status: u16,
+    },
     Filtered(FilterReason),
     Failed(FailReason),
 }

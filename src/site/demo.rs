@@ -12,8 +12,12 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::{Response, Server, handler};
 
 /// The demo's hosts: (name, what its pages are about).
-const HOSTS: [(&str, Topic); 4] =
-    [("news", Topic::Sport), ("grad", Topic::Study), ("shop", Topic::Off), ("blog", Topic::Mixed)];
+const HOSTS: [(&str, Topic); 4] = [
+    ("news", Topic::Sport),
+    ("grad", Topic::Study),
+    ("shop", Topic::Off),
+    ("blog", Topic::Mixed),
+];
 
 #[derive(Clone, Copy, PartialEq)]
 enum Topic {
@@ -23,11 +27,33 @@ enum Topic {
     Mixed,
 }
 
-const SPORT: [&str; 8] = ["体育", "篮球", "比赛", "球队", "冠军", "训练", "运动员", "联赛"];
-const STUDY: [&str; 8] = ["研究生", "论文", "毕业", "导师", "答辩", "学院", "科研", "招生"];
-const OFF: [&str; 12] =
-    ["price", "cart", "shipping", "discount", "order", "garden", "recipe", "travel", "weather", "music", "camera", "sofa"];
-const FILLER: [&str; 10] = ["的", "通知", "关于", "我们", "今天", "新闻", "发布", "信息", "工作", "安排"];
+const SPORT: [&str; 8] = [
+    "体育",
+    "篮球",
+    "比赛",
+    "球队",
+    "冠军",
+    "训练",
+    "运动员",
+    "联赛",
+];
+const STUDY: [&str; 8] = [
+    "研究生",
+    "论文",
+    "毕业",
+    "导师",
+    "答辩",
+    "学院",
+    "科研",
+    "招生",
+];
+const OFF: [&str; 12] = [
+    "price", "cart", "shipping", "discount", "order", "garden", "recipe", "travel", "weather",
+    "music", "camera", "sofa",
+];
+const FILLER: [&str; 10] = [
+    "的", "通知", "关于", "我们", "今天", "新闻", "发布", "信息", "工作", "安排",
+];
 
 /// A running demo web.
 pub struct Demo {
@@ -42,10 +68,17 @@ impl Demo {
         for _ in HOSTS {
             listeners.push(TcpListener::bind("127.0.0.1:0").await?);
         }
-        let ports: Vec<u16> = listeners.iter().map(|l| l.local_addr().map(|a| a.port())).collect::<Result<_, _>>()?;
+        let ports: Vec<u16> = listeners
+            .iter()
+            .map(|l| l.local_addr().map(|a| a.port()))
+            .collect::<Result<_, _>>()?;
         let mut servers = Vec::new();
         for (i, l) in listeners.into_iter().enumerate() {
-            let site = std::sync::Arc::new(Site { host: i, ports: ports.clone(), n: pages_per_host.max(1) });
+            let site = std::sync::Arc::new(Site {
+                host: i,
+                ports: ports.clone(),
+                n: pages_per_host.max(1),
+            });
             servers.push(Server::start(
                 l,
                 handler(move |req| {
@@ -54,7 +87,10 @@ impl Demo {
                 }),
             )?);
         }
-        Ok(Demo { servers, pages_per_host })
+        Ok(Demo {
+            servers,
+            pages_per_host,
+        })
     }
 
     /// The seeds: each host's front page.
@@ -125,7 +161,10 @@ impl Site {
     }
 
     fn index(&self) -> String {
-        let mut h = format!("<html><head><title>{} home</title></head><body><h1>{}</h1><ul>", HOSTS[self.host].0, HOSTS[self.host].0);
+        let mut h = format!(
+            "<html><head><title>{} home</title></head><body><h1>{}</h1><ul>",
+            HOSTS[self.host].0, HOSTS[self.host].0
+        );
         for i in 0..self.n.min(10) {
             let _ = write!(h, "<li><a href=\"/p/{i}.html\">page {i}</a></li>");
         }
@@ -142,14 +181,22 @@ impl Site {
             // Declared only in the document: the decoder must find the <meta>.
             h.push_str("<meta charset=\"gbk\">");
         }
-        let _ = write!(h, "<title>{title}</title></head><body><nav><a href=\"/\">home</a> | <a href=\"/p/0.html\">first</a></nav>");
+        let _ = write!(
+            h,
+            "<title>{title}</title></head><body><nav><a href=\"/\">home</a> | <a href=\"/p/0.html\">first</a></nav>"
+        );
         let _ = write!(h, "<h1>{title}</h1>");
         for p in 0..4 {
             let _ = write!(h, "<p>{}</p>", self.words(i * 10 + p, 40));
         }
         h.push_str("<ul>");
         let mut link = |href: String, text: String| {
-            let _ = write!(h, "<li>{} <a href=\"{href}\">{text}</a> {}</li>", self.words(i + href.len(), 4), self.words(i + 7, 3));
+            let _ = write!(
+                h,
+                "<li>{} <a href=\"{href}\">{text}</a> {}</li>",
+                self.words(i + href.len(), 4),
+                self.words(i + 7, 3)
+            );
         };
         for c in [2 * i + 1, 2 * i + 2] {
             if c < self.n {
@@ -161,8 +208,18 @@ impl Site {
             link(format!("/p/{j}.html"), self.words(j, 2));
         }
         let other = (self.host + 1 + self.rand(i, 9) % (self.ports.len() - 1)) % self.ports.len();
-        link(format!("http://127.0.0.1:{}/p/{}.html", self.ports[other], self.rand(i, 8) % self.n), "elsewhere".into());
-        link(format!("http://www.external-{}.example/", i % 13), "external".into());
+        link(
+            format!(
+                "http://127.0.0.1:{}/p/{}.html",
+                self.ports[other],
+                self.rand(i, 8) % self.n
+            ),
+            "elsewhere".into(),
+        );
+        link(
+            format!("http://www.external-{}.example/", i % 13),
+            "external".into(),
+        );
         if i % 10 == 3 {
             link(format!("/missing/{i}.html"), "gone".into());
         }
@@ -175,10 +232,16 @@ impl Site {
         if i % 9 == 0 {
             link(format!("/private/{i}.html"), "private".into());
         }
-        h.push_str("</ul><footer>Copyright demo site | E-mail: demo@example.com</footer></body></html>");
+        h.push_str(
+            "</ul><footer>Copyright demo site | E-mail: demo@example.com</footer></body></html>",
+        );
         if gbk {
             let (bytes, _, _) = encoding_rs::GBK.encode(&h);
-            let ct = if i % 10 == 0 { "text/html" } else { "text/html; charset=gbk" };
+            let ct = if i % 10 == 0 {
+                "text/html"
+            } else {
+                "text/html; charset=gbk"
+            };
             return Response::new(200, Bytes::from(bytes.into_owned())).header("content-type", ct);
         }
         Response::html(h)
@@ -187,5 +250,8 @@ impl Site {
 
 /// The number in `prefix{n}suffix`.
 fn num(path: &str, prefix: &str, suffix: &str) -> Option<usize> {
-    path.strip_prefix(prefix)?.strip_suffix(suffix)?.parse().ok()
+    path.strip_prefix(prefix)?
+        .strip_suffix(suffix)?
+        .parse()
+        .ok()
 }

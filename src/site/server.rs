@@ -46,7 +46,12 @@ pub struct Response {
 
 impl Response {
     pub fn new(status: u16, body: impl Into<Bytes>) -> Response {
-        Response { status, headers: Vec::new(), body: Body::Full(body.into()), delay: Duration::ZERO }
+        Response {
+            status,
+            headers: Vec::new(),
+            body: Body::Full(body.into()),
+            delay: Duration::ZERO,
+        }
     }
     pub fn html(body: impl Into<Bytes>) -> Response {
         Response::new(200, body).header("content-type", "text/html; charset=utf-8")
@@ -70,7 +75,8 @@ impl Response {
     }
 }
 
-pub type Handler = Arc<dyn Fn(Request) -> Pin<Box<dyn Future<Output = Response> + Send>> + Send + Sync>;
+pub type Handler =
+    Arc<dyn Fn(Request) -> Pin<Box<dyn Future<Output = Response> + Send>> + Send + Sync>;
 
 /// Wraps an async closure as a [`Handler`].
 pub fn handler<F, Fut>(f: F) -> Handler
@@ -95,9 +101,17 @@ impl Server {
     }
 
     /// Serves HTTPS (ALPN h2 and http/1.1) on a bound listener.
-    pub fn start_tls(listener: TcpListener, handler: Handler, mut tls: rustls::ServerConfig) -> std::io::Result<Server> {
+    pub fn start_tls(
+        listener: TcpListener,
+        handler: Handler,
+        mut tls: rustls::ServerConfig,
+    ) -> std::io::Result<Server> {
         tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        Self::start_inner(listener, handler, Some(tokio_rustls::TlsAcceptor::from(Arc::new(tls))))
+        Self::start_inner(
+            listener,
+            handler,
+            Some(tokio_rustls::TlsAcceptor::from(Arc::new(tls))),
+        )
     }
 
     /// Binds 127.0.0.1 on a free port and serves plain HTTP.
@@ -115,7 +129,9 @@ impl Server {
         let task = tokio::spawn(async move {
             let mut conns = JoinSet::new();
             loop {
-                let Ok((stream, _)) = listener.accept().await else { continue };
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
                 let _ = stream.set_nodelay(true);
                 let handler = handler.clone();
                 let tls = tls.clone();
@@ -133,7 +149,11 @@ impl Server {
                 while conns.try_join_next().is_some() {}
             }
         });
-        Ok(Server { addr, tls: is_tls, task })
+        Ok(Server {
+            addr,
+            tls: is_tls,
+            task,
+        })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -142,7 +162,12 @@ impl Server {
 
     /// `http(s)://127.0.0.1:PORT` followed by `path`.
     pub fn url(&self, path: &str) -> String {
-        format!("{}://{}{}", if self.tls { "https" } else { "http" }, self.addr, path)
+        format!(
+            "{}://{}{}",
+            if self.tls { "https" } else { "http" },
+            self.addr,
+            path
+        )
     }
 }
 
@@ -162,7 +187,11 @@ where
         async move {
             let r = Request {
                 method: req.method().to_string(),
-                path: req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_else(|| "/".into()),
+                path: req
+                    .uri()
+                    .path_and_query()
+                    .map(|p| p.to_string())
+                    .unwrap_or_else(|| "/".into()),
                 headers: req.headers().clone(),
                 version: req.version(),
             };
@@ -176,17 +205,24 @@ where
             }
             let body = match resp.body {
                 Body::Full(bytes) => http_body_util::Either::Left(Full::new(bytes)),
-                Body::Repeat { chunk, times } => http_body_util::Either::Right(RepeatBody { chunk, left: times }),
+                Body::Repeat { chunk, times } => {
+                    http_body_util::Either::Right(RepeatBody { chunk, left: times })
+                }
             };
             b.body(body).or_else(|_| {
                 hyper::Response::builder()
                     .status(500)
-                    .body(http_body_util::Either::Left(Full::new(Bytes::from_static(b"bad response"))))
+                    .body(http_body_util::Either::Left(Full::new(Bytes::from_static(
+                        b"bad response",
+                    ))))
             })
         }
     });
     let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder.http1().timer(TokioTimer::new()).header_read_timeout(Duration::from_secs(30));
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(30));
     let _ = builder.serve_connection(io, svc).await;
 }
 
@@ -200,7 +236,10 @@ impl hyper::body::Body for RepeatBody {
     type Data = Bytes;
     type Error = std::convert::Infallible;
 
-    fn poll_frame(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         if self.left == 0 {
             return Poll::Ready(None);
         }

@@ -14,20 +14,27 @@ use rocksdb::{DB, Direction, IteratorMode, ReadOptions, WriteBatch};
 
 use crate::model::{HostId, UrlId};
 use crate::schema::{
-    self, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_META, CF_PAGES, CF_SEEN, CF_URLS, CodecError, Counters, DocRecord,
-    FrontierEntry, FrontierKey, HostRecord, PageRecord, SeedList, SeenRecord, Versioned, meta_keys,
+    self, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_META, CF_PAGES, CF_SEEN, CF_URLS, CodecError,
+    Counters, DocRecord, FrontierEntry, FrontierKey, HostRecord, PageRecord, SeedList, SeenRecord,
+    Versioned, meta_keys,
 };
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("{0}: locked by another trawl process; stop it, or open with --read-only to inspect it")]
+    #[error(
+        "{0}: locked by another trawl process; stop it, or open with --read-only to inspect it"
+    )]
     Locked(PathBuf),
     #[error("{0}: not a trawl database ({1}); pass a new or empty directory")]
     NotTrawl(PathBuf, String),
     #[error(
         "{path}: written by a newer trawl (schema version {found}, this one reads up to {supported}); upgrade trawl"
     )]
-    NewerSchema { path: PathBuf, found: u32, supported: u32 },
+    NewerSchema {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
     #[error("{0}: cannot open the database: {1}")]
     Open(PathBuf, String),
     #[error("database error: {0}")]
@@ -51,14 +58,22 @@ impl Store {
     /// Opens (creating if missing) a database for reading and writing.
     pub fn open(path: &Path) -> Result<Store> {
         let db = open::open_primary(path)?;
-        Ok(Store { db, path: path.to_path_buf(), secondary: false })
+        Ok(Store {
+            db,
+            path: path.to_path_buf(),
+            secondary: false,
+        })
     }
 
     /// Opens a database another process may be writing, as a RocksDB
     /// secondary whose private files live in `scratch`.
     pub fn open_secondary(path: &Path, scratch: &Path) -> Result<Store> {
         let db = open::open_secondary(path, scratch)?;
-        Ok(Store { db, path: path.to_path_buf(), secondary: true })
+        Ok(Store {
+            db,
+            path: path.to_path_buf(),
+            secondary: true,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -79,7 +94,9 @@ impl Store {
 
     fn cf(&self, name: &str) -> &rocksdb::ColumnFamily {
         // Every CF in schema::COLUMN_FAMILIES is opened (or created) by `open`.
-        self.db.cf_handle(name).expect("column family opened at start")
+        self.db
+            .cf_handle(name)
+            .expect("column family opened at start")
     }
 
     pub fn get_raw(&self, cf: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
@@ -88,7 +105,9 @@ impl Store {
 
     pub fn get<T: Versioned>(&self, cf: &'static str, key: &[u8]) -> Result<Option<T>> {
         match self.db.get_pinned_cf(self.cf(cf), key)? {
-            Some(v) => T::decode(&v).map(Some).map_err(|err| StoreError::Codec { cf, err }),
+            Some(v) => T::decode(&v)
+                .map(Some)
+                .map_err(|err| StoreError::Codec { cf, err }),
             None => Ok(None),
         }
     }
@@ -105,14 +124,18 @@ impl Store {
             .batched_multi_get_cf(cf, keys.iter(), false)
             .into_iter()
             .map(|r| match r? {
-                Some(v) => SeenRecord::decode(&v).map(Some).map_err(|err| StoreError::Codec { cf: CF_SEEN, err }),
+                Some(v) => SeenRecord::decode(&v)
+                    .map(Some)
+                    .map_err(|err| StoreError::Codec { cf: CF_SEEN, err }),
                 None => Ok(None),
             })
             .collect()
     }
 
     pub fn url(&self, id: UrlId) -> Result<Option<String>> {
-        Ok(self.get_raw(CF_URLS, &id.to_bytes())?.map(|v| String::from_utf8_lossy(&v).into_owned()))
+        Ok(self
+            .get_raw(CF_URLS, &id.to_bytes())?
+            .map(|v| String::from_utf8_lossy(&v).into_owned()))
     }
 
     pub fn page(&self, id: UrlId) -> Result<Option<PageRecord>> {
@@ -152,11 +175,15 @@ impl Store {
         it.seek(from);
         let mut out = Vec::new();
         while it.valid() && out.len() < limit {
-            let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
+            let (Some(k), Some(v)) = (it.key(), it.value()) else {
+                break;
+            };
             let key = FrontierKey::from_key(k);
             if let Some(key) = key.filter(|key| key.host == host) {
-                let entry =
-                    FrontierEntry::decode(v).map_err(|err| StoreError::Codec { cf: schema::CF_FRONTIER, err })?;
+                let entry = FrontierEntry::decode(v).map_err(|err| StoreError::Codec {
+                    cf: schema::CF_FRONTIER,
+                    err,
+                })?;
                 out.push((key, entry));
             } else {
                 return Ok((out, true));
@@ -174,7 +201,9 @@ impl Store {
         let mut hosts = Vec::new();
         it.seek_to_first();
         while it.valid() {
-            let Some(host) = it.key().and_then(HostId::from_slice) else { break };
+            let Some(host) = it.key().and_then(HostId::from_slice) else {
+                break;
+            };
             hosts.push(host);
             match host.0.checked_add(1) {
                 Some(next) => it.seek(next.to_be_bytes()),
@@ -194,12 +223,19 @@ impl Store {
         self.db
             .iterator_cf(self.cf(cf), IteratorMode::From(prefix, Direction::Forward))
             .map(|r| r.map_err(StoreError::from))
-            .take_while(move |r| r.as_ref().map(|(k, _)| k.starts_with(prefix)).unwrap_or(true))
+            .take_while(move |r| {
+                r.as_ref()
+                    .map(|(k, _)| k.starts_with(prefix))
+                    .unwrap_or(true)
+            })
     }
 
     /// Starts an atomic batch of writes.
     pub fn batch(&self) -> Batch<'_> {
-        Batch { store: self, wb: WriteBatch::default() }
+        Batch {
+            store: self,
+            wb: WriteBatch::default(),
+        }
     }
 
     /// Flushes memtables so that the next open replays no WAL.

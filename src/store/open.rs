@@ -33,7 +33,6 @@ fn cf_options(name: &str, cache: &Cache) -> Options {
         // without touching a data block.
         table.set_bloom_filter(10.0, false);
         table.set_cache_index_and_filter_blocks(true);
-        o.set_optimize_filters_for_hits(false);
     }
     o.set_block_based_table_factory(&table);
     if name == CF_PAGES {
@@ -50,7 +49,10 @@ fn cf_options(name: &str, cache: &Cache) -> Options {
 
 fn descriptors() -> Vec<ColumnFamilyDescriptor> {
     let cache = Cache::new_lru_cache(BLOCK_CACHE);
-    schema::COLUMN_FAMILIES.iter().map(|&n| ColumnFamilyDescriptor::new(n, cf_options(n, &cache))).collect()
+    schema::COLUMN_FAMILIES
+        .iter()
+        .map(|&n| ColumnFamilyDescriptor::new(n, cf_options(n, &cache)))
+        .collect()
 }
 
 /// What is at `path` before we open it.
@@ -59,16 +61,24 @@ fn check_existing(path: &Path) -> Result<bool> {
         Err(_) => Ok(false),
         Ok(m) if !m.is_dir() => Err(StoreError::NotTrawl(path.into(), "it is a file".into())),
         Ok(_) => {
-            let empty = std::fs::read_dir(path).map(|mut d| d.next().is_none()).unwrap_or(false);
+            let empty = std::fs::read_dir(path)
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(false);
             if empty {
                 return Ok(false);
             }
             if !path.join("CURRENT").exists() {
-                return Err(StoreError::NotTrawl(path.into(), "a non-empty directory without a RocksDB".into()));
+                return Err(StoreError::NotTrawl(
+                    path.into(),
+                    "a non-empty directory without a RocksDB".into(),
+                ));
             }
             let cfs = DB::list_cf(&Options::default(), path).map_err(|e| classify(path, e))?;
             if !cfs.iter().any(|c| c == CF_META) {
-                return Err(StoreError::NotTrawl(path.into(), "a RocksDB without trawl's column families".into()));
+                return Err(StoreError::NotTrawl(
+                    path.into(),
+                    "a RocksDB without trawl's column families".into(),
+                ));
             }
             Ok(true)
         }
@@ -78,7 +88,9 @@ fn check_existing(path: &Path) -> Result<bool> {
 fn classify(path: &Path, e: rocksdb::Error) -> StoreError {
     let msg = e.to_string();
     let lower = msg.to_ascii_lowercase();
-    if lower.contains("lock") && (lower.contains("temporarily unavailable") || lower.contains("no locks")) {
+    if lower.contains("lock")
+        && (lower.contains("temporarily unavailable") || lower.contains("no locks"))
+    {
         StoreError::Locked(path.into())
     } else {
         StoreError::Open(path.into(), msg)
@@ -87,30 +99,47 @@ fn classify(path: &Path, e: rocksdb::Error) -> StoreError {
 
 pub(super) fn open_primary(path: &Path) -> Result<DB> {
     let existed = check_existing(path)?;
-    let db = DB::open_cf_descriptors(&db_options(), path, descriptors()).map_err(|e| classify(path, e))?;
+    let db = DB::open_cf_descriptors(&db_options(), path, descriptors())
+        .map_err(|e| classify(path, e))?;
     let meta = db.cf_handle(CF_META).expect("meta opened");
     match db.get_cf(meta, meta_keys::SCHEMA_VERSION)? {
         Some(v) => check_version(path, &v)?,
         None if existed => {
-            return Err(StoreError::NotTrawl(path.into(), "no schema version in meta".into()));
+            return Err(StoreError::NotTrawl(
+                path.into(),
+                "no schema version in meta".into(),
+            ));
         }
-        None => db.put_cf(meta, meta_keys::SCHEMA_VERSION, SCHEMA_VERSION.to_be_bytes())?,
+        None => db.put_cf(
+            meta,
+            meta_keys::SCHEMA_VERSION,
+            SCHEMA_VERSION.to_be_bytes(),
+        )?,
     }
     Ok(db)
 }
 
 pub(super) fn open_secondary(path: &Path, scratch: &Path) -> Result<DB> {
     if !check_existing(path)? {
-        return Err(StoreError::Open(path.into(), "no trawl database there".into()));
+        return Err(StoreError::Open(
+            path.into(),
+            "no trawl database there".into(),
+        ));
     }
     let mut opts = db_options();
     opts.create_if_missing(false);
     opts.set_max_open_files(-1);
-    let db = DB::open_cf_descriptors_as_secondary(&opts, path, scratch, descriptors()).map_err(|e| classify(path, e))?;
+    let db = DB::open_cf_descriptors_as_secondary(&opts, path, scratch, descriptors())
+        .map_err(|e| classify(path, e))?;
     let meta = db.cf_handle(CF_META).expect("meta opened");
     match db.get_cf(meta, meta_keys::SCHEMA_VERSION)? {
         Some(v) => check_version(path, &v)?,
-        None => return Err(StoreError::NotTrawl(path.into(), "no schema version in meta".into())),
+        None => {
+            return Err(StoreError::NotTrawl(
+                path.into(),
+                "no schema version in meta".into(),
+            ));
+        }
     }
     Ok(db)
 }
@@ -121,7 +150,11 @@ fn check_version(path: &Path, v: &[u8]) -> Result<()> {
         .map(u32::from_be_bytes)
         .map_err(|_| StoreError::NotTrawl(path.into(), "malformed schema version".into()))?;
     if found > SCHEMA_VERSION {
-        return Err(StoreError::NewerSchema { path: path.into(), found, supported: SCHEMA_VERSION });
+        return Err(StoreError::NewerSchema {
+            path: path.into(),
+            found,
+            supported: SCHEMA_VERSION,
+        });
     }
     Ok(())
 }

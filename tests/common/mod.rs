@@ -33,8 +33,17 @@ impl Fixture {
         let l = log.clone();
         let respond = Arc::new(respond);
         let server = Server::bind(handler(move |req: Request| {
-            let ua = req.headers.get("user-agent").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
-            l.lock().unwrap().push(Hit { path: req.path.clone(), at: Instant::now(), user_agent: ua });
+            let ua = req
+                .headers
+                .get("user-agent")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string();
+            l.lock().unwrap().push(Hit {
+                path: req.path.clone(),
+                at: Instant::now(),
+                user_agent: ua,
+            });
             let r = respond(&req.path);
             async move { r }
         }))
@@ -58,7 +67,11 @@ impl Fixture {
 
     /// Arrival times of requests other than robots.txt.
     pub fn page_times(&self) -> Vec<Instant> {
-        self.hits().iter().filter(|h| h.path != "/robots.txt").map(|h| h.at).collect()
+        self.hits()
+            .iter()
+            .filter(|h| h.path != "/robots.txt")
+            .map(|h| h.at)
+            .collect()
     }
 }
 
@@ -89,7 +102,11 @@ impl Db {
 
     pub async fn crawl(&self, settings: CrawlSettings, seeds: &[String]) -> Summary {
         let (_h, join) = crawl::start(self.store.clone(), settings, seeds).expect("start crawl");
-        tokio::time::timeout(Duration::from_secs(60), join).await.expect("crawl finishes").unwrap().unwrap()
+        tokio::time::timeout(Duration::from_secs(60), join)
+            .await
+            .expect("crawl finishes")
+            .unwrap()
+            .unwrap()
     }
 
     pub fn page(&self, url: &str) -> Option<PageRecord> {
@@ -111,6 +128,11 @@ pub fn id(url: &str) -> UrlId {
 
 /// A small HTML page linking to `links`.
 pub fn page(title: &str, links: &[&str]) -> Response {
-    let a: String = links.iter().map(|l| format!("<a href=\"{l}\">{l}</a> ")).collect();
-    Response::html(format!("<html><head><title>{title}</title></head><body><p>{title}</p>{a}</body></html>"))
+    let a: String = links
+        .iter()
+        .map(|l| format!("<a href=\"{l}\">{l}</a> "))
+        .collect();
+    Response::html(format!(
+        "<html><head><title>{title}</title></head><body><p>{title}</p>{a}</body></html>"
+    ))
 }
