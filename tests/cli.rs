@@ -46,7 +46,7 @@ fn demo_crawls_its_own_site_offline() {
         "external hosts out of scope: {c:?}"
     );
     assert!(
-        c.by_status.get(&404).is_some() && c.by_status.get(&301).is_some(),
+        c.by_status.contains_key(&404) && c.by_status.contains_key(&301),
         "{c:?}"
     );
     assert!(c.duplicates > 0);

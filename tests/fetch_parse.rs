@@ -324,7 +324,7 @@ async fn https_with_a_self_signed_root() {
     s.fetch.ca_file = Some(ca);
     db.crawl(s, std::slice::from_ref(&root)).await;
     assert_eq!(db.doc(&root).unwrap().title, "secure home");
-    let inner = root.replace("/", "/").trim_end_matches('/').to_string() + "/inner";
+    let inner = format!("{root}inner");
     let p = db.page(&inner).unwrap();
     assert_eq!(p.http_version, "HTTP/2", "ALPN picked h2");
     assert!(versions.lock().unwrap().contains(&http::Version::HTTP_2));

@@ -357,7 +357,7 @@ impl Engine {
             Done::Page { job, result } => {
                 self.pages_in_flight -= 1;
                 let host = job.key.host;
-                let next_at = self.commit_page(job, result)?;
+                let next_at = self.commit_page(*job, *result)?;
                 let h = self.host(host, "")?;
                 if !h.queue.is_idle() {
                     self.schedule(host, next_at)?;

@@ -35,8 +35,8 @@ pub struct ParsedHtml {
 
 pub enum Done {
     Page {
-        job: PageJob,
-        result: Result<PageData, FetchError>,
+        job: Box<PageJob>,
+        result: Box<Result<PageData, FetchError>>,
     },
     Robots {
         host: HostId,
@@ -53,8 +53,8 @@ pub async fn fetch_page(client: HttpClient, agent: String, job: PageJob) -> Done
                 Ok(d) => d,
                 Err(e) => {
                     return Done::Page {
-                        job,
-                        result: Err(internal(e)),
+                        job: Box::new(job),
+                        result: Box::new(Err(internal(e))),
                     };
                 }
             }
@@ -63,7 +63,10 @@ pub async fn fetch_page(client: HttpClient, agent: String, job: PageJob) -> Done
         }),
         Err(e) => Err(e),
     };
-    Done::Page { job, result }
+    Done::Page {
+        job: Box::new(job),
+        result: Box::new(result),
+    }
 }
 
 pub async fn fetch_robots(client: HttpClient, host: HostId, origin: String) -> Done {

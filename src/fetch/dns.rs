@@ -14,9 +14,12 @@ use hyper_util::client::legacy::connect::dns::Name;
 
 const TTL: Duration = Duration::from_secs(300);
 
+/// Resolved addresses and when they were looked up, by host name.
+type Cache = HashMap<String, (Vec<SocketAddr>, Instant)>;
+
 #[derive(Clone, Default)]
 pub struct CachingResolver {
-    cache: Arc<Mutex<HashMap<String, (Vec<SocketAddr>, Instant)>>>,
+    cache: Arc<Mutex<Cache>>,
 }
 
 impl tower_service::Service<Name> for CachingResolver {

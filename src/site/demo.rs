@@ -147,8 +147,8 @@ impl Site {
         for k in 0..count {
             let r = self.rand(i, 1000 + k);
             let w = match topic {
-                Topic::Sport if r % 3 == 0 => SPORT[r / 3 % SPORT.len()],
-                Topic::Study if r % 3 == 0 => STUDY[r / 3 % STUDY.len()],
+                Topic::Sport if r.is_multiple_of(3) => SPORT[r / 3 % SPORT.len()],
+                Topic::Study if r.is_multiple_of(3) => STUDY[r / 3 % STUDY.len()],
                 Topic::Off | Topic::Mixed => OFF[r / 3 % OFF.len()],
                 _ => FILLER[r / 3 % FILLER.len()],
             };
@@ -175,9 +175,9 @@ impl Site {
     fn page(&self, i: usize) -> Response {
         let title = format!("{} {}", self.words(i, 3), i);
         let mut h = String::with_capacity(4096);
-        let gbk = self.topic(i) == Topic::Study && i % 5 == 0;
+        let gbk = self.topic(i) == Topic::Study && i.is_multiple_of(5);
         let _ = write!(h, "<!DOCTYPE html><html><head>");
-        if gbk && i % 10 == 0 {
+        if gbk && i.is_multiple_of(10) {
             // Declared only in the document: the decoder must find the <meta>.
             h.push_str("<meta charset=\"gbk\">");
         }
@@ -226,10 +226,10 @@ impl Site {
         if i % 10 == 7 {
             link(format!("/r/{i}"), "moved".into());
         }
-        if i % 25 == 0 {
+        if i.is_multiple_of(25) {
             link(format!("/copy/{i}.html"), "copy".into());
         }
-        if i % 9 == 0 {
+        if i.is_multiple_of(9) {
             link(format!("/private/{i}.html"), "private".into());
         }
         h.push_str(
@@ -237,7 +237,7 @@ impl Site {
         );
         if gbk {
             let (bytes, _, _) = encoding_rs::GBK.encode(&h);
-            let ct = if i % 10 == 0 {
+            let ct = if i.is_multiple_of(10) {
                 "text/html"
             } else {
                 "text/html; charset=gbk"

@@ -47,6 +47,9 @@ pub enum StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
+/// A raw key and value read from a column family.
+pub type Row = (Box<[u8]>, Box<[u8]>);
+
 /// An open trawl database.
 pub struct Store {
     db: DB,
@@ -219,7 +222,7 @@ impl Store {
         &'a self,
         cf: &'static str,
         prefix: &'a [u8],
-    ) -> impl Iterator<Item = Result<(Box<[u8]>, Box<[u8]>)>> + 'a {
+    ) -> impl Iterator<Item = Result<Row>> + 'a {
         self.db
             .iterator_cf(self.cf(cf), IteratorMode::From(prefix, Direction::Forward))
             .map(|r| r.map_err(StoreError::from))
