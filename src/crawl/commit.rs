@@ -10,8 +10,8 @@ use crate::fetch::{FetchError, is_backoff, retry_after_ms};
 use crate::model::{self, CanonicalUrl, HostId, UrlId, now_ms};
 use crate::schema::{
     CF_CONTENT, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_SEEN,
-    CF_URLS, DocRecord, FilterReason, FrontierEntry, FrontierKey, LinkKey, LinkRecord, PageRecord,
-    SeedList, SeenRecord, SeenState, meta_keys,
+    CF_URLS, DocRecord, FilterReason, FrontierEntry, FrontierKey, LinkKey, LinkLimits, LinkRecord,
+    PageRecord, SeedList, SeenRecord, SeenState, Versioned, meta_keys,
 };
 use crate::store::{Batch, StoreError};
 
@@ -22,6 +22,8 @@ struct Discovery {
     redirects: u8,
     /// Seeds skip the scope and depth checks.
     seed: bool,
+    /// Judge a URL filtered for depth or scope again (the limits changed).
+    rejudge: bool,
 }
 
 fn bump(map: &mut std::collections::BTreeMap<String, u64>, key: &str, by: i64) {
@@ -56,10 +58,61 @@ impl Engine {
                 parent: None,
                 redirects: 0,
                 seed: true,
+                rejudge: false,
             };
             self.discover(&mut b, &mut pending, &mut touched, seed, d)?;
         }
         b.put(CF_META, meta_keys::SEEDS, &list);
+        self.finish(b, &touched)
+    }
+
+    /// When the depth limit or scope differs from the last run's, URLs
+    /// filtered for depth or scope are judged again under the new limits
+    /// (one scan of `seen`, only on such a change).
+    pub(super) fn rejudge_if_limits_changed(&mut self) -> Result<(), StoreError> {
+        let now = LinkLimits {
+            max_depth: self.settings.max_depth,
+            scope: self.settings.scope.name().to_string(),
+        };
+        let before: Option<LinkLimits> = self.store.get(CF_META, meta_keys::LINK_LIMITS)?;
+        if before.as_ref() == Some(&now) {
+            return Ok(());
+        }
+        let store = self.store.clone();
+        let mut retry = Vec::new();
+        if before.is_some() {
+            for row in store.scan(CF_SEEN, &[]) {
+                let (k, v) = row?;
+                let rec =
+                    SeenRecord::decode(&v).map_err(|err| StoreError::Codec { cf: CF_SEEN, err })?;
+                if matches!(
+                    rec.state,
+                    SeenState::Filtered(FilterReason::Depth | FilterReason::Scope)
+                ) && let Some(id) = UrlId::from_slice(&k)
+                {
+                    retry.push((id, rec));
+                }
+            }
+        }
+        let mut b = store.batch();
+        let (mut pending, mut touched) = (HashSet::new(), Vec::new());
+        for (id, rec) in retry {
+            let Some(url) = store.url(id)?.and_then(|u| model::normalize(&u).ok()) else {
+                continue;
+            };
+            let within = self.settings.max_depth.is_none_or(|m| rec.depth <= m);
+            if within && self.scope.allows(self.settings.scope, &url) {
+                let d = Discovery {
+                    depth: rec.depth,
+                    parent: rec.parent.map(UrlId),
+                    redirects: rec.redirects,
+                    seed: false,
+                    rejudge: true,
+                };
+                self.discover(&mut b, &mut pending, &mut touched, &url, d)?;
+            }
+        }
+        b.put(CF_META, meta_keys::LINK_LIMITS, &now);
         self.finish(b, &touched)
     }
 
@@ -87,6 +140,7 @@ impl Engine {
             // A URL is reconsidered only where the earlier verdict may change:
             // a seed given again, or a shallower path to one that was too deep.
             let retry = match prior.state {
+                SeenState::Filtered(FilterReason::Depth | FilterReason::Scope) if d.rejudge => true,
                 SeenState::Filtered(FilterReason::Depth) => {
                     d.seed || (d.depth < prior.depth && within_depth)
                 }
@@ -340,6 +394,7 @@ impl Engine {
                         parent: Some(id),
                         redirects: job.entry.redirects + 1,
                         seed: false,
+                        rejudge: false,
                     };
                     self.discover(&mut b, &mut pending, &mut touched, &target, d)?;
                 }
@@ -415,6 +470,7 @@ impl Engine {
                             parent: Some(id),
                             redirects: 0,
                             seed: false,
+                            rejudge: false,
                         };
                         self.discover(&mut b, &mut pending, &mut touched, &link.url, d)?;
                     }

@@ -116,6 +116,7 @@ pub fn start(
     };
     engine.load_seen_front()?;
     engine.add_seeds(&seeds)?;
+    engine.rejudge_if_limits_changed()?;
     engine.resume_hosts()?;
     let join = tokio::spawn(engine.run(stop_rx));
     Ok((CrawlHandle { shared }, join))

@@ -46,6 +46,7 @@ pub mod meta_keys {
     pub const COUNTERS: &[u8] = b"counters";
     pub const SETTINGS: &[u8] = b"settings";
     pub const SEEDS: &[u8] = b"seeds";
+    pub const LINK_LIMITS: &[u8] = b"link_limits";
 }
 
 #[derive(Debug, thiserror::Error)]

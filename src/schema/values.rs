@@ -253,3 +253,16 @@ pub struct SeedList {
 impl Versioned for SeedList {
     const VERSION: u8 = 1;
 }
+
+/// `meta/link_limits`: the limits the last crawl judged links by. When a
+/// run starts with other limits, links filtered under the old ones are
+/// judged again.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct LinkLimits {
+    pub max_depth: Option<u16>,
+    /// `host`, `domain` or `any`.
+    pub scope: String,
+}
+impl Versioned for LinkLimits {
+    const VERSION: u8 = 1;
+}

@@ -1,0 +1,211 @@
+//! The crawl loop's limits and lifecycle: depth, page limit, scope,
+//! non-HTML responses, timeouts, and a clean stop on SIGTERM.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Db, Fixture, fast, page};
+use trawl::crawl::Scope;
+use trawl::schema::{FailReason, FilterReason, SeenState};
+use trawl::site::Response;
+
+/// `/d/N` links to `/d/N+1`, plus one link to another host.
+fn chain(other: String) -> impl Fn(&str) -> Response + Send + Sync + 'static {
+    move |p: &str| {
+        if p == "/robots.txt" {
+            return Response::status(404);
+        }
+        let n: u32 = p.trim_start_matches("/d/").parse().unwrap_or(0);
+        page(&format!("level {n}"), &[&format!("/d/{}", n + 1), &other])
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn depth_limit_and_scope() {
+    let outside = Fixture::start(|p: &str| {
+        if p == "/robots.txt" {
+            Response::status(404)
+        } else {
+            page("outside", &[])
+        }
+    })
+    .await;
+    let f = Fixture::start(chain(outside.url("/elsewhere"))).await;
+    let db = Db::new();
+    let mut s = fast();
+    s.max_depth = Some(3);
+    let summary = db.crawl(s, &[f.url("/d/0")]).await;
+    for n in 0..=3 {
+        assert_eq!(f.count(&format!("/d/{n}")), 1);
+    }
+    assert_eq!(f.count("/d/4"), 0);
+    let deep = db.seen(&f.url("/d/4")).unwrap();
+    assert_eq!(
+        (deep.state, deep.depth),
+        (SeenState::Filtered(FilterReason::Depth), 4)
+    );
+    assert_eq!(
+        outside.hits().len(),
+        0,
+        "scope host keeps to the seed's host"
+    );
+    assert_eq!(
+        db.seen(&outside.url("/elsewhere")).unwrap().state,
+        SeenState::Filtered(FilterReason::Scope)
+    );
+    assert_eq!(summary.run_fetched, 4);
+    assert!((summary.tlp() - summary.elapsed.as_secs_f64() * 4.0).abs() < 1e-9);
+
+    // Same db, deeper limit and scope any: the depth-filtered URL is taken up
+    // again and the other host is entered.
+    let mut s = fast();
+    s.max_depth = Some(5);
+    s.scope = Scope::Any;
+    db.crawl(s, &[f.url("/d/0")]).await;
+    assert_eq!(f.count("/d/0"), 1, "nothing fetched twice across runs");
+    assert_eq!(f.count("/d/4"), 1);
+    assert_eq!(f.count("/d/5"), 1);
+    assert_eq!(f.count("/d/6"), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_pages_stops_the_crawl_and_counts_the_whole_db() {
+    let f = Fixture::start(chain("/d/0".into())).await;
+    let db = Db::new();
+    let mut s = fast();
+    s.max_pages = Some(5);
+    db.crawl(s.clone(), &[f.url("/d/0")]).await;
+    assert_eq!(f.page_times().len(), 5);
+    let c = db.store.counters().unwrap();
+    assert_eq!((c.fetched, c.queued), (5, 1));
+    // Resuming with a higher limit goes on from where it stopped.
+    s.max_pages = Some(8);
+    let summary = db.crawl(s, &[]).await;
+    assert_eq!(summary.run_fetched, 3);
+    assert_eq!(f.page_times().len(), 8);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_html_is_recorded_not_parsed_and_long_urls_are_counted() {
+    let long = format!("/{}", "x".repeat(2100));
+    let home_links = ["/doc.pdf", "/data.json", long.as_str()].map(str::to_string);
+    let f = Fixture::start(move |p: &str| match p {
+        "/robots.txt" => Response::status(404),
+        "/" => page(
+            "home",
+            &home_links.iter().map(String::as_str).collect::<Vec<_>>(),
+        ),
+        "/doc.pdf" => Response::new(200, "%PDF-1.4 <a href=/from-pdf>")
+            .header("content-type", "application/pdf"),
+        "/data.json" => Response::new(200, "{\"a\": \"<a href=/from-json>\"}")
+            .header("content-type", "application/json"),
+        _ => page("other", &[]),
+    })
+    .await;
+    let db = Db::new();
+    db.crawl(fast(), &[f.url("/")]).await;
+    let pdf = db.page(&f.url("/doc.pdf")).unwrap();
+    assert_eq!(
+        (pdf.status, pdf.content_type.as_str(), pdf.body_len),
+        (200, "application/pdf", 27)
+    );
+    assert!(db.doc(&f.url("/doc.pdf")).is_none(), "not parsed");
+    assert!(db.page(&f.url("/data.json")).is_some());
+    assert_eq!(f.count("/from-pdf") + f.count("/from-json"), 0);
+    assert_eq!(
+        db.store.counters().unwrap().filtered.get("url-too-long"),
+        Some(&1)
+    );
+    assert_eq!(f.hits().iter().filter(|h| h.path.len() > 2000).count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_servers_time_out() {
+    let f = Fixture::start(|p: &str| match p {
+        "/robots.txt" => Response::status(404),
+        "/" => page("home", &["/slow", "/fine"]),
+        "/slow" => page("slow", &[]).delayed(Duration::from_secs(5)),
+        _ => page("fine", &[]),
+    })
+    .await;
+    let db = Db::new();
+    let mut s = fast();
+    s.fetch.first_byte_timeout = Duration::from_millis(300);
+    let start = Instant::now();
+    db.crawl(s, &[f.url("/")]).await;
+    assert!(start.elapsed() < Duration::from_secs(4));
+    assert_eq!(
+        db.seen(&f.url("/slow")).unwrap().state,
+        SeenState::Failed(FailReason::Timeout)
+    );
+    assert_eq!(db.page(&f.url("/fine")).unwrap().status, 200);
+    assert_eq!(db.store.counters().unwrap().failed.get("timeout"), Some(&1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_cleanly_and_the_rerun_finishes() {
+    let f = Fixture::start(|p: &str| {
+        if p == "/robots.txt" {
+            return Response::status(404);
+        }
+        let n: u32 = p.trim_start_matches("/d/").parse().unwrap_or(0);
+        page(&format!("level {n}"), &[&format!("/d/{}", n + 1)]).delayed(Duration::from_millis(20))
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let seed = f.url("/d/0");
+    let args = move |db: &std::path::Path| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_trawl"));
+        c.args(["crawl", "--db"]).arg(db).args([
+            "--seed",
+            &seed,
+            "--delay-ms",
+            "0",
+            "--depth",
+            "60",
+        ]);
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        c
+    };
+    let child = args(&db).spawn().unwrap();
+    while f.page_times().len() < 10 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "exit 0 after SIGTERM: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("crawl stopped"), "{stdout}");
+    let stopped_at = f.page_times().len();
+    assert!(stopped_at < 61);
+
+    let out = tokio::task::spawn_blocking(move || args(&db).output().unwrap())
+        .await
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("crawl finished"));
+    let mut paths: Vec<String> = f
+        .hits()
+        .into_iter()
+        .map(|h| h.path)
+        .filter(|p| p != "/robots.txt")
+        .collect();
+    let total = paths.len();
+    paths.sort();
+    paths.dedup();
+    assert_eq!(total, paths.len(), "a clean stop loses and repeats nothing");
+    assert_eq!(paths.len(), 61);
+}
