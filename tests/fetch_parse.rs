@@ -197,6 +197,16 @@ async fn legacy_charsets_come_out_as_unicode() {
             _ => "sniff",
         };
         assert_eq!(doc.charset_source, expect_source, "{path}");
+        // The stored page alone rebuilds the doc: no refetch needed.
+        let page = db.page(&f.url(path)).unwrap();
+        let body = zstd_body(&page);
+        let decoded = trawl::parse::decode(&body, Some(&page.content_type));
+        let url = url::Url::parse(&page.url).unwrap();
+        let rebuilt = trawl::parse::parse_html(&decoded.text, &url, "trawl");
+        assert_eq!(
+            (rebuilt.title.as_str(), rebuilt.text.as_str()),
+            (doc.title.as_str(), doc.text.as_str())
+        );
     }
 }
 
@@ -206,10 +216,13 @@ async fn base_href_nofollow_and_meta_robots() {
         "/" => Response::html(
             "<html><head><base href=\"/sub/\"></head><body>\
              <a href=\"rel.html\">relative</a> <a href=\"/nf\" rel=\"nofollow\">nf</a>\
-             <a href=\"/noidx\">noindex page</a> <a href=\"/nofollow-page\">nofollow page</a></body></html>",
+             <a href=\"/noidx\">noindex page</a> <a href=\"/nofollow-page\">nofollow page</a>\
+             <a href=/xrt>x</a> <a href=/xrt-other>y</a></body></html>",
         ),
         "/noidx" => Response::html("<meta name=robots content=noindex><title>hidden</title><p>secret words</p><a href=/from-noidx>x</a>"),
         "/nofollow-page" => Response::html("<meta name=\"robots\" content=\"nofollow\"><a href=/never>x</a>"),
+        "/xrt" => Response::html("<a href=/never-xrt>x</a>").header("x-robots-tag", "trawl: nofollow"),
+        "/xrt-other" => Response::html("<a href=/from-xrt-other>x</a>").header("x-robots-tag", "otherbot: nofollow"),
         p => page(p, &[]),
     }))
     .await;
@@ -231,7 +244,7 @@ async fn base_href_nofollow_and_meta_robots() {
         .store
         .scan(trawl::schema::CF_LINKS, &common::id(&f.url("/")).to_bytes())
         .collect();
-    assert_eq!(links.len(), 4);
+    assert_eq!(links.len(), 6);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
