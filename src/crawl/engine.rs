@@ -46,6 +46,13 @@ impl Summary {
     }
 }
 
+/// What the handle can change while the engine runs.
+struct Control {
+    stop: watch::Receiver<bool>,
+    paused: watch::Receiver<bool>,
+    settings: watch::Receiver<CrawlSettings>,
+}
+
 pub(super) struct HostState {
     pub record: HostRecord,
     pub rules: Option<RobotsRules>,
@@ -71,6 +78,8 @@ pub(super) struct Engine {
     pub run_fetched: u64,
     pub run_links: u64,
     started: Instant,
+    /// (time, run_fetched) over the last 10 s, for the recent rate.
+    rate_samples: std::collections::VecDeque<(Instant, u64)>,
 }
 
 /// Starts a crawl of `store` from `seeds` (added to any seeds the db
@@ -92,8 +101,12 @@ pub fn start(
         .collect::<Result<Vec<_>, _>>()?;
     let client = HttpClient::new(settings.fetch.clone())?;
     let (stop, stop_rx) = watch::channel(false);
+    let (paused, paused_rx) = watch::channel(false);
+    let (live, live_rx) = watch::channel(settings.clone());
     let shared = Arc::new(Shared {
         stop,
+        paused,
+        settings: live,
         snapshot: Mutex::new(Snapshot::default()),
         notices: Mutex::new(Vec::new()),
     });
@@ -113,12 +126,18 @@ pub fn start(
         run_fetched: 0,
         run_links: 0,
         started: Instant::now(),
+        rate_samples: Default::default(),
     };
     engine.load_seen_front()?;
     engine.add_seeds(&seeds)?;
     engine.rejudge_if_limits_changed()?;
     engine.resume_hosts()?;
-    let join = tokio::spawn(engine.run(stop_rx));
+    let control = Control {
+        stop: stop_rx,
+        paused: paused_rx,
+        settings: live_rx,
+    };
+    let join = tokio::spawn(engine.run(control));
     Ok((CrawlHandle { shared }, join))
 }
 
@@ -198,13 +217,14 @@ impl Engine {
             .is_some_and(|m| self.counters.fetched + self.pages_in_flight >= m)
     }
 
-    async fn run(mut self, mut stop_rx: watch::Receiver<bool>) -> Result<Summary, CrawlError> {
-        let mut stopping = *stop_rx.borrow();
+    async fn run(mut self, mut control: Control) -> Result<Summary, CrawlError> {
+        let mut stopping = *control.stop.borrow();
+        let mut paused = *control.paused.borrow();
         let mut grace_deadline: Option<tokio::time::Instant> = None;
         let mut last_publish = Instant::now();
         self.publish(CrawlState::Running);
         loop {
-            if !stopping {
+            if !stopping && !paused {
                 self.dispatch()?;
             }
             let out_of_work = self.ready.is_empty() || stopping || self.limit_reached();
@@ -212,6 +232,7 @@ impl Engine {
                 break;
             }
             let wake = (!stopping
+                && !paused
                 && self.tasks.len() < self.settings.concurrency
                 && !self.limit_reached())
             .then(|| self.ready.next_time())
@@ -220,12 +241,19 @@ impl Engine {
                 tokio::time::Instant::now() + Duration::from_millis(at.saturating_sub(now_ms()))
             });
             tokio::select! {
-                changed = stop_rx.changed(), if !stopping => {
-                    if changed.is_err() || *stop_rx.borrow() {
+                changed = control.stop.changed(), if !stopping => {
+                    if changed.is_err() || *control.stop.borrow() {
                         stopping = true;
                         grace_deadline = Some(tokio::time::Instant::now() + self.settings.shutdown_grace);
                         self.publish(CrawlState::Stopping);
                     }
+                }
+                Ok(()) = control.paused.changed() => {
+                    paused = *control.paused.borrow();
+                }
+                Ok(()) = control.settings.changed() => {
+                    let new = control.settings.borrow_and_update().clone();
+                    self.apply_settings(new);
                 }
                 Some(joined) = self.tasks.join_next() => {
                     match joined {
@@ -244,6 +272,8 @@ impl Engine {
             if last_publish.elapsed() >= Duration::from_millis(250) {
                 self.publish(if stopping {
                     CrawlState::Stopping
+                } else if paused {
+                    CrawlState::Paused
                 } else {
                     CrawlState::Running
                 });
@@ -261,14 +291,53 @@ impl Engine {
         })
     }
 
-    fn publish(&self, state: CrawlState) {
+    /// Takes new settings from the handle; they apply from the next decision.
+    fn apply_settings(&mut self, new: CrawlSettings) {
+        if new.fetch != self.settings.fetch {
+            match HttpClient::new(new.fetch.clone()) {
+                Ok(c) => self.client = c,
+                Err(e) => {
+                    self.notice(format!("fetch settings not applied: {e}"));
+                    return;
+                }
+            }
+        }
+        let agent = new.agent_token().to_string();
+        if agent != self.agent {
+            for h in self.hosts.values_mut() {
+                h.rules = h
+                    .record
+                    .robots
+                    .as_ref()
+                    .map(|r| RobotsRules::from_record(r, &agent));
+            }
+            self.agent = agent;
+        }
+        self.settings = new;
+    }
+
+    fn publish(&mut self, state: CrawlState) {
         let active = self
             .hosts
             .values()
             .filter(|h| !h.queue.is_idle() || h.robots_in_flight)
             .count();
+        let now = Instant::now();
+        self.rate_samples.push_back((now, self.run_fetched));
+        while self
+            .rate_samples
+            .front()
+            .is_some_and(|(t, _)| now - *t > Duration::from_secs(10))
+        {
+            self.rate_samples.pop_front();
+        }
+        let recent_rate = match self.rate_samples.front() {
+            Some((t, n)) if now > *t => (self.run_fetched - n) as f64 / (now - *t).as_secs_f64(),
+            _ => 0.0,
+        };
         if let Ok(mut s) = self.shared.snapshot.lock() {
             *s = Snapshot {
+                recent_rate,
                 state,
                 counters: self.counters.clone(),
                 in_flight: self.tasks.len(),

@@ -12,6 +12,7 @@ pub enum CrawlState {
     #[default]
     Starting,
     Running,
+    Paused,
     Stopping,
     Done,
 }
@@ -28,10 +29,14 @@ pub struct Snapshot {
     pub run_fetched: u64,
     pub run_links: u64,
     pub elapsed: Duration,
+    /// Pages per second over the last 10 s.
+    pub recent_rate: f64,
 }
 
 pub(super) struct Shared {
     pub stop: watch::Sender<bool>,
+    pub paused: watch::Sender<bool>,
+    pub settings: watch::Sender<super::CrawlSettings>,
     pub snapshot: Mutex<Snapshot>,
     /// Things worth telling the user (a capped Crawl-delay, a host given up).
     pub notices: Mutex<Vec<String>>,
@@ -47,6 +52,25 @@ impl CrawlHandle {
     /// the grace period) and are recorded.
     pub fn stop(&self) {
         self.shared.stop.send_replace(true);
+    }
+
+    /// Stops dispatching new fetches (those in flight finish) until resumed.
+    pub fn pause(&self) {
+        self.shared.paused.send_replace(true);
+    }
+
+    pub fn resume(&self) {
+        self.shared.paused.send_replace(false);
+    }
+
+    /// The settings the crawl runs with now.
+    pub fn settings(&self) -> super::CrawlSettings {
+        self.shared.settings.borrow().clone()
+    }
+
+    /// Replaces the running crawl's settings; they apply from its next decision.
+    pub fn set_settings(&self, s: super::CrawlSettings) {
+        self.shared.settings.send_replace(s);
     }
 
     pub fn snapshot(&self) -> Snapshot {

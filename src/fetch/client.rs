@@ -33,7 +33,7 @@ pub const KEPT_HEADERS: [&str; 13] = [
     "x-robots-tag",
 ];
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FetchSettings {
     pub user_agent: String,
     pub connect_timeout: Duration,
