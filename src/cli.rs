@@ -11,6 +11,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 
 use crate::crawl::{self, CrawlHandle, CrawlSettings, Scope, Summary};
+use crate::shell::{Shell, batch, repl};
 use crate::site::demo::Demo;
 use crate::store::Store;
 
@@ -31,6 +32,35 @@ enum Command {
     Crawl(CrawlArgs),
     /// Serve the built-in demo web on 127.0.0.1 and crawl it (offline).
     Demo(DemoArgs),
+    /// Query and steer a crawl interactively (runs ./.crawlrc first).
+    Shell(ShellArgs),
+    /// Run a file of shell commands as a batch.
+    Run(RunArgs),
+}
+
+#[derive(Args)]
+struct ShellArgs {
+    /// Database directory (created if missing).
+    #[arg(default_value = "trawl.db")]
+    db: PathBuf,
+    /// Attach to a database another trawl process is writing, read-only.
+    #[arg(long)]
+    read_only: bool,
+    /// Command files to run after ./.crawlrc, before the prompt.
+    #[arg(long = "rc")]
+    rc: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// The command file.
+    file: PathBuf,
+    /// Database directory (created if missing).
+    #[arg(long, default_value = "trawl.db")]
+    db: PathBuf,
+    /// Go on after a failing command (the exit code still reports it).
+    #[arg(long)]
+    keep_going: bool,
 }
 
 #[derive(Args)]
@@ -124,12 +154,12 @@ pub fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(anyhow::anyhow!("cannot start the runtime: {e}")),
     };
-    let result = rt.block_on(async {
-        match cli.command {
-            Command::Crawl(a) => cmd_crawl(a).await,
-            Command::Demo(a) => cmd_demo(a).await,
-        }
-    });
+    let result = match cli.command {
+        Command::Crawl(a) => rt.block_on(cmd_crawl(a)),
+        Command::Demo(a) => rt.block_on(cmd_demo(a)),
+        Command::Shell(a) => cmd_shell(a, &rt),
+        Command::Run(a) => cmd_run(a, &rt),
+    };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(e),
@@ -182,6 +212,102 @@ async fn cmd_demo(a: DemoArgs) -> anyhow::Result<()> {
     let summary = run(store.clone(), settings, &demo.seeds()).await?;
     print_summary(&summary, &store);
     drop(demo);
+    Ok(())
+}
+
+/// Opens the db for the shell: read-write, or as a catching-up secondary
+/// whose scratch files live in a temp dir removed on exit.
+struct ShellDb {
+    store: Arc<Store>,
+    scratch: Option<PathBuf>,
+}
+
+impl ShellDb {
+    fn open(db: &Path, read_only: bool) -> anyhow::Result<ShellDb> {
+        if !read_only {
+            return Ok(ShellDb {
+                store: Arc::new(Store::open(db)?),
+                scratch: None,
+            });
+        }
+        let scratch = std::env::temp_dir().join(format!("trawl-secondary-{}", std::process::id()));
+        std::fs::create_dir_all(&scratch)
+            .with_context(|| format!("cannot create {}", scratch.display()))?;
+        let store = Store::open_secondary(db, &scratch)?;
+        Ok(ShellDb {
+            store: Arc::new(store),
+            scratch: Some(scratch),
+        })
+    }
+}
+
+impl Drop for ShellDb {
+    fn drop(&mut self) {
+        if let Some(s) = &self.scratch {
+            let _ = std::fs::remove_dir_all(s);
+        }
+    }
+}
+
+fn new_shell(store: Arc<Store>, rt: &tokio::runtime::Runtime) -> Shell {
+    let tty = std::io::stdout().is_terminal();
+    let width = if tty {
+        std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(120)
+    } else {
+        0
+    };
+    let shell = Shell::new(
+        store,
+        rt.handle().clone(),
+        Box::new(std::io::stdout()),
+        width,
+    );
+    // Ctrl-C interrupts the current command, never the process or the crawl.
+    let flag = shell.interrupt_flag();
+    rt.spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    shell
+}
+
+fn cmd_shell(a: ShellArgs, rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
+    let db = ShellDb::open(&a.db, a.read_only)?;
+    let mut shell = new_shell(db.store.clone(), rt);
+    let mut rcs: Vec<PathBuf> = Vec::new();
+    if Path::new(".crawlrc").is_file() {
+        rcs.push(".crawlrc".into());
+    }
+    rcs.extend(a.rc.iter().cloned());
+    for rc in rcs {
+        if let Err(e) = batch::run_file(&mut shell, &rc, false) {
+            eprintln!("error: {e}");
+        }
+    }
+    if !shell.wants_quit() {
+        repl::run(&mut shell, &a.db.join("trawl_history"));
+    }
+    drop(shell);
+    Ok(())
+}
+
+fn cmd_run(a: RunArgs, rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
+    let store = Arc::new(Store::open(&a.db)?);
+    let mut shell = new_shell(store, rt);
+    let failures =
+        batch::run_file(&mut shell, &a.file, a.keep_going).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // A crawl the batch started and did not wait for runs to its end.
+    shell
+        .execute("crawl wait")
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    drop(shell);
+    if failures > 0 {
+        bail!("{failures} command(s) failed in {}", a.file.display());
+    }
     Ok(())
 }
 

@@ -14,8 +14,8 @@
 //! Modules, lowest first: [`model`] (ids, canonical URLs), [`schema`] (the
 //! on-disk format, mirrored by `schema/v1.md`), [`store`] (the only code
 //! that touches RocksDB), [`fetch`], [`parse`], [`frontier`], [`crawl`]
-//! (the engine and its handle), [`site`] (servers on loopback for the demo
-//! and tests), [`cli`].
+//! (the engine and its handle), [`shell`] (the query shell and `.crawlrc`
+//! batches), [`site`] (servers on loopback for the demo and tests), [`cli`].
 
 pub mod cli;
 pub mod crawl;
@@ -24,5 +24,6 @@ pub mod frontier;
 pub mod model;
 pub mod parse;
 pub mod schema;
+pub mod shell;
 pub mod site;
 pub mod store;

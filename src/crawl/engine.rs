@@ -51,6 +51,7 @@ struct Control {
     stop: watch::Receiver<bool>,
     paused: watch::Receiver<bool>,
     settings: watch::Receiver<CrawlSettings>,
+    seeds: tokio::sync::mpsc::UnboundedReceiver<Vec<crate::model::CanonicalUrl>>,
 }
 
 pub(super) struct HostState {
@@ -103,7 +104,9 @@ pub fn start(
     let (stop, stop_rx) = watch::channel(false);
     let (paused, paused_rx) = watch::channel(false);
     let (live, live_rx) = watch::channel(settings.clone());
+    let (seeds_tx, seeds_rx) = tokio::sync::mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
+        seeds: seeds_tx,
         stop,
         paused,
         settings: live,
@@ -136,6 +139,7 @@ pub fn start(
         stop: stop_rx,
         paused: paused_rx,
         settings: live_rx,
+        seeds: seeds_rx,
     };
     let join = tokio::spawn(engine.run(control));
     Ok((CrawlHandle { shared }, join))
@@ -250,6 +254,9 @@ impl Engine {
                 }
                 Ok(()) = control.paused.changed() => {
                     paused = *control.paused.borrow();
+                }
+                Some(seeds) = control.seeds.recv() => {
+                    self.add_seeds(&seeds)?;
                 }
                 Ok(()) = control.settings.changed() => {
                     let new = control.settings.borrow_and_update().clone();

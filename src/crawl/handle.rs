@@ -37,6 +37,7 @@ pub(super) struct Shared {
     pub stop: watch::Sender<bool>,
     pub paused: watch::Sender<bool>,
     pub settings: watch::Sender<super::CrawlSettings>,
+    pub seeds: tokio::sync::mpsc::UnboundedSender<Vec<crate::model::CanonicalUrl>>,
     pub snapshot: Mutex<Snapshot>,
     /// Things worth telling the user (a capped Crawl-delay, a host given up).
     pub notices: Mutex<Vec<String>>,
@@ -61,6 +62,16 @@ impl CrawlHandle {
 
     pub fn resume(&self) {
         self.shared.paused.send_replace(false);
+    }
+
+    /// Adds seeds to the running crawl (invalid URLs are skipped; validate
+    /// them first).
+    pub fn add_seeds(&self, urls: Vec<String>) {
+        let seeds = urls
+            .iter()
+            .filter_map(|u| crate::model::normalize(u).ok())
+            .collect();
+        let _ = self.shared.seeds.send(seeds);
     }
 
     /// The settings the crawl runs with now.

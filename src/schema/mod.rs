@@ -47,6 +47,7 @@ pub mod meta_keys {
     pub const SETTINGS: &[u8] = b"settings";
     pub const SEEDS: &[u8] = b"seeds";
     pub const LINK_LIMITS: &[u8] = b"link_limits";
+    pub const CONFIG: &[u8] = b"config";
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -266,3 +266,13 @@ pub struct LinkLimits {
 impl Versioned for LinkLimits {
     const VERSION: u8 = 1;
 }
+
+/// `meta/config`: settings changed from their defaults with the shell's
+/// `set`, as (key, value) text pairs in the order they were first set.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct ConfigEntries {
+    pub entries: Vec<(String, String)>,
+}
+impl Versioned for ConfigEntries {
+    const VERSION: u8 = 1;
+}

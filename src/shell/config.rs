@@ -1,0 +1,464 @@
+//! Every setting the shell can `set`, in one table: name, type and range,
+//! default, meaning, and how it maps onto [`CrawlSettings`]. `set`, `get`,
+//! `config`, completion and validation all read this table.
+
+use std::time::Duration;
+
+use crate::crawl::{CrawlSettings, Scope};
+
+#[derive(Clone, Copy)]
+pub enum Kind {
+    Int {
+        min: u64,
+        max: u64,
+    },
+    /// An integer or `none` (no limit).
+    OptInt {
+        min: u64,
+        max: u64,
+    },
+    Duration {
+        max: Duration,
+    },
+    Bool,
+    Enum(&'static [&'static str]),
+    Text,
+    /// A file path or `none`.
+    OptPath,
+}
+
+pub struct Key {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub meaning: &'static str,
+    get: fn(&CrawlSettings) -> String,
+    set: fn(&mut CrawlSettings, Value),
+}
+
+/// A parsed, validated value.
+pub enum Value {
+    Int(u64),
+    OptInt(Option<u64>),
+    Duration(Duration),
+    Bool(bool),
+    Text(String),
+}
+
+macro_rules! key {
+    ($name:expr, $kind:expr, $meaning:expr, |$s:ident| $get:expr, |$t:ident, $v:ident| $set:expr) => {
+        Key {
+            name: $name,
+            kind: $kind,
+            meaning: $meaning,
+            get: |$s| $get,
+            set: |$t, $v| $set,
+        }
+    };
+}
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+pub static KEYS: &[Key] = &[
+    key!(
+        "crawl.depth",
+        Kind::OptInt { min: 0, max: 65535 },
+        "links followed at most this many hops from a seed (none: no limit)",
+        |s| opt(s.max_depth.map(u64::from)),
+        |s, v| if let Value::OptInt(n) = v {
+            s.max_depth = n.map(|n| n as u16)
+        }
+    ),
+    key!(
+        "crawl.max_pages",
+        Kind::OptInt {
+            min: 1,
+            max: u64::MAX
+        },
+        "stop when the db holds this many fetched pages (none: no limit)",
+        |s| opt(s.max_pages),
+        |s, v| if let Value::OptInt(n) = v {
+            s.max_pages = n
+        }
+    ),
+    key!(
+        "crawl.delay",
+        Kind::Duration { max: HOUR },
+        "pause between two requests to one host",
+        |s| fmt_duration(s.delay),
+        |s, v| if let Value::Duration(d) = v {
+            s.delay = d
+        }
+    ),
+    key!(
+        "crawl.concurrency",
+        Kind::Int {
+            min: 1,
+            max: 10_000
+        },
+        "requests in flight in total",
+        |s| s.concurrency.to_string(),
+        |s, v| if let Value::Int(n) = v {
+            s.concurrency = n as usize
+        }
+    ),
+    key!(
+        "crawl.per_host",
+        Kind::Int { min: 1, max: 256 },
+        "requests in flight per host",
+        |s| s.per_host.to_string(),
+        |s, v| if let Value::Int(n) = v {
+            s.per_host = n as usize
+        }
+    ),
+    key!(
+        "crawl.scope",
+        Kind::Enum(&["host", "domain", "any"]),
+        "hosts the crawl may enter: the seeds' hosts, their registrable domains, or any",
+        |s| s.scope.name().to_string(),
+        |s, v| if let Value::Text(t) = v {
+            s.scope = t.parse().unwrap_or(Scope::Host)
+        }
+    ),
+    key!(
+        "crawl.follow_nofollow",
+        Kind::Bool,
+        "follow rel=nofollow links",
+        |s| s.follow_nofollow.to_string(),
+        |s, v| if let Value::Bool(b) = v {
+            s.follow_nofollow = b
+        }
+    ),
+    key!(
+        "crawl.max_redirects",
+        Kind::Int { min: 0, max: 20 },
+        "redirect hops followed from the URL first linked",
+        |s| s.max_redirects.to_string(),
+        |s, v| if let Value::Int(n) = v {
+            s.max_redirects = n as u8
+        }
+    ),
+    key!(
+        "crawl.max_attempts",
+        Kind::Int { min: 1, max: 20 },
+        "tries per URL answered with 429/503 before the answer is kept",
+        |s| s.max_attempts.to_string(),
+        |s, v| if let Value::Int(n) = v {
+            s.max_attempts = n as u8
+        }
+    ),
+    key!(
+        "crawl.backoff",
+        Kind::Duration { max: HOUR },
+        "host back-off after 429/503 without Retry-After",
+        |s| fmt_duration(s.backoff),
+        |s, v| if let Value::Duration(d) = v {
+            s.backoff = d
+        }
+    ),
+    key!(
+        "crawl.max_backoff",
+        Kind::Duration {
+            max: Duration::from_secs(86_400)
+        },
+        "upper bound on any back-off, Retry-After included",
+        |s| fmt_duration(s.max_backoff),
+        |s, v| if let Value::Duration(d) = v {
+            s.max_backoff = d
+        }
+    ),
+    key!(
+        "robots.max_crawl_delay",
+        Kind::Duration { max: HOUR },
+        "robots.txt Crawl-delay above this is capped",
+        |s| fmt_duration(s.max_crawl_delay),
+        |s, v| if let Value::Duration(d) = v {
+            s.max_crawl_delay = d
+        }
+    ),
+    key!(
+        "robots.ttl",
+        Kind::Duration {
+            max: Duration::from_secs(30 * 86_400)
+        },
+        "how long a fetched robots.txt is trusted",
+        |s| fmt_duration(s.robots_ttl),
+        |s, v| if let Value::Duration(d) = v {
+            s.robots_ttl = d
+        }
+    ),
+    key!(
+        "robots.retry",
+        Kind::Duration { max: HOUR },
+        "first wait before retrying an unreachable robots.txt (doubles each time)",
+        |s| fmt_duration(s.robots_retry),
+        |s, v| if let Value::Duration(d) = v {
+            s.robots_retry = d
+        }
+    ),
+    key!(
+        "robots.max_failures",
+        Kind::Int { min: 1, max: 100 },
+        "unreachable robots.txt fetches in a row before the host's URLs are dropped",
+        |s| s.robots_max_failures.to_string(),
+        |s, v| if let Value::Int(n) = v {
+            s.robots_max_failures = n as u32
+        }
+    ),
+    key!(
+        "fetch.user_agent",
+        Kind::Text,
+        "User-Agent header; its first token is matched against robots.txt groups",
+        |s| s.fetch.user_agent.clone(),
+        |s, v| if let Value::Text(t) = v {
+            s.fetch.user_agent = t
+        }
+    ),
+    key!(
+        "fetch.timeout",
+        Kind::Duration { max: HOUR },
+        "total time one fetch may take",
+        |s| fmt_duration(s.fetch.total_timeout),
+        |s, v| if let Value::Duration(d) = v {
+            s.fetch.total_timeout = d
+        }
+    ),
+    key!(
+        "fetch.connect_timeout",
+        Kind::Duration { max: HOUR },
+        "time to open a connection",
+        |s| fmt_duration(s.fetch.connect_timeout),
+        |s, v| if let Value::Duration(d) = v {
+            s.fetch.connect_timeout = d
+        }
+    ),
+    key!(
+        "fetch.first_byte_timeout",
+        Kind::Duration { max: HOUR },
+        "time until the response headers arrive",
+        |s| fmt_duration(s.fetch.first_byte_timeout),
+        |s, v| if let Value::Duration(d) = v {
+            s.fetch.first_byte_timeout = d
+        }
+    ),
+    key!(
+        "fetch.max_body",
+        Kind::Int {
+            min: 1024,
+            max: 1 << 30
+        },
+        "cap in bytes on a body, on the wire and decoded",
+        |s| s.fetch.max_body_bytes.to_string(),
+        |s, v| if let Value::Int(n) = v {
+            s.fetch.max_body_bytes = n as usize
+        }
+    ),
+    key!(
+        "fetch.ca_file",
+        Kind::OptPath,
+        "extra PEM root certificate(s) to trust (none: only the built-in roots)",
+        |s| s
+            .fetch
+            .ca_file
+            .as_ref()
+            .map_or("none".into(), |p| p.display().to_string()),
+        |s, v| if let Value::Text(t) = v {
+            s.fetch.ca_file = (t != "none").then(|| t.into())
+        }
+    ),
+];
+
+fn opt(v: Option<u64>) -> String {
+    v.map_or("none".to_string(), |n| n.to_string())
+}
+
+pub fn find(name: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|k| k.name == name)
+}
+
+impl Key {
+    pub fn get(&self, s: &CrawlSettings) -> String {
+        (self.get)(s)
+    }
+
+    pub fn default_value(&self) -> String {
+        (self.get)(&CrawlSettings::default())
+    }
+
+    /// What values the key takes, for help and errors.
+    pub fn type_name(&self) -> String {
+        match self.kind {
+            Kind::Int { min, max } => format!("integer {min}..{max}"),
+            Kind::OptInt { min, max } => format!("integer {min}..{max} or none"),
+            Kind::Duration { max } => {
+                format!("duration up to {} (e.g. 500ms, 2s, 1m)", fmt_duration(max))
+            }
+            Kind::Bool => "true or false".into(),
+            Kind::Enum(vals) => vals.join("|"),
+            Kind::Text => "text".into(),
+            Kind::OptPath => "file path or none".into(),
+        }
+    }
+
+    /// Validates `raw` and applies it to `s`.
+    pub fn set(&self, s: &mut CrawlSettings, raw: &str) -> Result<(), String> {
+        let bad = |why: String| format!("{}: {why}; expected {}", self.name, self.type_name());
+        let v = match self.kind {
+            Kind::Int { min, max } => Value::Int(parse_int(raw, min, max).map_err(bad)?),
+            Kind::OptInt { .. } if raw.eq_ignore_ascii_case("none") => Value::OptInt(None),
+            Kind::OptInt { min, max } => {
+                Value::OptInt(Some(parse_int(raw, min, max).map_err(bad)?))
+            }
+            Kind::Duration { max } => {
+                let d = parse_duration(raw).map_err(bad)?;
+                if d > max {
+                    return Err(bad(format!("{raw} is too long")));
+                }
+                Value::Duration(d)
+            }
+            Kind::Bool => Value::Bool(match raw.to_ascii_lowercase().as_str() {
+                "true" | "on" | "yes" | "1" => true,
+                "false" | "off" | "no" | "0" => false,
+                _ => return Err(bad(format!("{raw:?} is not a boolean"))),
+            }),
+            Kind::Enum(vals) => {
+                let lower = raw.to_ascii_lowercase();
+                if !vals.contains(&lower.as_str()) {
+                    return Err(bad(format!("{raw:?} is not one of them")));
+                }
+                Value::Text(lower)
+            }
+            Kind::Text if raw.trim().is_empty() => return Err(bad("empty".into())),
+            Kind::Text => Value::Text(raw.to_string()),
+            Kind::OptPath => {
+                if !raw.eq_ignore_ascii_case("none") && !std::path::Path::new(raw).is_file() {
+                    return Err(bad(format!("no file {raw}")));
+                }
+                Value::Text(if raw.eq_ignore_ascii_case("none") {
+                    "none".into()
+                } else {
+                    raw.to_string()
+                })
+            }
+        };
+        (self.set)(s, v);
+        Ok(())
+    }
+}
+
+fn parse_int(raw: &str, min: u64, max: u64) -> Result<u64, String> {
+    let n: u64 = raw
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("{raw:?} is not a whole number"))?;
+    if n < min || n > max {
+        return Err(format!("{n} is out of range"));
+    }
+    Ok(n)
+}
+
+/// `500ms`, `2s`, `1.5s`, `3m`, `1h`, `2d`; a bare number is seconds.
+pub fn parse_duration(raw: &str) -> Result<Duration, String> {
+    let raw = raw.trim();
+    let split = raw
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(raw.len());
+    let (num, unit) = raw.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("{raw:?} is not a duration"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        "d" => n * 86_400.0,
+        _ => {
+            return Err(format!(
+                "{raw:?}: unknown unit {unit:?} (use ms, s, m, h, d)"
+            ));
+        }
+    };
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("{raw:?} is not a duration"))
+}
+
+pub fn fmt_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms == 0 {
+        "0s".into()
+    } else if ms.is_multiple_of(86_400_000) {
+        format!("{}d", ms / 86_400_000)
+    } else if ms.is_multiple_of(3_600_000) {
+        format!("{}h", ms / 3_600_000)
+    } else if ms.is_multiple_of(60_000) {
+        format!("{}m", ms / 60_000)
+    } else if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+/// The candidate closest to `word` by edit distance, if it is close enough
+/// to be a likely typo.
+pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(word, c), c))
+        .filter(|(d, c)| *d <= (c.len() / 3).max(2))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur.push(
+                (prev[j] + usize::from(ca != *cb))
+                    .min(prev[j + 1] + 1)
+                    .min(cur[j] + 1),
+            );
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_values_are_validated() {
+        let mut s = CrawlSettings::default();
+        find("crawl.delay").unwrap().set(&mut s, "500ms").unwrap();
+        assert_eq!(s.delay, Duration::from_millis(500));
+        find("crawl.depth").unwrap().set(&mut s, "none").unwrap();
+        assert_eq!(s.max_depth, None);
+        find("crawl.scope").unwrap().set(&mut s, "Domain").unwrap();
+        assert_eq!(s.scope, Scope::Domain);
+        let e = find("crawl.concurrency")
+            .unwrap()
+            .set(&mut s, "0")
+            .unwrap_err();
+        assert!(e.contains("out of range") && e.contains("1..10000"), "{e}");
+        assert!(find("crawl.delay").unwrap().set(&mut s, "fast").is_err());
+        assert!(
+            find("crawl.follow_nofollow")
+                .unwrap()
+                .set(&mut s, "maybe")
+                .is_err()
+        );
+        assert_eq!(fmt_duration(Duration::from_millis(1500)), "1500ms");
+        assert_eq!(parse_duration("1.5m").unwrap(), Duration::from_secs(90));
+    }
+
+    #[test]
+    fn nearest_names() {
+        let names = KEYS.iter().map(|k| k.name);
+        assert_eq!(nearest("crawl.dept", names.clone()), Some("crawl.depth"));
+        assert_eq!(nearest("zzzzzz", names), None);
+    }
+}

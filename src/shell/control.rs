@@ -1,0 +1,281 @@
+//! Commands that change things: seeds, settings, and the crawl itself.
+
+use std::time::{Duration, Instant};
+
+use super::{Reply, Running, Shell, config, table};
+use crate::crawl::{self, CrawlState};
+use crate::model;
+use crate::schema::{CF_META, SeedList, meta_keys};
+
+impl Shell {
+    pub(super) fn cmd_seed(&mut self, args: &[&str]) -> Result<Reply, String> {
+        let mut list = self.store.seeds().map_err(|e| e.to_string())?;
+        match args {
+            ["list"] => {
+                let rows: Vec<Vec<String>> = list.urls.iter().map(|u| vec![u.clone()]).collect();
+                Ok(Reply::with(
+                    table::render(&["seed"], &rows, self.width),
+                    serde_json::json!(list.urls),
+                ))
+            }
+            ["add", urls @ ..] if !urls.is_empty() => self.add_seeds(&mut list, urls),
+            ["import", file] => {
+                let text = std::fs::read_to_string(file)
+                    .map_err(|e| format!("cannot read {file}: {e}"))?;
+                let urls: Vec<&str> = text
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .collect();
+                if urls.is_empty() {
+                    return Err(format!("{file}: no URLs in it"));
+                }
+                self.add_seeds(&mut list, &urls)
+            }
+            ["remove", url] => {
+                let norm = model::normalize(url).map_err(|e| e.to_string())?;
+                let before = list.urls.len();
+                list.urls.retain(|u| u != norm.as_str());
+                if list.urls.len() == before {
+                    return Err(format!("{url} is not a seed (seed list shows them)"));
+                }
+                self.write_seeds(&list)?;
+                Ok(Reply::text(format!(
+                    "removed {norm} from the seeds (URLs already queued stay queued)"
+                )))
+            }
+            _ => Err(
+                "usage: seed add URL... | seed list | seed remove URL | seed import FILE".into(),
+            ),
+        }
+    }
+
+    fn add_seeds(&mut self, list: &mut SeedList, urls: &[&str]) -> Result<Reply, String> {
+        // Validate all first: a bad URL adds nothing.
+        let norm = urls
+            .iter()
+            .map(|u| model::normalize(u).map_err(|e| format!("bad seed: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut added = 0;
+        for n in &norm {
+            if !list.urls.iter().any(|u| u == n.as_str()) {
+                list.urls.push(n.as_str().to_string());
+                added += 1;
+            }
+        }
+        self.write_seeds(list)?;
+        let live = match &self.crawl {
+            Some(r) => {
+                r.handle
+                    .add_seeds(norm.iter().map(|n| n.as_str().to_string()).collect());
+                " (queued in the running crawl)"
+            }
+            None => "",
+        };
+        Ok(Reply::text(format!(
+            "{added} seed(s) added, {} in all{live}",
+            list.urls.len()
+        )))
+    }
+
+    fn write_seeds(&self, list: &SeedList) -> Result<(), String> {
+        let mut b = self.store.batch();
+        b.put(CF_META, meta_keys::SEEDS, list);
+        b.write().map_err(|e| e.to_string())
+    }
+
+    pub(super) fn cmd_set(&mut self, args: &[&str]) -> Result<Reply, String> {
+        let [name, value @ ..] = args else {
+            return Err("usage: set KEY VALUE (config lists keys)".into());
+        };
+        if value.is_empty() {
+            return Err(format!("usage: set {name} VALUE"));
+        }
+        let key = find_key(name)?;
+        let mut s = self.settings.clone();
+        key.set(&mut s, &value.join(" "))?;
+        self.settings = s;
+        self.persist_settings()?;
+        let live = match &self.crawl {
+            Some(r) => {
+                r.handle.set_settings(self.settings.clone());
+                " (applied to the running crawl)"
+            }
+            None => "",
+        };
+        Ok(Reply::text(format!(
+            "{} = {}{live}",
+            key.name,
+            key.get(&self.settings)
+        )))
+    }
+
+    pub(super) fn cmd_get(&mut self, args: &[&str]) -> Result<Reply, String> {
+        let [name] = args else {
+            return Err("usage: get KEY".into());
+        };
+        let key = find_key(name)?;
+        let v = key.get(&self.settings);
+        Ok(Reply::with(
+            format!("{} = {v}", key.name),
+            serde_json::json!({ "key": key.name, "value": v }),
+        ))
+    }
+
+    pub(super) fn cmd_config(&mut self, args: &[&str]) -> Result<Reply, String> {
+        match args {
+            [] => {
+                let rows: Vec<Vec<String>> = config::KEYS
+                    .iter()
+                    .map(|k| {
+                        vec![
+                            k.name.into(),
+                            k.get(&self.settings),
+                            k.default_value(),
+                            k.meaning.into(),
+                        ]
+                    })
+                    .collect();
+                let json: Vec<_> = config::KEYS
+                    .iter()
+                    .map(|k| serde_json::json!({"key": k.name, "value": k.get(&self.settings), "default": k.default_value(), "type": k.type_name(), "meaning": k.meaning}))
+                    .collect();
+                Ok(Reply::with(
+                    table::render(&["key", "value", "default", "meaning"], &rows, self.width),
+                    serde_json::json!(json),
+                ))
+            }
+            ["save", file] => {
+                let mut text = String::from(
+                    "# trawl settings, written by `config save`; run with `source` or `trawl run`\n",
+                );
+                for k in config::KEYS {
+                    let v = k.get(&self.settings);
+                    if v != k.default_value() {
+                        text.push_str(&format!("set {} {}\n", k.name, quote(&v)));
+                    }
+                }
+                for s in self.store.seeds().map_err(|e| e.to_string())?.urls {
+                    text.push_str(&format!("seed add {s}\n"));
+                }
+                std::fs::write(file, text).map_err(|e| format!("cannot write {file}: {e}"))?;
+                Ok(Reply::text(format!("settings and seeds written to {file}")))
+            }
+            _ => Err("usage: config | config save FILE".into()),
+        }
+    }
+
+    pub(super) fn cmd_crawl(&mut self, args: &[&str]) -> Result<Reply, String> {
+        match args {
+            ["start"] => {
+                if self.crawl.is_some() {
+                    return Err("a crawl is already running (crawl stop ends it)".into());
+                }
+                let seeds = self.store.seeds().map_err(|e| e.to_string())?.urls;
+                let queued = self.store.counters().map_err(|e| e.to_string())?.queued;
+                if seeds.is_empty() && queued == 0 {
+                    return Err("nothing to crawl: add seeds first (seed add URL)".into());
+                }
+                let _guard = self.rt.enter();
+                let (handle, join) =
+                    crawl::start(self.store.clone(), self.settings.clone(), &seeds)
+                        .map_err(|e| e.to_string())?;
+                self.crawl = Some(Running { handle, join });
+                Ok(Reply::text(format!(
+                    "crawl started from {} seed(s); status shows progress, crawl wait waits",
+                    seeds.len()
+                )))
+            }
+            ["pause"] => {
+                self.running()?.pause();
+                Ok(Reply::text(
+                    "crawl paused (fetches in flight finish; crawl resume goes on)".into(),
+                ))
+            }
+            ["resume"] => {
+                self.running()?.resume();
+                Ok(Reply::text("crawl resumed".into()))
+            }
+            ["stop"] => {
+                self.running()?.stop();
+                self.wait(None, None)?;
+                Ok(Reply::none())
+            }
+            ["wait", opts @ ..] => {
+                let (mut pages, mut secs) = (None, None);
+                let mut it = opts.iter();
+                while let Some(o) = it.next() {
+                    let v = it.next().ok_or_else(|| format!("{o} needs a value"))?;
+                    match *o {
+                        "--pages" => {
+                            pages = Some(
+                                v.parse::<u64>()
+                                    .map_err(|_| format!("--pages {v}: not a number"))?,
+                            )
+                        }
+                        "--secs" => secs = Some(config::parse_duration(v)?),
+                        _ => return Err(format!("unknown option {o}; use --pages N or --secs N")),
+                    }
+                }
+                if self.crawl.is_none() {
+                    return Ok(Reply::text("no crawl is running".into()));
+                }
+                self.wait(pages, secs)?;
+                Ok(Reply::none())
+            }
+            _ => Err(
+                "usage: crawl start | pause | resume | stop | wait [--pages N] [--secs N]".into(),
+            ),
+        }
+    }
+
+    fn running(&self) -> Result<&crawl::CrawlHandle, String> {
+        self.crawl
+            .as_ref()
+            .map(|r| &r.handle)
+            .ok_or_else(|| "no crawl is running (crawl start)".into())
+    }
+
+    /// Blocks until the crawl ends, the db holds `pages` fetched pages, or
+    /// `secs` pass; Ctrl-C ends the wait, not the crawl.
+    fn wait(&mut self, pages: Option<u64>, secs: Option<Duration>) -> Result<(), String> {
+        let start = Instant::now();
+        while let Some(r) = &self.crawl {
+            if r.join.is_finished() {
+                break;
+            }
+            let snap = r.handle.snapshot();
+            if pages.is_some_and(|p| snap.counters.fetched >= p)
+                || secs.is_some_and(|s| start.elapsed() >= s)
+            {
+                return Ok(());
+            }
+            if snap.state == CrawlState::Paused && pages.is_none() && secs.is_none() {
+                return Err("the crawl is paused; crawl resume first, or wait with --secs".into());
+            }
+            if self.interrupted() {
+                return Err("interrupted (the crawl goes on)".into());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.reap();
+        Ok(())
+    }
+}
+
+fn find_key(name: &str) -> Result<&'static config::Key, String> {
+    config::find(name).ok_or_else(|| {
+        match config::nearest(name, config::KEYS.iter().map(|k| k.name)) {
+            Some(n) => format!("unknown setting {name:?}; did you mean {n}?"),
+            None => format!("unknown setting {name:?}; config lists them"),
+        }
+    })
+}
+
+fn quote(v: &str) -> String {
+    if v.contains(char::is_whitespace) || v.contains('"') || v.contains('#') {
+        format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""))
+    } else {
+        v.to_string()
+    }
+}

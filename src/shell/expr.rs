@@ -1,0 +1,501 @@
+//! The small language of `pages where EXPR [order by FIELD [desc]] [limit N]`:
+//! comparisons of page fields with `= != < <= > >= ~` (contains), joined by
+//! `and`, `or`, `not` and parentheses. Literals are numbers, quoted strings,
+//! `true`/`false`, and durations (`10m`), which stand for milliseconds —
+//! against `fetched_at` a duration means "that long ago".
+//!
+//! Errors name the column (1-based, in the whole command line) of the problem.
+
+/// The fields a page row has, with their types.
+pub const FIELDS: &[(&str, Type)] = &[
+    ("url", Type::Str),
+    ("host", Type::Str),
+    ("title", Type::Str),
+    ("content_type", Type::Str),
+    ("charset", Type::Str),
+    ("status", Type::Num),
+    ("depth", Type::Num),
+    ("size", Type::Num),
+    ("inlinks", Type::Num),
+    ("outlinks", Type::Num),
+    ("fetched_at", Type::Num),
+    ("age", Type::Num),
+    ("duplicate", Type::Bool),
+    ("truncated", Type::Bool),
+    ("noindex", Type::Bool),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Type {
+    Str,
+    Num,
+    Bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lit {
+    Str(String),
+    Num(f64),
+    Bool(bool),
+    /// Milliseconds.
+    Dur(f64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Contains,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Cmp {
+        field: &'static str,
+        op: Op,
+        lit: Lit,
+    },
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+    True,
+}
+
+/// A whole query: filter, order and limit.
+#[derive(Clone, Debug)]
+pub struct Query {
+    pub filter: Expr,
+    pub order: Option<(&'static str, bool)>,
+    pub limit: Option<usize>,
+}
+
+/// A field's value on one row.
+#[derive(Clone, Debug, PartialEq, PartialOrd)]
+pub enum Val {
+    Str(String),
+    Num(f64),
+    Bool(bool),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Word(String),
+    Str(String),
+    Num(f64),
+    Dur(f64),
+    Op(Op),
+    LParen,
+    RParen,
+}
+
+struct Lexed {
+    toks: Vec<(Tok, usize)>,
+    end: usize,
+}
+
+fn lex(src: &str, base: usize) -> Result<Lexed, String> {
+    let chars: Vec<(usize, char)> = src.char_indices().collect();
+    let col = |i: usize| {
+        base + src[..chars.get(i).map_or(src.len(), |c| c.0)]
+            .chars()
+            .count()
+            + 1
+    };
+    let mut toks = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let (_, c) = chars[i];
+        let start = i;
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        let tok = match c {
+            '(' => {
+                i += 1;
+                Tok::LParen
+            }
+            ')' => {
+                i += 1;
+                Tok::RParen
+            }
+            '=' => {
+                i += 1;
+                Tok::Op(Op::Eq)
+            }
+            '~' => {
+                i += 1;
+                Tok::Op(Op::Contains)
+            }
+            '!' | '<' | '>' => {
+                let eq = chars.get(i + 1).is_some_and(|c| c.1 == '=');
+                i += 1 + usize::from(eq);
+                match (c, eq) {
+                    ('!', true) => Tok::Op(Op::Ne),
+                    ('<', false) => Tok::Op(Op::Lt),
+                    ('<', true) => Tok::Op(Op::Le),
+                    ('>', false) => Tok::Op(Op::Gt),
+                    ('>', true) => Tok::Op(Op::Ge),
+                    _ => {
+                        return Err(format!(
+                            "column {}: '!' must be followed by '='",
+                            col(start)
+                        ));
+                    }
+                }
+            }
+            '"' | '\'' => {
+                let mut s = String::new();
+                i += 1;
+                loop {
+                    match chars.get(i) {
+                        None => return Err(format!("column {}: unterminated string", col(start))),
+                        Some((_, q)) if *q == c => break,
+                        Some((_, '\\')) if chars.get(i + 1).is_some() => {
+                            s.push(chars[i + 1].1);
+                            i += 1;
+                        }
+                        Some((_, ch)) => s.push(*ch),
+                    }
+                    i += 1;
+                }
+                i += 1;
+                Tok::Str(s)
+            }
+            c if c.is_ascii_digit() || c == '-' || c == '.' => {
+                while i < chars.len()
+                    && (chars[i].1.is_ascii_alphanumeric()
+                        || chars[i].1 == '.'
+                        || (i == start && chars[i].1 == '-'))
+                {
+                    i += 1;
+                }
+                let text: String = chars[start..i].iter().map(|c| c.1).collect();
+                if let Ok(n) = text.parse::<f64>() {
+                    Tok::Num(n)
+                } else if let Ok(d) = super::config::parse_duration(&text) {
+                    Tok::Dur(d.as_secs_f64() * 1000.0)
+                } else {
+                    return Err(format!(
+                        "column {}: {text:?} is not a number or duration",
+                        col(start)
+                    ));
+                }
+            }
+            c if c.is_alphanumeric() || c == '_' => {
+                while i < chars.len()
+                    && (chars[i].1.is_alphanumeric() || chars[i].1 == '_' || chars[i].1 == '.')
+                {
+                    i += 1;
+                }
+                Tok::Word(chars[start..i].iter().map(|c| c.1).collect())
+            }
+            other => return Err(format!("column {}: unexpected {other:?}", col(start))),
+        };
+        toks.push((tok, col(start)));
+    }
+    Ok(Lexed {
+        toks,
+        end: col(chars.len()),
+    })
+}
+
+struct Parser {
+    toks: Vec<(Tok, usize)>,
+    pos: usize,
+    end: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos).map(|t| &t.0)
+    }
+    fn col(&self) -> usize {
+        self.toks.get(self.pos).map_or(self.end, |t| t.1)
+    }
+    fn is_word(&self, w: &str) -> bool {
+        matches!(self.peek(), Some(Tok::Word(x)) if x.eq_ignore_ascii_case(w))
+    }
+    fn err<T>(&self, what: &str) -> Result<T, String> {
+        let found = match self.peek() {
+            None => "the end".to_string(),
+            Some(Tok::Word(w)) => format!("{w:?}"),
+            Some(Tok::Str(s)) => format!("string {s:?}"),
+            Some(Tok::Num(n)) => format!("number {n}"),
+            Some(Tok::Dur(_)) => "a duration".into(),
+            Some(Tok::Op(_)) => "an operator".into(),
+            Some(Tok::LParen) => "'('".into(),
+            Some(Tok::RParen) => "')'".into(),
+        };
+        Err(format!(
+            "column {}: expected {what}, found {found}",
+            self.col()
+        ))
+    }
+
+    fn or(&mut self) -> Result<Expr, String> {
+        let mut e = self.and()?;
+        while self.is_word("or") {
+            self.pos += 1;
+            e = Expr::Or(Box::new(e), Box::new(self.and()?));
+        }
+        Ok(e)
+    }
+    fn and(&mut self) -> Result<Expr, String> {
+        let mut e = self.not()?;
+        while self.is_word("and") {
+            self.pos += 1;
+            e = Expr::And(Box::new(e), Box::new(self.not()?));
+        }
+        Ok(e)
+    }
+    fn not(&mut self) -> Result<Expr, String> {
+        if self.is_word("not") {
+            self.pos += 1;
+            return Ok(Expr::Not(Box::new(self.not()?)));
+        }
+        self.atom()
+    }
+    fn atom(&mut self) -> Result<Expr, String> {
+        if self.peek() == Some(&Tok::LParen) {
+            self.pos += 1;
+            let e = self.or()?;
+            if self.peek() != Some(&Tok::RParen) {
+                return self.err("')'");
+            }
+            self.pos += 1;
+            return Ok(e);
+        }
+        let field_col = self.col();
+        let (field, ty) = self.field()?;
+        let op = match self.peek() {
+            Some(Tok::Op(op)) => *op,
+            // A bare boolean field is a test of itself: `where duplicate`.
+            _ if ty == Type::Bool => {
+                return Ok(Expr::Cmp {
+                    field,
+                    op: Op::Eq,
+                    lit: Lit::Bool(true),
+                });
+            }
+            _ => return self.err("an operator (= != < <= > >= ~)"),
+        };
+        self.pos += 1;
+        let lit_col = self.col();
+        let lit = match self.peek().cloned() {
+            Some(Tok::Str(s)) => Lit::Str(s),
+            Some(Tok::Num(n)) => Lit::Num(n),
+            Some(Tok::Dur(d)) => Lit::Dur(d),
+            Some(Tok::Word(w)) if w == "true" || w == "false" => Lit::Bool(w == "true"),
+            Some(Tok::Word(w)) if ty == Type::Str => Lit::Str(w),
+            _ => return self.err("a value"),
+        };
+        self.pos += 1;
+        let ok = match (ty, &lit, op) {
+            (Type::Str, Lit::Str(_), _) => true,
+            (Type::Num, Lit::Num(_) | Lit::Dur(_), op) => op != Op::Contains,
+            (Type::Bool, Lit::Bool(_), Op::Eq | Op::Ne) => true,
+            _ => false,
+        };
+        if !ok {
+            let t = match ty {
+                Type::Str => "a string",
+                Type::Num => "a number or duration (and no ~)",
+                Type::Bool => "true or false with = or !=",
+            };
+            return Err(format!(
+                "column {lit_col}: {field} (column {field_col}) takes {t}"
+            ));
+        }
+        Ok(Expr::Cmp { field, op, lit })
+    }
+    fn field(&mut self) -> Result<(&'static str, Type), String> {
+        let Some(Tok::Word(w)) = self.peek().cloned() else {
+            return self.err("a field name");
+        };
+        let lower = w.to_ascii_lowercase();
+        match FIELDS.iter().find(|(f, _)| *f == lower) {
+            Some((f, t)) => {
+                self.pos += 1;
+                Ok((f, *t))
+            }
+            None => {
+                let hint = super::config::nearest(&lower, FIELDS.iter().map(|f| f.0))
+                    .map(|n| format!("; did you mean {n}?"))
+                    .unwrap_or_else(|| {
+                        format!(
+                            "; fields: {}",
+                            FIELDS.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
+                        )
+                    });
+                Err(format!("column {}: unknown field {w:?}{hint}", self.col()))
+            }
+        }
+    }
+}
+
+/// Parses `[where] EXPR [order by FIELD [asc|desc]] [limit N]`; `base` is
+/// the column offset of `src` in the command line.
+pub fn parse_query(src: &str, base: usize) -> Result<Query, String> {
+    let lexed = lex(src, base)?;
+    let mut p = Parser {
+        toks: lexed.toks,
+        pos: 0,
+        end: lexed.end,
+    };
+    let filter = if p.peek().is_none() || p.is_word("order") || p.is_word("limit") {
+        Expr::True
+    } else {
+        if p.is_word("where") {
+            p.pos += 1;
+        }
+        p.or()?
+    };
+    let mut order = None;
+    if p.is_word("order") {
+        p.pos += 1;
+        if !p.is_word("by") {
+            return p.err("'by'");
+        }
+        p.pos += 1;
+        let (f, _) = p.field()?;
+        let desc = if p.is_word("desc") || p.is_word("asc") {
+            let d = p.is_word("desc");
+            p.pos += 1;
+            d
+        } else {
+            false
+        };
+        order = Some((f, desc));
+    }
+    let mut limit = None;
+    if p.is_word("limit") {
+        p.pos += 1;
+        match p.peek() {
+            Some(Tok::Num(n)) if *n >= 0.0 && n.fract() == 0.0 => limit = Some(*n as usize),
+            _ => return p.err("a whole number"),
+        }
+        p.pos += 1;
+    }
+    if p.peek().is_some() {
+        return p.err("and, or, order by, limit or the end");
+    }
+    Ok(Query {
+        filter,
+        order,
+        limit,
+    })
+}
+
+impl Expr {
+    /// Whether the expression reads `field`.
+    pub fn uses(&self, field: &str) -> bool {
+        match self {
+            Expr::Cmp { field: f, .. } => *f == field,
+            Expr::And(a, b) | Expr::Or(a, b) => a.uses(field) || b.uses(field),
+            Expr::Not(a) => a.uses(field),
+            Expr::True => false,
+        }
+    }
+
+    /// Evaluates against a row; `get` gives a field's value, `now_ms` anchors
+    /// durations compared with `fetched_at`.
+    pub fn eval(&self, get: &dyn Fn(&str) -> Val, now_ms: f64) -> bool {
+        match self {
+            Expr::True => true,
+            Expr::And(a, b) => a.eval(get, now_ms) && b.eval(get, now_ms),
+            Expr::Or(a, b) => a.eval(get, now_ms) || b.eval(get, now_ms),
+            Expr::Not(a) => !a.eval(get, now_ms),
+            Expr::Cmp { field, op, lit } => {
+                let v = get(field);
+                let rhs = match lit {
+                    Lit::Str(s) => Val::Str(s.clone()),
+                    Lit::Num(n) => Val::Num(*n),
+                    Lit::Bool(b) => Val::Bool(*b),
+                    Lit::Dur(d) if *field == "fetched_at" => Val::Num(now_ms - d),
+                    Lit::Dur(d) => Val::Num(*d),
+                };
+                compare(&v, *op, &rhs)
+            }
+        }
+    }
+}
+
+fn compare(a: &Val, op: Op, b: &Val) -> bool {
+    if let (Op::Contains, Val::Str(x), Val::Str(y)) = (op, a, b) {
+        return x.to_lowercase().contains(&y.to_lowercase());
+    }
+    let Some(ord) = a.partial_cmp(b) else {
+        return false;
+    };
+    match op {
+        Op::Eq => ord.is_eq(),
+        Op::Ne => !ord.is_eq(),
+        Op::Lt => ord.is_lt(),
+        Op::Le => ord.is_le(),
+        Op::Gt => ord.is_gt(),
+        Op::Ge => ord.is_ge(),
+        Op::Contains => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(field: &str) -> Val {
+        match field {
+            "status" => Val::Num(404.0),
+            "title" => Val::Str("Graduate 论文 list".into()),
+            "duplicate" => Val::Bool(false),
+            "fetched_at" => Val::Num(1_000_000.0),
+            _ => Val::Num(0.0),
+        }
+    }
+
+    #[test]
+    fn parses_and_evaluates() {
+        let q = parse_query(
+            "status >= 400 and (title ~ '论文' or not duplicate) order by depth desc limit 5",
+            0,
+        )
+        .unwrap();
+        assert!(q.filter.eval(&row, 0.0));
+        assert_eq!(q.order, Some(("depth", true)));
+        assert_eq!(q.limit, Some(5));
+        let q = parse_query("where status != 404 or duplicate", 0).unwrap();
+        assert!(!q.filter.eval(&row, 0.0));
+        // fetched 1,000,000 ms after the epoch; "now" is 1,500,000: 10m ago is 900,000.
+        assert!(
+            parse_query("fetched_at > 10m", 0)
+                .unwrap()
+                .filter
+                .eval(&row, 1_500_000.0)
+        );
+        assert!(parse_query("", 0).unwrap().filter == Expr::True);
+    }
+
+    #[test]
+    fn errors_name_the_column() {
+        let e = parse_query("status = = 3", 12).unwrap_err();
+        assert!(e.starts_with("column 22:"), "{e}");
+        let e = parse_query("stauts = 3", 0).unwrap_err();
+        assert!(e.contains("did you mean status"), "{e}");
+        let e = parse_query("status ~ 3", 0).unwrap_err();
+        assert!(e.starts_with("column 10:"), "{e}");
+        assert!(
+            parse_query("title = 'open", 0)
+                .unwrap_err()
+                .contains("unterminated")
+        );
+        assert!(
+            parse_query("status = 3 limit x", 0)
+                .unwrap_err()
+                .contains("whole number")
+        );
+    }
+}

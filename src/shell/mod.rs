@@ -1,0 +1,321 @@
+//! The query shell: one grammar for the interactive REPL and for `.crawlrc`
+//! batches. It reads RocksDB directly for queries and talks to a crawl
+//! running in the same process through its [`CrawlHandle`].
+//!
+//! Every user error is a one-line `Err(String)`; the shell goes on.
+
+pub mod batch;
+pub mod commands;
+pub mod config;
+mod control;
+pub mod expr;
+mod query;
+pub mod repl;
+mod table;
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::crawl::{CrawlHandle, CrawlSettings, CrawlState, Summary};
+use crate::schema::{CF_META, ConfigEntries, meta_keys};
+use crate::store::Store;
+
+/// A crawl started from this shell.
+struct Running {
+    handle: CrawlHandle,
+    join: tokio::task::JoinHandle<Result<Summary, crate::crawl::CrawlError>>,
+}
+
+pub struct Shell {
+    store: Arc<Store>,
+    rt: tokio::runtime::Handle,
+    settings: CrawlSettings,
+    crawl: Option<Running>,
+    /// Set by Ctrl-C; long commands check it and stop.
+    interrupt: Arc<AtomicBool>,
+    out: Box<dyn Write + Send>,
+    /// Terminal width for tables; 0 means no truncation.
+    width: usize,
+    quit: bool,
+    /// How deep in `source` files we are.
+    source_depth: usize,
+}
+
+impl Shell {
+    /// A shell over `store`, printing to `out`. Settings saved in the db
+    /// with `set` are applied.
+    pub fn new(
+        store: Arc<Store>,
+        rt: tokio::runtime::Handle,
+        out: Box<dyn Write + Send>,
+        width: usize,
+    ) -> Shell {
+        let mut settings = CrawlSettings::default();
+        let mut notes = Vec::new();
+        if let Ok(Some(cfg)) = store.get::<ConfigEntries>(CF_META, meta_keys::CONFIG) {
+            for (k, v) in cfg.entries {
+                match config::find(&k).map(|key| key.set(&mut settings, &v)) {
+                    Some(Ok(())) => {}
+                    Some(Err(e)) => notes.push(format!("note: saved setting ignored: {e}")),
+                    None => notes.push(format!(
+                        "note: saved setting {k} is unknown to this trawl; ignored"
+                    )),
+                }
+            }
+        }
+        let mut shell = Shell {
+            store,
+            rt,
+            settings,
+            crawl: None,
+            interrupt: Arc::new(AtomicBool::new(false)),
+            out,
+            width,
+            quit: false,
+            source_depth: 0,
+        };
+        for n in notes {
+            shell.say(&n);
+        }
+        shell
+    }
+
+    /// The flag Ctrl-C should set to interrupt the current command.
+    pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
+        self.interrupt.clone()
+    }
+
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    pub fn wants_quit(&self) -> bool {
+        self.quit
+    }
+
+    fn say(&mut self, text: &str) {
+        let _ = writeln!(self.out, "{}", text.trim_end_matches('\n'));
+        let _ = self.out.flush();
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt.swap(false, Ordering::SeqCst)
+    }
+
+    /// The crawl's state for the prompt: `idle`, `running 1,234 p/s`, …
+    pub fn state_label(&mut self) -> String {
+        self.reap();
+        match &self.crawl {
+            None => "idle".into(),
+            Some(r) => {
+                let s = r.handle.snapshot();
+                match s.state {
+                    CrawlState::Paused => "paused".into(),
+                    CrawlState::Stopping => "stopping".into(),
+                    _ => format!(
+                        "running {} p/s",
+                        table::thousands(s.recent_rate.round() as u64)
+                    ),
+                }
+            }
+        }
+    }
+
+    /// Collects a finished crawl and reports how it ended.
+    fn reap(&mut self) {
+        if self.crawl.as_ref().is_some_and(|r| r.join.is_finished()) {
+            let r = self.crawl.take().expect("checked above");
+            for n in r.handle.take_notices() {
+                self.say(&format!("note: {n}"));
+            }
+            match self.rt.block_on(r.join) {
+                Ok(Ok(s)) => self.say(&format!(
+                    "crawl {}: {} pages fetched, {} links found in {:.1} s, TLP {:.1}",
+                    if s.interrupted { "stopped" } else { "finished" },
+                    s.run_fetched,
+                    s.run_links,
+                    s.elapsed.as_secs_f64(),
+                    s.tlp()
+                )),
+                Ok(Err(e)) => self.say(&format!("crawl failed: {e}")),
+                Err(e) => self.say(&format!("crawl task failed: {e}")),
+            }
+        }
+    }
+
+    /// Runs one command line. Errors are one line, for the caller to show.
+    pub fn execute(&mut self, line: &str) -> Result<(), String> {
+        self.interrupt.store(false, Ordering::SeqCst);
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            return Ok(());
+        }
+        self.reap();
+        self.store.catch_up().map_err(|e| e.to_string())?;
+        let mut words = split_words(line)?;
+        let json = words.iter().any(|w| w == "--json");
+        words.retain(|w| w != "--json");
+        let Some(name) = words.first().cloned() else {
+            return Ok(());
+        };
+        let cmd = commands::find(&name).ok_or_else(|| commands::unknown(&name))?;
+        if cmd.writes
+            && self.store.is_read_only()
+            && !matches!(
+                (name.as_str(), words.get(1).map(String::as_str)),
+                ("seed", Some("list")) | ("crawl", Some("wait"))
+            )
+        {
+            return Err(format!(
+                "{name}: the database is attached read-only (--read-only); this command changes it"
+            ));
+        }
+        let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+        let reply = match cmd.name {
+            "help" => Reply::text(commands::help(args.first().copied())?),
+            "quit" => {
+                self.quit = true;
+                Reply::none()
+            }
+            "source" => {
+                let [file] = args[..] else {
+                    return Err("usage: source FILE".into());
+                };
+                batch::run_file(self, std::path::Path::new(file), false)
+                    .map_err(|e| e.to_string())?;
+                Reply::none()
+            }
+            "seed" => self.cmd_seed(&args)?,
+            "set" => self.cmd_set(&args)?,
+            "get" => self.cmd_get(&args)?,
+            "config" => self.cmd_config(&args)?,
+            "crawl" => self.cmd_crawl(&args)?,
+            "status" => self.cmd_status()?,
+            "frontier" => self.cmd_frontier(&args)?,
+            "hosts" => self.cmd_hosts(&args)?,
+            "host" => self.cmd_host(&args)?,
+            "page" => self.cmd_page(&args)?,
+            "links" => self.cmd_links(&args)?,
+            "why" => self.cmd_why(&args)?,
+            "pages" | "count" => {
+                // The expression is the raw text after the command words, so
+                // quoting survives and errors can point at a column.
+                let skip = if cmd.name == "count" { 2 } else { 1 };
+                if cmd.name == "count" && args.first() != Some(&"pages") {
+                    return Err("usage: count pages [where EXPR]".into());
+                }
+                let (rest, base) = rest_after_words(line, skip);
+                let rest = rest.replace("--json", "");
+                self.cmd_pages(&rest, base, cmd.name == "count")?
+            }
+            other => return Err(commands::unknown(other)),
+        };
+        let text = if json {
+            serde_json::to_string_pretty(&reply.json).unwrap_or_default()
+        } else {
+            reply.human
+        };
+        if !text.is_empty() {
+            self.say(&text);
+        }
+        Ok(())
+    }
+
+    /// Saves the settings that differ from the defaults into the db.
+    fn persist_settings(&self) -> Result<(), String> {
+        let defaults = CrawlSettings::default();
+        let entries = config::KEYS
+            .iter()
+            .filter(|k| k.get(&self.settings) != k.get(&defaults))
+            .map(|k| (k.name.to_string(), k.get(&self.settings)))
+            .collect();
+        let mut b = self.store.batch();
+        b.put(CF_META, meta_keys::CONFIG, &ConfigEntries { entries });
+        b.write().map_err(|e| e.to_string())
+    }
+}
+
+impl Drop for Shell {
+    fn drop(&mut self) {
+        if let Some(r) = self.crawl.take() {
+            r.handle.stop();
+            let _ = self.rt.block_on(r.join);
+        }
+    }
+}
+
+/// What a command prints: text for people, JSON for `--json`.
+pub(crate) struct Reply {
+    human: String,
+    json: serde_json::Value,
+}
+
+impl Reply {
+    fn none() -> Reply {
+        Reply {
+            human: String::new(),
+            json: serde_json::json!({"ok": true}),
+        }
+    }
+    fn text(t: String) -> Reply {
+        Reply {
+            json: serde_json::json!({ "message": t.trim_end() }),
+            human: t,
+        }
+    }
+    fn with(human: String, json: serde_json::Value) -> Reply {
+        Reply { human, json }
+    }
+}
+
+/// Splits a command line into words; quotes group, backslash escapes.
+pub fn split_words(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), '\\') => cur.extend(chars.next()),
+            (Some(_), c) => cur.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err("unterminated quote".into());
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Ok(words)
+}
+
+/// The text after the first `n` words, and its column offset in `line`.
+fn rest_after_words(line: &str, n: usize) -> (String, usize) {
+    let mut idx = 0;
+    for _ in 0..n {
+        let s = &line[idx..];
+        let start = s.len() - s.trim_start().len();
+        let end = s[start..]
+            .find(char::is_whitespace)
+            .map_or(s.len(), |e| start + e);
+        idx += end;
+    }
+    (line[idx..].to_string(), line[..idx].chars().count())
+}

@@ -1,0 +1,691 @@
+//! Read-only queries over the database (and the running crawl's snapshot).
+
+use serde_json::json;
+
+use super::expr::{self, Val};
+use super::{Reply, Shell, table};
+use crate::fetch::RobotsRules;
+use crate::model::{self, HostId, UrlId, now_ms};
+use crate::schema::{
+    CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_PAGES, DocRecord, FilterReason, FrontierEntry,
+    FrontierKey, HostRecord, LinkKey, LinkRecord, PageRecord, RobotsOutcome, SeenState, Versioned,
+};
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+impl Shell {
+    pub(super) fn cmd_status(&mut self) -> Result<Reply, String> {
+        let (state, snap) = match &self.crawl {
+            Some(r) => {
+                let s = r.handle.snapshot();
+                (format!("{:?}", s.state).to_lowercase(), Some(s))
+            }
+            None => ("idle".to_string(), None),
+        };
+        let c = match &snap {
+            Some(s) => s.counters.clone(),
+            None => self.store.counters().map_err(err)?,
+        };
+        let failed: u64 = c.failed.values().sum();
+        let filtered: u64 = c.filtered.values().sum();
+        let (recent, overall, elapsed, run_fetched, active) =
+            snap.as_ref().map_or((0.0, 0.0, 0.0, 0, 0), |s| {
+                let e = s.elapsed.as_secs_f64();
+                (
+                    s.recent_rate,
+                    s.run_fetched as f64 / e.max(1e-9),
+                    e,
+                    s.run_fetched,
+                    s.active_hosts,
+                )
+            });
+        let tlp = elapsed * run_fetched as f64;
+        let mut h = format!("state       {state}\n");
+        h += &format!(
+            "fetched     {} ({} this run)\n",
+            table::thousands(c.fetched),
+            table::thousands(run_fetched)
+        );
+        h += &format!("queued      {}\n", table::thousands(c.queued));
+        h += &format!(
+            "failed      {}{}\n",
+            table::thousands(failed),
+            breakdown(&c.failed)
+        );
+        h += &format!(
+            "filtered    {}{}\n",
+            table::thousands(filtered),
+            breakdown(&c.filtered)
+        );
+        h += &format!("duplicates  {}\n", table::thousands(c.duplicates));
+        h += &format!("pages/s     {recent:.0} (last 10 s), {overall:.0} (this run)\n");
+        h += &format!("bytes       {}\n", table::bytes(c.bytes));
+        h += &format!("hosts       {active} active\n");
+        h += &format!("elapsed     {elapsed:.1} s\n");
+        h += &format!("TLP         {tlp:.1}");
+        let j = json!({
+            "state": state, "fetched": c.fetched, "run_fetched": run_fetched, "queued": c.queued,
+            "failed": c.failed, "filtered": c.filtered, "duplicates": c.duplicates, "links": c.links,
+            "pages_per_sec_10s": recent, "pages_per_sec_run": overall, "bytes": c.bytes,
+            "active_hosts": active, "elapsed_secs": elapsed, "tlp": tlp, "by_status": c.by_status,
+        });
+        Ok(Reply::with(h, j))
+    }
+
+    pub(super) fn cmd_frontier(&mut self, args: &[&str]) -> Result<Reply, String> {
+        let (rows, title): (Vec<(FrontierKey, FrontierEntry)>, &str) = match args {
+            [] => {
+                let q = match &self.crawl {
+                    Some(r) => r.handle.snapshot().counters.queued,
+                    None => self.store.counters().map_err(err)?.queued,
+                };
+                return Ok(Reply::with(
+                    format!("{} URLs queued", table::thousands(q)),
+                    json!({ "queued": q }),
+                ));
+            }
+            ["top", n] => (
+                self.frontier_rows(&[], parse_n(n)?)?,
+                "next in the frontier",
+            ),
+            ["host", host] => {
+                let (id, _) = self.resolve_host(host)?;
+                (
+                    self.frontier_rows(&id.to_bytes(), 50)?,
+                    "queued for the host",
+                )
+            }
+            _ => return Err("usage: frontier | frontier top N | frontier host HOST".into()),
+        };
+        let table_rows: Vec<Vec<String>> = rows
+            .iter()
+            .map(|(_, e)| vec![e.depth.to_string(), e.attempts.to_string(), e.url.clone()])
+            .collect();
+        let j: Vec<_> = rows
+            .iter()
+            .map(|(_, e)| json!({"url": e.url, "depth": e.depth, "attempts": e.attempts}))
+            .collect();
+        let human = if rows.is_empty() {
+            format!("nothing {title}")
+        } else {
+            table::render(&["depth", "tries", "url"], &table_rows, self.width)
+        };
+        Ok(Reply::with(human, json!(j)))
+    }
+
+    fn frontier_rows(
+        &self,
+        prefix: &[u8],
+        n: usize,
+    ) -> Result<Vec<(FrontierKey, FrontierEntry)>, String> {
+        let mut out = Vec::new();
+        for row in self.store.scan(CF_FRONTIER, prefix).take(n) {
+            let (k, v) = row.map_err(err)?;
+            if let (Some(k), Ok(e)) = (FrontierKey::from_key(&k), FrontierEntry::decode(&v)) {
+                out.push((k, e));
+            }
+        }
+        Ok(out)
+    }
+
+    /// A host given as `example.org`, `example.org:8080` or a URL.
+    fn resolve_host(&self, host: &str) -> Result<(HostId, HostRecord), String> {
+        let candidates: Vec<String> = if host.contains("://") {
+            vec![host.to_string()]
+        } else {
+            vec![format!("http://{host}/"), format!("https://{host}/")]
+        };
+        for c in candidates {
+            if let Ok(u) = model::normalize(&c)
+                && let Some(rec) = self.store.host(u.host_id()).map_err(err)?
+            {
+                return Ok((u.host_id(), rec));
+            }
+        }
+        Err(format!("host {host} is not in the db (hosts lists them)"))
+    }
+
+    pub(super) fn cmd_hosts(&mut self, args: &[&str]) -> Result<Reply, String> {
+        let (n, by) = match args {
+            [] => (20, "pages"),
+            ["top", n] => (parse_n(n)?, "pages"),
+            ["top", n, "by", by] => (parse_n(n)?, *by),
+            _ => return Err("usage: hosts [top N [by pages|errors|queue]]".into()),
+        };
+        let key: fn(&HostRecord) -> u64 = match by {
+            "pages" => |h| h.fetched,
+            "errors" => |h| h.errors,
+            "queue" => |h| h.queued,
+            other => {
+                return Err(format!(
+                    "hosts: cannot rank by {other:?}; use pages, errors or queue"
+                ));
+            }
+        };
+        let mut hosts = Vec::new();
+        for row in self.store.scan(CF_HOSTS, &[]) {
+            let (_, v) = row.map_err(err)?;
+            if let Ok(h) = HostRecord::decode(&v) {
+                hosts.push(h);
+            }
+            if self.interrupted() {
+                return Err("interrupted".into());
+            }
+        }
+        hosts.sort_by_key(|h| std::cmp::Reverse(key(h)));
+        hosts.truncate(n);
+        let rows: Vec<Vec<String>> = hosts
+            .iter()
+            .map(|h| {
+                vec![
+                    h.fetched.to_string(),
+                    h.errors.to_string(),
+                    h.queued.to_string(),
+                    h.origin.clone(),
+                ]
+            })
+            .collect();
+        let j: Vec<_> = hosts.iter().map(|h| json!({"host": h.origin, "pages": h.fetched, "errors": h.errors, "queued": h.queued})).collect();
+        Ok(Reply::with(
+            table::render(&["pages", "errors", "queued", "host"], &rows, self.width),
+            json!(j),
+        ))
+    }
+
+    pub(super) fn cmd_host(&mut self, args: &[&str]) -> Result<Reply, String> {
+        let [host] = args else {
+            return Err("usage: host HOST".into());
+        };
+        let (_, h) = self.resolve_host(host)?;
+        let (robots, rules) = match &h.robots {
+            None => ("not fetched yet".to_string(), String::new()),
+            Some(r) => {
+                let what = match &r.outcome {
+                    RobotsOutcome::Fetched { status } => {
+                        format!("fetched ({status}) {}", table::time(r.fetched_ms))
+                    }
+                    RobotsOutcome::Unavailable { status } => {
+                        format!("{status}: no robots.txt, everything allowed")
+                    }
+                    RobotsOutcome::Unreachable { detail } => format!(
+                        "unreachable ({detail}), {} failure(s): nothing allowed",
+                        r.failures
+                    ),
+                    RobotsOutcome::TooManyRedirects => {
+                        "too many redirects: everything allowed".into()
+                    }
+                };
+                (
+                    format!("{what}; expires {}", table::time(r.expires_ms)),
+                    String::from_utf8_lossy(&r.body).into_owned(),
+                )
+            }
+        };
+        let delay = match h.crawl_delay_ms {
+            Some(ms) => format!(
+                "{ms} ms{}",
+                if h.crawl_delay_capped {
+                    " (capped)"
+                } else {
+                    ""
+                }
+            ),
+            None => "none".into(),
+        };
+        let mut t = format!(
+            "host          {}\nrobots.txt    {robots}\ncrawl-delay   {delay}\n",
+            h.origin
+        );
+        t += &format!(
+            "next fetch    {}\nerror streak  {}\npages         {}\nerrors        {}\nqueued        {}",
+            table::time(h.next_fetch_ms),
+            h.error_streak,
+            h.fetched,
+            h.errors,
+            h.queued
+        );
+        if !rules.trim().is_empty() {
+            t += "\nrules:\n";
+            for l in rules.lines().take(60) {
+                t += &format!("  {l}\n");
+            }
+        }
+        let j = json!({"host": h.origin, "robots": robots, "robots_txt": rules, "crawl_delay_ms": h.crawl_delay_ms,
+            "crawl_delay_capped": h.crawl_delay_capped, "next_fetch_ms": h.next_fetch_ms, "error_streak": h.error_streak,
+            "pages": h.fetched, "errors": h.errors, "queued": h.queued});
+        Ok(Reply::with(t, j))
+    }
+
+    fn url_arg(&self, url: &str) -> Result<model::CanonicalUrl, String> {
+        model::normalize(url).map_err(err)
+    }
+
+    pub(super) fn cmd_page(&mut self, args: &[&str]) -> Result<Reply, String> {
+        let (url, raw) = match args {
+            [u] => (*u, false),
+            [u, "--raw"] | ["--raw", u] => (*u, true),
+            _ => return Err("usage: page URL [--raw]".into()),
+        };
+        let u = self.url_arg(url)?;
+        let page = self
+            .store
+            .page(u.id())
+            .map_err(err)?
+            .ok_or_else(|| format!("{u} has no stored page (why {u} says why)"))?;
+        let body = zstd::decode_all(&page.body_zstd[..])
+            .map_err(|e| format!("stored body unreadable: {e}"))?;
+        if raw {
+            let ct = Some(page.content_type.as_str()).filter(|c| !c.is_empty());
+            let text = if crate::parse::is_html(&page.content_type)
+                || page.content_type.starts_with("text/")
+            {
+                crate::parse::decode(&body, ct).text
+            } else {
+                String::from_utf8_lossy(&body).into_owned()
+            };
+            return Ok(Reply::with(
+                text.clone(),
+                json!({ "url": page.url, "body": text }),
+            ));
+        }
+        let doc = self.store.doc(u.id()).map_err(err)?;
+        let outs = self.links_from(u.id(), 20)?;
+        let ins = self.links_to(u.id(), 20)?;
+        let d = doc.clone().unwrap_or_default();
+        let excerpt: String = d.text.chars().take(400).collect();
+        let mut t = format!(
+            "url           {}\nstatus        {} {}\n",
+            page.url, page.status, page.http_version
+        );
+        t += &format!(
+            "fetched       {} in {} ms, depth {}\n",
+            table::time(page.fetched_ms),
+            page.elapsed_ms,
+            page.depth
+        );
+        t += &format!(
+            "type          {}\nsize          {}{}\n",
+            page.content_type,
+            table::bytes(page.body_len),
+            if page.truncated {
+                " (truncated at the cap)"
+            } else {
+                ""
+            }
+        );
+        if let Some(r) = &page.redirect_to {
+            t += &format!("redirects to  {r}\n");
+        }
+        if doc.is_some() {
+            t += &format!(
+                "title         {}\ncharset       {} (from {})\n",
+                d.title, d.charset, d.charset_source
+            );
+            if let Some(c) = &d.canonical {
+                t += &format!("canonical     {c}\n");
+            }
+            if let Some(dup) = d.duplicate_of {
+                t += &format!(
+                    "duplicate of  {}\n",
+                    self.store.url(UrlId(dup)).map_err(err)?.unwrap_or_default()
+                );
+            }
+            if d.noindex || d.nofollow {
+                t += &format!(
+                    "meta robots   {}{}\n",
+                    if d.noindex { "noindex " } else { "" },
+                    if d.nofollow { "nofollow" } else { "" }
+                );
+            }
+        }
+        t += "headers:\n";
+        for (k, v) in &page.headers {
+            t += &format!("  {k}: {v}\n");
+        }
+        if !excerpt.is_empty() {
+            t += &format!("text:\n  {}\n", excerpt.replace('\n', "\n  "));
+        }
+        t += &format!("out-links ({}):\n", d.outlinks);
+        for (url, l) in &outs {
+            t += &format!(
+                "  {url}  [{}]{}\n",
+                l.anchor,
+                if l.nofollow { " nofollow" } else { "" }
+            );
+        }
+        t += &format!("in-links (first {}):\n", ins.len());
+        for url in &ins {
+            t += &format!("  {url}\n");
+        }
+        let j = json!({
+            "url": page.url, "status": page.status, "http_version": page.http_version, "fetched_ms": page.fetched_ms,
+            "depth": page.depth, "content_type": page.content_type, "size": page.body_len, "truncated": page.truncated,
+            "redirect_to": page.redirect_to, "headers": page.headers, "title": d.title, "charset": d.charset,
+            "text": d.text, "canonical": d.canonical, "noindex": d.noindex, "nofollow": d.nofollow,
+            "duplicate_of": d.duplicate_of.map(|x| format!("{:032x}", x)),
+            "outlinks": outs.iter().map(|(u, l)| json!({"url": u, "anchor": l.anchor, "before": l.before, "after": l.after, "nofollow": l.nofollow})).collect::<Vec<_>>(),
+            "inlinks": ins,
+        });
+        Ok(Reply::with(t.trim_end().to_string(), j))
+    }
+
+    fn links_from(&self, id: UrlId, n: usize) -> Result<Vec<(String, LinkRecord)>, String> {
+        let mut out = Vec::new();
+        for row in self.store.scan(CF_LINKS, &id.to_bytes()).take(n) {
+            let (k, v) = row.map_err(err)?;
+            if let (Some(k), Ok(l)) = (LinkKey::from_key(&k), LinkRecord::decode(&v)) {
+                out.push((
+                    self.store
+                        .url(k.second)
+                        .map_err(err)?
+                        .unwrap_or_else(|| k.second.to_string()),
+                    l,
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    fn links_to(&self, id: UrlId, n: usize) -> Result<Vec<String>, String> {
+        let mut out = Vec::new();
+        for row in self.store.scan(CF_INLINKS, &id.to_bytes()).take(n) {
+            let (k, _) = row.map_err(err)?;
+            if let Some(k) = LinkKey::from_key(&k) {
+                out.push(
+                    self.store
+                        .url(k.second)
+                        .map_err(err)?
+                        .unwrap_or_else(|| k.second.to_string()),
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    pub(super) fn cmd_links(&mut self, args: &[&str]) -> Result<Reply, String> {
+        let (dir, url) = match args {
+            ["from", u] => (true, *u),
+            ["to", u] => (false, *u),
+            _ => return Err("usage: links from URL | links to URL".into()),
+        };
+        let u = self.url_arg(url)?;
+        if self.store.seen(u.id()).map_err(err)?.is_none() {
+            return Err(format!("{u} is not in the db"));
+        }
+        if dir {
+            let links = self.links_from(u.id(), usize::MAX)?;
+            let rows: Vec<Vec<String>> = links
+                .iter()
+                .map(|(t, l)| {
+                    vec![
+                        l.anchor.clone(),
+                        if l.nofollow {
+                            "nofollow".into()
+                        } else {
+                            String::new()
+                        },
+                        t.clone(),
+                    ]
+                })
+                .collect();
+            let j: Vec<_> = links.iter().map(|(t, l)| json!({"url": t, "anchor": l.anchor, "before": l.before, "after": l.after, "nofollow": l.nofollow})).collect();
+            Ok(Reply::with(
+                table::render(&["anchor", "rel", "url"], &rows, self.width),
+                json!(j),
+            ))
+        } else {
+            let links = self.links_to(u.id(), usize::MAX)?;
+            let rows: Vec<Vec<String>> = links.iter().map(|t| vec![t.clone()]).collect();
+            Ok(Reply::with(
+                table::render(&["linked from"], &rows, self.width),
+                json!(links),
+            ))
+        }
+    }
+
+    pub(super) fn cmd_why(&mut self, args: &[&str]) -> Result<Reply, String> {
+        let [url] = args else {
+            return Err("usage: why URL".into());
+        };
+        let u = self.url_arg(url)?;
+        let Some(seen) = self.store.seen(u.id()).map_err(err)? else {
+            let t = format!("{u}: never seen: no fetched page links to it and it is not a seed");
+            return Ok(Reply::with(
+                t,
+                json!({"url": u.as_str(), "state": "unseen"}),
+            ));
+        };
+        let parent = match seen.parent {
+            Some(p) => format!(
+                ", first linked from {}",
+                self.store.url(UrlId(p)).map_err(err)?.unwrap_or_default()
+            ),
+            None if seen.depth == 0 => ", a seed".into(),
+            None => String::new(),
+        };
+        let (state, reason) = match seen.state {
+            SeenState::Queued => ("queued", format!("queued at depth {}{parent}", seen.depth)),
+            SeenState::Fetched { status } => {
+                let when = self
+                    .store
+                    .page(u.id())
+                    .map_err(err)?
+                    .map(|p| table::time(p.fetched_ms))
+                    .unwrap_or_default();
+                (
+                    "fetched",
+                    format!(
+                        "fetched {when} with status {status}, depth {}{parent}",
+                        seen.depth
+                    ),
+                )
+            }
+            SeenState::Failed(r) => (
+                "failed",
+                format!("fetch failed: {} (depth {}{parent})", r.name(), seen.depth),
+            ),
+            SeenState::Filtered(r) => (
+                "filtered",
+                format!(
+                    "skipped: {}{parent}",
+                    self.explain_filter(&u, r, seen.depth, seen.redirects)?
+                ),
+            ),
+        };
+        let t = format!("{u}: {reason}");
+        Ok(Reply::with(
+            t,
+            json!({"url": u.as_str(), "state": state, "explanation": reason, "depth": seen.depth}),
+        ))
+    }
+
+    fn explain_filter(
+        &self,
+        u: &model::CanonicalUrl,
+        r: FilterReason,
+        depth: u16,
+        redirects: u8,
+    ) -> Result<String, String> {
+        let host = self.store.host(u.host_id()).map_err(err)?;
+        Ok(match r {
+            FilterReason::Robots => {
+                let rule = host
+                    .as_ref()
+                    .and_then(|h| h.robots.as_ref())
+                    .map(|rec| RobotsRules::from_record(rec, self.settings.agent_token()))
+                    .and_then(|rules| rules.deciding_rule(u.path_and_query()));
+                format!(
+                    "robots.txt of {} disallows it ({})",
+                    u.host_key(),
+                    rule.unwrap_or_else(|| "rule no longer present".into())
+                )
+            }
+            FilterReason::RobotsUnavailable => {
+                let detail = host.and_then(|h| h.robots).map(|r| match r.outcome {
+                    RobotsOutcome::Unreachable { detail } => {
+                        format!("{detail}, {} tries", r.failures)
+                    }
+                    _ => "since fetched again".into(),
+                });
+                format!(
+                    "robots.txt of {} stayed unreachable ({})",
+                    u.host_key(),
+                    detail.unwrap_or_default()
+                )
+            }
+            FilterReason::Scope => format!(
+                "outside the crawl's scope (crawl.scope = {}; seeds: {})",
+                self.settings.scope.name(),
+                self.store.seeds().map_err(err)?.urls.join(" ")
+            ),
+            FilterReason::Depth => format!(
+                "depth {depth} is over crawl.depth = {}",
+                self.settings
+                    .max_depth
+                    .map_or("none".into(), |d| d.to_string())
+            ),
+            FilterReason::RedirectChain => format!(
+                "reached after {redirects} redirects, over crawl.max_redirects = {}",
+                self.settings.max_redirects
+            ),
+            FilterReason::UrlTooLong => format!("longer than {} bytes", model::MAX_URL_BYTES),
+            FilterReason::Nofollow => "only nofollow links lead here".into(),
+        })
+    }
+
+    pub(super) fn cmd_pages(
+        &mut self,
+        src: &str,
+        base: usize,
+        count_only: bool,
+    ) -> Result<Reply, String> {
+        let q = expr::parse_query(src, base)?;
+        let needs_inlinks = q.filter.uses("inlinks") || q.order.is_some_and(|o| o.0 == "inlinks");
+        let now = now_ms() as f64;
+        let mut matched: Vec<(PageRecord, DocRecord, u64)> = Vec::new();
+        let mut count = 0u64;
+        // Without an order, rows stream and the scan stops at the limit.
+        let early_stop = q.order.is_none().then_some(q.limit).flatten();
+        for row in self.store.scan(CF_PAGES, &[]) {
+            if self.interrupted() {
+                return Err("interrupted".into());
+            }
+            let (k, v) = row.map_err(err)?;
+            let Ok(page) = PageRecord::decode(&v) else {
+                continue;
+            };
+            let id = UrlId::from_slice(&k).unwrap_or(UrlId(0));
+            let doc = self.store.doc(id).map_err(err)?.unwrap_or_default();
+            let inlinks = if needs_inlinks {
+                self.store.scan(CF_INLINKS, &k).count() as u64
+            } else {
+                0
+            };
+            let keep = q.filter.eval(&|f| field(&page, &doc, inlinks, now, f), now);
+            if keep {
+                count += 1;
+                if !count_only {
+                    matched.push((page, doc, inlinks));
+                }
+                if early_stop.is_some_and(|l| matched.len() >= l) && !count_only {
+                    break;
+                }
+            }
+        }
+        if count_only {
+            return Ok(Reply::with(count.to_string(), json!({ "count": count })));
+        }
+        if let Some((f, desc)) = q.order {
+            matched.sort_by(|a, b| {
+                let (x, y) = (
+                    field(&a.0, &a.1, a.2, now, f),
+                    field(&b.0, &b.1, b.2, now, f),
+                );
+                let o = x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
+                if desc { o.reverse() } else { o }
+            });
+        }
+        if let Some(l) = q.limit {
+            matched.truncate(l);
+        }
+        let rows: Vec<Vec<String>> = matched
+            .iter()
+            .map(|(p, d, _)| {
+                vec![
+                    p.status.to_string(),
+                    p.depth.to_string(),
+                    table::bytes(p.body_len),
+                    d.title.clone(),
+                    p.url.clone(),
+                ]
+            })
+            .collect();
+        let j: Vec<_> = matched
+            .iter()
+            .map(|(p, d, i)| json!({"url": p.url, "status": p.status, "depth": p.depth, "size": p.body_len, "title": d.title,
+                "content_type": p.content_type, "fetched_ms": p.fetched_ms, "outlinks": d.outlinks, "inlinks": i,
+                "duplicate": d.duplicate_of.is_some()}))
+            .collect();
+        let mut human = table::render(
+            &["status", "depth", "size", "title", "url"],
+            &rows,
+            self.width,
+        );
+        human += &format!(
+            "({} page{})",
+            matched.len(),
+            if matched.len() == 1 { "" } else { "s" }
+        );
+        Ok(Reply::with(human, json!(j)))
+    }
+}
+
+/// A page field's value for the expression language.
+fn field(p: &PageRecord, d: &DocRecord, inlinks: u64, now: f64, name: &str) -> Val {
+    let host = || {
+        url::Url::parse(&p.url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default()
+    };
+    match name {
+        "url" => Val::Str(p.url.clone()),
+        "host" => Val::Str(host()),
+        "title" => Val::Str(d.title.clone()),
+        "content_type" => Val::Str(p.content_type.clone()),
+        "charset" => Val::Str(d.charset.clone()),
+        "status" => Val::Num(f64::from(p.status)),
+        "depth" => Val::Num(f64::from(p.depth)),
+        "size" => Val::Num(p.body_len as f64),
+        "inlinks" => Val::Num(inlinks as f64),
+        "outlinks" => Val::Num(f64::from(d.outlinks)),
+        "fetched_at" => Val::Num(p.fetched_ms as f64),
+        "age" => Val::Num(now - p.fetched_ms as f64),
+        "duplicate" => Val::Bool(d.duplicate_of.is_some()),
+        "truncated" => Val::Bool(p.truncated),
+        "noindex" => Val::Bool(d.noindex),
+        _ => Val::Bool(false),
+    }
+}
+
+fn parse_n(n: &str) -> Result<usize, String> {
+    n.parse::<usize>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("{n:?} is not a positive number"))
+}
+
+fn breakdown(m: &std::collections::BTreeMap<String, u64>) -> String {
+    if m.is_empty() {
+        return String::new();
+    }
+    format!(
+        " ({})",
+        m.iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}

@@ -1,0 +1,177 @@
+//! The interactive loop: rustyline with history kept beside the db, tab
+//! completion from the command and key tables and the db's hosts and URLs,
+//! and a prompt that shows the crawl's state. With stdin not a terminal,
+//! lines are read plainly and every command runs (errors go to stderr).
+
+use std::borrow::Cow;
+use std::io::{BufRead, IsTerminal};
+use std::path::Path;
+
+use rustyline::completion::{Completer, Pair};
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::validate::Validator;
+use rustyline::{Context, Editor, Helper};
+
+use super::{Shell, commands, config};
+use crate::schema::{CF_HOSTS, CF_URLS, HostRecord, Versioned};
+
+/// URLs offered for completion at most (read once, at start).
+const MAX_URLS: usize = 20_000;
+
+struct ShellHelper {
+    hosts: Vec<String>,
+    urls: Vec<String>,
+}
+
+impl ShellHelper {
+    fn load(shell: &Shell) -> ShellHelper {
+        let store = shell.store();
+        let hosts = store
+            .scan(CF_HOSTS, &[])
+            .filter_map(|r| r.ok())
+            .filter_map(|(_, v)| HostRecord::decode(&v).ok())
+            .map(|h| {
+                h.origin
+                    .split_once("://")
+                    .map_or(h.origin.clone(), |(_, rest)| rest.to_string())
+            })
+            .collect();
+        let urls = store
+            .scan(CF_URLS, &[])
+            .take(MAX_URLS)
+            .filter_map(|r| r.ok())
+            .map(|(_, v)| String::from_utf8_lossy(&v).into_owned())
+            .collect();
+        ShellHelper { hosts, urls }
+    }
+
+    fn candidates(&self, words: &[&str]) -> Vec<String> {
+        let strs = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        match words {
+            [] => {
+                let mut v: Vec<String> = commands::COMMANDS
+                    .iter()
+                    .map(|c| c.name.to_string())
+                    .collect();
+                v.push("exit".into());
+                v
+            }
+            ["help"] => commands::COMMANDS
+                .iter()
+                .map(|c| c.name.to_string())
+                .collect(),
+            ["set" | "get"] => config::KEYS.iter().map(|k| k.name.to_string()).collect(),
+            ["set", key] => match config::find(key).map(|k| k.kind) {
+                Some(config::Kind::Enum(vals)) => strs(vals),
+                Some(config::Kind::Bool) => strs(&["true", "false"]),
+                Some(config::Kind::OptInt { .. }) => strs(&["none"]),
+                _ => vec![],
+            },
+            ["host"] | ["frontier", "host"] => self.hosts.clone(),
+            ["page" | "why"] | ["links", "from" | "to"] | ["seed", "remove"] => self.urls.clone(),
+            ["hosts", "top", _] => strs(&["by"]),
+            ["hosts", "top", _, "by"] => strs(&["pages", "errors", "queue"]),
+            ["pages"] | ["count", "pages"] => strs(&["where"]),
+            [cmd] => commands::find(cmd)
+                .map(|c| strs(c.subs))
+                .unwrap_or_default(),
+            _ => vec![],
+        }
+    }
+}
+
+impl Completer for ShellHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let before = &line[..pos];
+        let start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let word = &before[start..];
+        let words: Vec<&str> = before[..start].split_whitespace().collect();
+        let mut out: Vec<Pair> = self
+            .candidates(&words)
+            .into_iter()
+            .filter(|c| c.starts_with(word))
+            .take(200)
+            .map(|c| Pair {
+                display: c.clone(),
+                replacement: c,
+            })
+            .collect();
+        out.sort_by(|a, b| a.display.cmp(&b.display));
+        Ok((start, out))
+    }
+}
+
+impl Hinter for ShellHelper {
+    type Hint = String;
+}
+impl Highlighter for ShellHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
+        &'s self,
+        prompt: &'p str,
+        _default: bool,
+    ) -> Cow<'b, str> {
+        Cow::Borrowed(prompt)
+    }
+}
+impl Validator for ShellHelper {}
+impl Helper for ShellHelper {}
+
+/// Runs commands from the terminal (or from piped stdin) until quit or EOF.
+pub fn run(shell: &mut Shell, history: &Path) {
+    if !std::io::stdin().is_terminal() {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if let Err(e) = shell.execute(&line) {
+                eprintln!("error: {e}");
+            }
+            if shell.wants_quit() {
+                break;
+            }
+        }
+        return;
+    }
+    let mut ed: Editor<ShellHelper, rustyline::history::DefaultHistory> = match Editor::new() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: cannot start the line editor: {e}");
+            return;
+        }
+    };
+    ed.set_helper(Some(ShellHelper::load(shell)));
+    let _ = ed.load_history(history);
+    loop {
+        let prompt = format!("trawl[{}]> ", shell.state_label());
+        match ed.readline(&prompt) {
+            Ok(line) => {
+                if !line.trim().is_empty() {
+                    let _ = ed.add_history_entry(line.as_str());
+                }
+                if let Err(e) = shell.execute(&line) {
+                    eprintln!("error: {e}");
+                }
+                if shell.wants_quit() {
+                    break;
+                }
+            }
+            // Ctrl-C at the prompt clears the line; the crawl goes on.
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => break,
+            Err(e) => {
+                eprintln!("error: {e}");
+                break;
+            }
+        }
+    }
+    if let Err(e) = ed.save_history(history) {
+        eprintln!("note: history not saved: {e}");
+    }
+}

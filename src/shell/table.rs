@@ -1,0 +1,126 @@
+//! Aligned text tables for people; long cells are cut to fit the terminal.
+
+/// Renders rows under headers. With `width` > 0 the widest column is cut
+/// (with `…`) until a line fits.
+pub fn render(headers: &[&str], rows: &[Vec<String>], width: usize) -> String {
+    let n = headers.len();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate().take(n) {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    if width > 0 {
+        let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * (n.saturating_sub(1));
+        while total(&widths) > width {
+            let (i, w) = widths
+                .iter()
+                .enumerate()
+                .max_by_key(|(_, w)| **w)
+                .map(|(i, w)| (i, *w))
+                .unwrap_or((0, 0));
+            if w <= 8 {
+                break;
+            }
+            widths[i] = w - 1;
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: Vec<String>, out: &mut String| {
+        let mut parts = Vec::with_capacity(n);
+        for (i, c) in cells.iter().enumerate().take(n) {
+            let cut = cut(c, widths[i]);
+            parts.push(if i + 1 == n {
+                cut
+            } else {
+                format!("{cut:<w$}", w = widths[i])
+            });
+        }
+        out.push_str(parts.join("  ").trim_end());
+        out.push('\n');
+    };
+    line(headers.iter().map(|h| h.to_string()).collect(), &mut out);
+    for r in rows {
+        line(r.clone(), &mut out);
+    }
+    out
+}
+
+fn cut(s: &str, w: usize) -> String {
+    let s = s.replace(['\n', '\t'], " ");
+    if s.chars().count() <= w {
+        s
+    } else {
+        let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Bytes in a short human unit.
+pub fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / (1u64 << 30) as f64),
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
+}
+
+/// A stored time (ms since the epoch) as UTC `YYYY-MM-DD HH:MM:SS`.
+pub fn time(ms: u64) -> String {
+    if ms == 0 {
+        return "-".into();
+    }
+    let secs = ms / 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_align_and_cut() {
+        let t = render(&["a", "bb"], &[vec!["xxx".into(), "y".repeat(50)]], 20);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "a    bb");
+        assert!(
+            lines[1].starts_with("xxx  y")
+                && lines[1].ends_with('…')
+                && lines[1].chars().count() <= 20
+        );
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(time(0), "-");
+        assert_eq!(time(1_700_000_000_000), "2023-11-14 22:13:20");
+    }
+}
