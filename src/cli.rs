@@ -301,9 +301,7 @@ fn cmd_run(a: RunArgs, rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
     let failures =
         batch::run_file(&mut shell, &a.file, a.keep_going).map_err(|e| anyhow::anyhow!("{e}"))?;
     // A crawl the batch started and did not wait for runs to its end.
-    shell
-        .execute("crawl wait")
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    shell.finish_crawl().map_err(|e| anyhow::anyhow!("{e}"))?;
     drop(shell);
     if failures > 0 {
         bail!("{failures} command(s) failed in {}", a.file.display());

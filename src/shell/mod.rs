@@ -103,6 +103,16 @@ impl Shell {
         self.interrupt.swap(false, Ordering::SeqCst)
     }
 
+    /// Waits for a crawl started from this shell to end (for batches that
+    /// start one and end without `crawl wait`).
+    pub fn finish_crawl(&mut self) -> Result<(), String> {
+        if self.crawl.is_some() {
+            self.execute("crawl wait")
+        } else {
+            Ok(())
+        }
+    }
+
     /// The crawl's state for the prompt: `idle`, `running 1,234 p/s`, …
     pub fn state_label(&mut self) -> String {
         self.reap();
