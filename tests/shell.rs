@@ -260,6 +260,24 @@ fn set_reaches_the_running_crawl_and_ctrl_c_ends_only_the_wait() {
     sh.execute("status").unwrap();
     assert!(out.take().contains("state       running"));
     sh.execute("crawl pause").unwrap();
+    // The frontier is queryable while the crawl runs.
+    sh.execute("frontier top 5").unwrap();
+    let t = out.take();
+    assert!(t.contains("depth") && t.contains("/d/"), "{t}");
+    sh.execute(&format!("frontier host {}", f.server.addr()))
+        .unwrap();
+    assert!(out.take().contains("/d/"));
+    // A seed added while the crawl runs is queued in it.
+    let other = rt.block_on(Fixture::start(|p: &str| {
+        if p == "/robots.txt" {
+            Response::status(404)
+        } else {
+            page("other", &[])
+        }
+    }));
+    sh.execute(&format!("seed add {}", other.url("/start")))
+        .unwrap();
+    assert!(out.take().contains("queued in the running crawl"));
     std::thread::sleep(Duration::from_millis(700));
     let paused_at = f.page_times().len();
     std::thread::sleep(Duration::from_millis(700));
@@ -268,6 +286,7 @@ fn set_reaches_the_running_crawl_and_ctrl_c_ends_only_the_wait() {
     sh.execute("crawl resume").unwrap();
     sh.execute("crawl wait --secs 1").unwrap();
     assert!(f.page_times().len() > paused_at, "resumed");
+    assert_eq!(other.count("/start"), 1, "the live seed was fetched");
     sh.execute("crawl stop").unwrap();
     assert!(out.take().contains("crawl stopped"));
 }

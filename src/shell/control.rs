@@ -254,10 +254,19 @@ impl Shell {
                 return Err("the crawl is paused; crawl resume first, or wait with --secs".into());
             }
             if self.interrupted() {
+                self.progress_done();
                 return Err("interrupted (the crawl goes on)".into());
             }
+            self.progress(&format!(
+                "waiting: {} fetched, {} queued, {} in flight, {:.0} pages/s",
+                table::thousands(snap.counters.fetched),
+                table::thousands(snap.counters.queued),
+                snap.in_flight,
+                snap.recent_rate
+            ));
             std::thread::sleep(Duration::from_millis(50));
         }
+        self.progress_done();
         self.reap();
         Ok(())
     }

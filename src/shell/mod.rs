@@ -40,6 +40,8 @@ pub struct Shell {
     quit: bool,
     /// How deep in `source` files we are.
     source_depth: usize,
+    progress_tty: bool,
+    last_progress: Option<std::time::Instant>,
 }
 
 impl Shell {
@@ -74,6 +76,8 @@ impl Shell {
             width,
             quit: false,
             source_depth: 0,
+            progress_tty: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            last_progress: None,
         };
         for n in notes {
             shell.say(&n);
@@ -99,6 +103,26 @@ impl Shell {
         let _ = self.out.flush();
     }
 
+    /// A progress line on stderr, redrawn at most every 200 ms; only on a
+    /// terminal, so pipes and files get none of it.
+    fn progress(&mut self, line: &str) {
+        if !self.progress_tty
+            || self
+                .last_progress
+                .is_some_and(|t| t.elapsed() < std::time::Duration::from_millis(200))
+        {
+            return;
+        }
+        self.last_progress = Some(std::time::Instant::now());
+        eprint!("\r\x1b[K{line}");
+    }
+
+    fn progress_done(&mut self) {
+        if self.last_progress.take().is_some() {
+            eprint!("\r\x1b[K");
+        }
+    }
+
     fn interrupted(&self) -> bool {
         self.interrupt.swap(false, Ordering::SeqCst)
     }
@@ -116,6 +140,14 @@ impl Shell {
     /// The crawl's state for the prompt: `idle`, `running 1,234 p/s`, …
     pub fn state_label(&mut self) -> String {
         self.reap();
+        let notices = self
+            .crawl
+            .as_ref()
+            .map(|r| r.handle.take_notices())
+            .unwrap_or_default();
+        for n in notices {
+            self.say(&format!("note: {n}"));
+        }
         match &self.crawl {
             None => "idle".into(),
             Some(r) => {

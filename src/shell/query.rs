@@ -568,9 +568,21 @@ impl Shell {
         let mut count = 0u64;
         // Without an order, rows stream and the scan stops at the limit.
         let early_stop = q.order.is_none().then_some(q.limit).flatten();
-        for row in self.store.scan(CF_PAGES, &[]) {
+        let total = self.store.counters().map_err(err)?.fetched;
+        let mut scanned = 0u64;
+        let store = self.store.clone();
+        for row in store.scan(CF_PAGES, &[]) {
             if self.interrupted() {
+                self.progress_done();
                 return Err("interrupted".into());
+            }
+            scanned += 1;
+            if scanned.is_multiple_of(1024) {
+                self.progress(&format!(
+                    "scanning pages: {} of {}, {count} match",
+                    table::thousands(scanned),
+                    table::thousands(total)
+                ));
             }
             let (k, v) = row.map_err(err)?;
             let Ok(page) = PageRecord::decode(&v) else {
@@ -594,6 +606,7 @@ impl Shell {
                 }
             }
         }
+        self.progress_done();
         if count_only {
             return Ok(Reply::with(count.to_string(), json!({ "count": count })));
         }

@@ -175,3 +175,45 @@ pub fn run(shell: &mut Shell, history: &Path) {
         eprintln!("note: history not saved: {e}");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn complete(h: &ShellHelper, line: &str) -> Vec<String> {
+        let hist = rustyline::history::DefaultHistory::new();
+        let ctx = Context::new(&hist);
+        h.complete(line, line.len(), &ctx)
+            .unwrap()
+            .1
+            .into_iter()
+            .map(|p| p.replacement)
+            .collect()
+    }
+
+    #[test]
+    fn completes_commands_subcommands_keys_values_hosts_and_urls() {
+        let h = ShellHelper {
+            hosts: vec!["example.org".into(), "other.net:8080".into()],
+            urls: vec![
+                "http://example.org/a".into(),
+                "http://example.org/b".into(),
+                "http://z.org/".into(),
+            ],
+        };
+        assert_eq!(complete(&h, "sta"), vec!["status"]);
+        assert_eq!(complete(&h, "crawl s"), vec!["start", "stop"]);
+        assert_eq!(
+            complete(&h, "set crawl.de"),
+            vec!["crawl.delay", "crawl.depth"]
+        );
+        assert_eq!(complete(&h, "set crawl.scope d"), vec!["domain"]);
+        assert_eq!(complete(&h, "host ex"), vec!["example.org"]);
+        assert_eq!(
+            complete(&h, "page http://example.org/"),
+            vec!["http://example.org/a", "http://example.org/b"]
+        );
+        assert_eq!(complete(&h, "hosts top 5 by e"), vec!["errors"]);
+        assert!(complete(&h, "help pa").contains(&"pages".to_string()));
+    }
+}
