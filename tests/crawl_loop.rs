@@ -146,14 +146,7 @@ async fn slow_servers_time_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_stops_cleanly_and_the_rerun_finishes() {
-    let f = Fixture::start(|p: &str| {
-        if p == "/robots.txt" {
-            return Response::status(404);
-        }
-        let n: u32 = p.trim_start_matches("/d/").parse().unwrap_or(0);
-        page(&format!("level {n}"), &[&format!("/d/{}", n + 1)]).delayed(Duration::from_millis(20))
-    })
-    .await;
+    let f = Fixture::start(common::chain(Duration::from_millis(20))).await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let seed = f.url("/d/0");

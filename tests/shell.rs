@@ -211,13 +211,7 @@ fn in_process_session_queries_a_finished_crawl() {
 fn set_reaches_the_running_crawl_and_ctrl_c_ends_only_the_wait() {
     let rt = runtime();
     // A chain of pages, each answered after 10 ms.
-    let f = rt.block_on(Fixture::start(|p: &str| {
-        if p == "/robots.txt" {
-            return Response::status(404);
-        }
-        let n: u32 = p.trim_start_matches("/d/").parse().unwrap_or(0);
-        page("chain", &[&format!("/d/{}", n + 1)]).delayed(Duration::from_millis(10))
-    }));
+    let f = rt.block_on(Fixture::start(common::chain(Duration::from_millis(10))));
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(&dir.path().join("db")).unwrap());
     let (mut sh, out) = shell(store, &rt);
@@ -406,14 +400,7 @@ async fn shell_runs_crawlrc_then_piped_commands() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_only_attach_beside_a_running_crawl() {
-    let f = Fixture::start(|p: &str| {
-        if p == "/robots.txt" {
-            return Response::status(404);
-        }
-        let n: u32 = p.trim_start_matches("/d/").parse().unwrap_or(0);
-        page(&format!("level {n}"), &[&format!("/d/{}", n + 1)]).delayed(Duration::from_millis(20))
-    })
-    .await;
+    let f = Fixture::start(common::chain(Duration::from_millis(20))).await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let mut crawler = trawl();

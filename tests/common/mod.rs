@@ -136,3 +136,15 @@ pub fn page(title: &str, links: &[&str]) -> Response {
         "<html><head><title>{title}</title></head><body><p>{title}</p>{a}</body></html>"
     ))
 }
+
+/// A chain of pages: `/d/N` (titled `level N`) links to `/d/N+1`, each
+/// answered after `delay`; no robots.txt.
+pub fn chain(delay: Duration) -> impl Fn(&str) -> Response + Send + Sync + 'static {
+    move |p: &str| {
+        if p == "/robots.txt" {
+            return Response::status(404);
+        }
+        let n: u32 = p.trim_start_matches("/d/").parse().unwrap_or(0);
+        page(&format!("level {n}"), &[&format!("/d/{}", n + 1)]).delayed(delay)
+    }
+}
