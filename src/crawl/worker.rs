@@ -96,7 +96,7 @@ fn process(fetched: Fetched, url: &url::Url, agent: &str) -> PageData {
                     .filter(|c| !c.is_empty())
                     .map(|c| c.as_str()),
             );
-            let mut page = parse::parse_html(&decoded.text, url, agent);
+            let mut page = parse::parse_html(&decoded.text, url, decoded.charset, agent);
             if let Some(tag) = fetched.header("x-robots-tag") {
                 apply_x_robots_tag(tag, agent, &mut page);
             }

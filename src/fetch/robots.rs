@@ -171,6 +171,8 @@ mod tests {
         assert!(!r.allows("/doc.pdf") && r.allows("/doc.pdf?x=1"));
         assert_eq!(r.crawl_delay(), Some(Duration::from_millis(2500)));
         assert_eq!(product_token("Trawl/0.1 (+x)"), "Trawl");
+        // A UTF-8 byte-order mark does not hide the first line.
+        assert!(!rules("\u{FEFF}User-agent: *\nDisallow: /x\n").allows("/x"));
     }
 
     #[test]

@@ -7,7 +7,9 @@ mod ids;
 mod url;
 
 pub use ids::{HostId, UrlId};
-pub use url::{CanonicalUrl, MAX_URL_BYTES, UrlError, normalize, resolve};
+pub use url::{
+    CanonicalUrl, MAX_URL_BYTES, QueryEncoder, UrlError, normalize, resolve, resolve_encoded,
+};
 
 /// Milliseconds since the Unix epoch: the one clock stored on disk.
 pub fn now_ms() -> u64 {

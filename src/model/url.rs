@@ -71,8 +71,24 @@ pub fn normalize(input: &str) -> Result<CanonicalUrl, UrlError> {
 
 /// Resolves `href` against `base` and normalizes the result.
 pub fn resolve(base: &url::Url, href: &str) -> Result<CanonicalUrl, UrlError> {
-    let url = base
-        .join(href.trim())
+    resolve_encoded(base, href, None)
+}
+
+/// Encodes a query string's characters the way the linking document does.
+pub type QueryEncoder<'a> = &'a dyn Fn(&str) -> std::borrow::Cow<'_, [u8]>;
+
+/// [`resolve`] for a link in a document of a legacy charset: as browsers
+/// do, the query's non-ASCII characters are percent-encoded in the
+/// document's encoding (the path is always UTF-8).
+pub fn resolve_encoded(
+    base: &url::Url,
+    href: &str,
+    query: Option<QueryEncoder<'_>>,
+) -> Result<CanonicalUrl, UrlError> {
+    let url = url::Url::options()
+        .base_url(Some(base))
+        .encoding_override(query)
+        .parse(href.trim())
         .map_err(|e| UrlError::Invalid(format!("{href}: {e}")))?;
     from_url(url)
 }

@@ -47,9 +47,16 @@ struct RawLink {
     end: usize,
 }
 
-/// Parses decoded HTML fetched from `page_url`. `agent` is the product token
-/// whose `<meta name=…>` robots directives also apply.
-pub fn parse_html(html: &str, page_url: &url::Url, agent: &str) -> ParsedPage {
+/// Parses decoded HTML fetched from `page_url`. `encoding` is the charset
+/// the page was decoded from (link queries are encoded in it, as browsers
+/// do); `agent` is the product token whose `<meta name=…>` robots
+/// directives also apply.
+pub fn parse_html(
+    html: &str,
+    page_url: &url::Url,
+    encoding: &'static encoding_rs::Encoding,
+    agent: &str,
+) -> ParsedPage {
     let masked = mask_raw_text(html);
     let mut page = ParsedPage::default();
     let Ok(dom) = tl::parse(&masked, tl::ParserOptions::default()) else {
@@ -154,6 +161,10 @@ pub fn parse_html(html: &str, page_url: &url::Url, agent: &str) -> ParsedPage {
     }
 
     let base = base.as_ref().unwrap_or(page_url);
+    let out_enc = encoding.output_encoding();
+    let encode_query = query_encoder(out_enc);
+    let query: Option<model::QueryEncoder<'_>> =
+        (out_enc != encoding_rs::UTF_8).then_some(&encode_query as model::QueryEncoder<'_>);
     page.text = text.s.trim().to_string();
     for raw in raw_links {
         if let Some(h) = raw.href.strip_prefix("\0canonical") {
@@ -168,7 +179,7 @@ pub fn parse_html(html: &str, page_url: &url::Url, agent: &str) -> ParsedPage {
             page.skipped_links += 1;
             continue;
         }
-        match model::resolve(base, href) {
+        match model::resolve_encoded(base, href, query) {
             Ok(url) => page.links.push(ParsedLink {
                 url,
                 anchor: collapse(&text.s[raw.start..raw.end.max(raw.start)]),
@@ -181,6 +192,11 @@ pub fn parse_html(html: &str, page_url: &url::Url, agent: &str) -> ParsedPage {
         }
     }
     page
+}
+
+/// Encodes text in `enc` (for link queries on legacy-charset pages).
+fn query_encoder(enc: &'static encoding_rs::Encoding) -> impl Fn(&str) -> Cow<'_, [u8]> {
+    move |q| enc.encode(q).0
 }
 
 fn meta_robots(tag: &tl::HTMLTag, agent: &str, page: &mut ParsedPage) {
@@ -372,6 +388,7 @@ mod tests {
         parse_html(
             html,
             &url::Url::parse("http://h.org/dir/page.html").unwrap(),
+            encoding_rs::UTF_8,
             "trawl",
         )
     }
@@ -415,6 +432,31 @@ mod tests {
         let deep = "<div>".repeat(100_000) + "x";
         assert_eq!(parse(&deep).text, "x");
         parse("<a href='http://[::1'>bad</a><<<>>>&#xFFFFFF;<a href=\u{0}>");
+    }
+
+    #[test]
+    fn query_is_encoded_in_the_document_charset() {
+        let base = url::Url::parse("http://h.org/").unwrap();
+        let p = parse_html(
+            "<a href='/s/中?q=中文'>x</a>",
+            &base,
+            encoding_rs::GBK,
+            "trawl",
+        );
+        assert_eq!(
+            p.links[0].url.as_str(),
+            "http://h.org/s/%E4%B8%AD?q=%D6%D0%CE%C4"
+        );
+        let p = parse_html(
+            "<a href='/s?q=中文'>x</a>",
+            &base,
+            encoding_rs::UTF_8,
+            "trawl",
+        );
+        assert_eq!(
+            p.links[0].url.as_str(),
+            "http://h.org/s?q=%E4%B8%AD%E6%96%87"
+        );
     }
 
     #[test]
