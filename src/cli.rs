@@ -252,10 +252,7 @@ impl Drop for ShellDb {
 fn new_shell(store: Arc<Store>, rt: &tokio::runtime::Runtime) -> Shell {
     let tty = std::io::stdout().is_terminal();
     let width = if tty {
-        std::env::var("COLUMNS")
-            .ok()
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(120)
+        crate::shell::terminal_width().unwrap_or(120)
     } else {
         0
     };

@@ -103,6 +103,15 @@ fn in_process_session_queries_a_finished_crawl() {
         .collect();
     assert_eq!(urls, vec![f.url("/p/3").as_str(), f.url("/p/7").as_str()]);
 
+    // Without `order by` rows stream as they are found, in fixed columns.
+    sh.execute("pages where status = 200 limit 3").unwrap();
+    let t = out.take();
+    let lines: Vec<&str> = t.lines().collect();
+    assert!(
+        lines[0].starts_with("status  depth  size") && lines[1].starts_with("200 "),
+        "{t}"
+    );
+    assert_eq!((lines.len(), lines[4]), (5, "(3 pages)"));
     sh.execute("count pages where title ~ '研究生' and status = 200")
         .unwrap();
     assert_eq!(out.take().trim(), "8");

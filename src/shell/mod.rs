@@ -13,6 +13,8 @@ mod query;
 pub mod repl;
 mod table;
 
+pub use table::terminal_width;
+
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -249,7 +251,7 @@ impl Shell {
                 }
                 let (rest, base) = rest_after_words(line, skip);
                 let rest = rest.replace("--json", "");
-                self.cmd_pages(&rest, base, cmd.name == "count")?
+                self.cmd_pages(&rest, base, cmd.name == "count", json)?
             }
             other => return Err(commands::unknown(other)),
         };

@@ -560,6 +560,7 @@ impl Shell {
         src: &str,
         base: usize,
         count_only: bool,
+        json_out: bool,
     ) -> Result<Reply, String> {
         let q = expr::parse_query(src, base)?;
         let needs_inlinks = q.filter.uses("inlinks") || q.order.is_some_and(|o| o.0 == "inlinks");
@@ -568,6 +569,7 @@ impl Shell {
         let mut count = 0u64;
         // Without an order, rows stream and the scan stops at the limit.
         let early_stop = q.order.is_none().then_some(q.limit).flatten();
+        let stream = !json_out && !count_only && q.order.is_none();
         let total = self.store.counters().map_err(err)?.fetched;
         let mut scanned = 0u64;
         let store = self.store.clone();
@@ -598,6 +600,21 @@ impl Shell {
             let keep = q.filter.eval(&|f| field(&page, &doc, inlinks, now, f), now);
             if keep {
                 count += 1;
+                if stream {
+                    // Unordered human output streams each row as it is found.
+                    if count == 1 {
+                        self.progress_done();
+                        self.say(&stream_row(
+                            &["status", "depth", "size", "title", "url"].map(String::from),
+                        ));
+                    }
+                    self.progress_done();
+                    self.say(&stream_row(&page_cells(&page, &doc)));
+                    if q.limit.is_some_and(|l| count >= l as u64) {
+                        break;
+                    }
+                    continue;
+                }
                 if !count_only {
                     matched.push((page, doc, inlinks));
                 }
@@ -607,6 +624,10 @@ impl Shell {
             }
         }
         self.progress_done();
+        if stream {
+            let t = format!("({count} page{})", if count == 1 { "" } else { "s" });
+            return Ok(Reply::text(t));
+        }
         if count_only {
             return Ok(Reply::with(count.to_string(), json!({ "count": count })));
         }
@@ -625,15 +646,7 @@ impl Shell {
         }
         let rows: Vec<Vec<String>> = matched
             .iter()
-            .map(|(p, d, _)| {
-                vec![
-                    p.status.to_string(),
-                    p.depth.to_string(),
-                    table::bytes(p.body_len),
-                    d.title.clone(),
-                    p.url.clone(),
-                ]
-            })
+            .map(|(p, d, _)| page_cells(p, d).to_vec())
             .collect();
         let j: Vec<_> = matched
             .iter()
@@ -653,6 +666,23 @@ impl Shell {
         );
         Ok(Reply::with(human, json!(j)))
     }
+}
+
+/// The human columns of a page row: status, depth, size, title, url.
+fn page_cells(p: &PageRecord, d: &DocRecord) -> [String; 5] {
+    [
+        p.status.to_string(),
+        p.depth.to_string(),
+        table::bytes(p.body_len),
+        d.title.clone(),
+        p.url.clone(),
+    ]
+}
+
+/// A page row in fixed-width columns, so rows can print as they are found.
+fn stream_row(c: &[String; 5]) -> String {
+    let title = table::pad(&table::cut(&c[3], 30), 30);
+    format!("{:<6}  {:<5}  {:<9}  {title}  {}", c[0], c[1], c[2], c[4])
 }
 
 /// A page field's value for the expression language.

@@ -1,13 +1,16 @@
 //! Aligned text tables for people; long cells are cut to fit the terminal.
+//! Widths are display columns, so CJK text (two columns a character) lines up.
+
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Renders rows under headers. With `width` > 0 the widest column is cut
 /// (with `…`) until a line fits.
 pub fn render(headers: &[&str], rows: &[Vec<String>], width: usize) -> String {
     let n = headers.len();
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.width()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate().take(n) {
-            widths[i] = widths[i].max(c.chars().count());
+            widths[i] = widths[i].max(c.width());
         }
     }
     if width > 0 {
@@ -33,7 +36,7 @@ pub fn render(headers: &[&str], rows: &[Vec<String>], width: usize) -> String {
             parts.push(if i + 1 == n {
                 cut
             } else {
-                format!("{cut:<w$}", w = widths[i])
+                pad(&cut, widths[i])
             });
         }
         out.push_str(parts.join("  ").trim_end());
@@ -46,15 +49,42 @@ pub fn render(headers: &[&str], rows: &[Vec<String>], width: usize) -> String {
     out
 }
 
-fn cut(s: &str, w: usize) -> String {
+/// `s` on one line, cut to `w` display columns with `…`.
+pub fn cut(s: &str, w: usize) -> String {
     let s = s.replace(['\n', '\t'], " ");
-    if s.chars().count() <= w {
-        s
-    } else {
-        let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
-        t.push('…');
-        t
+    if s.width() <= w {
+        return s;
     }
+    let mut t = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if used + cw + 1 > w {
+            break;
+        }
+        t.push(c);
+        used += cw;
+    }
+    t.push('…');
+    t
+}
+
+/// `s` padded with spaces to `w` display columns.
+pub fn pad(s: &str, w: usize) -> String {
+    format!("{s}{}", " ".repeat(w.saturating_sub(s.width())))
+}
+
+/// Columns of the terminal on stdout, if it is one.
+pub fn terminal_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    // SAFETY: TIOCGWINSZ fills a winsize struct for a terminal fd; we pass a
+    // valid, zeroed one and read it only when the call succeeds.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    (ok && ws.ws_col > 0).then_some(ws.ws_col as usize)
 }
 
 /// `1234567` → `1,234,567`.
@@ -120,6 +150,16 @@ mod tests {
                 && lines[1].chars().count() <= 20
         );
         assert_eq!(thousands(1234567), "1,234,567");
+        let cjk = render(
+            &["t", "u"],
+            &[
+                vec!["篮球".into(), "x".into()],
+                vec!["ab".into(), "y".into()],
+            ],
+            0,
+        );
+        assert_eq!(cjk, "t     u\n篮球  x\nab    y\n");
+        assert_eq!(cut("研究生论文", 7), "研究生…");
         assert_eq!(time(0), "-");
         assert_eq!(time(1_700_000_000_000), "2023-11-14 22:13:20");
     }
