@@ -20,6 +20,7 @@
 pub mod cli;
 pub mod crawl;
 pub mod fetch;
+pub mod filter;
 pub mod frontier;
 pub mod model;
 pub mod parse;
