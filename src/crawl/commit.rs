@@ -24,6 +24,8 @@ struct Discovery {
     seed: bool,
     /// Judge a URL filtered for depth or scope again (the limits changed).
     rejudge: bool,
+    /// A filter that dropped the link before the seen check (domain, link type).
+    filtered: Option<FilterReason>,
 }
 
 fn bump(map: &mut std::collections::BTreeMap<String, u64>, key: &str, by: i64) {
@@ -59,11 +61,13 @@ impl Engine {
                 redirects: 0,
                 seed: true,
                 rejudge: false,
+                filtered: None,
             };
             self.discover(&mut b, &mut pending, &mut touched, seed, d)?;
         }
         b.put(CF_META, meta_keys::SEEDS, &list);
-        self.finish(b, &touched)
+        self.finish(b, &touched)?;
+        self.rebuild_filters()
     }
 
     /// When the depth limit or scope differs from the last run's, URLs
@@ -108,6 +112,7 @@ impl Engine {
                     redirects: rec.redirects,
                     seed: false,
                     rejudge: true,
+                    filtered: None,
                 };
                 self.discover(&mut b, &mut pending, &mut touched, &url, d)?;
             }
@@ -160,6 +165,8 @@ impl Engine {
         }
         let state = if !d.seed && !self.scope.allows(self.settings.scope, url) {
             SeenState::Filtered(FilterReason::Scope)
+        } else if let Some(r) = d.filtered {
+            SeenState::Filtered(r)
         } else if !within_depth {
             SeenState::Filtered(FilterReason::Depth)
         } else if d.redirects > self.settings.max_redirects {
@@ -395,6 +402,7 @@ impl Engine {
                         redirects: job.entry.redirects + 1,
                         seed: false,
                         rejudge: false,
+                        filtered: None,
                     };
                     self.discover(&mut b, &mut pending, &mut touched, &target, d)?;
                 }
@@ -439,22 +447,57 @@ impl Engine {
                     None
                 }
             };
+            let verdict = self.filters.page(job.url.host(), &page.title, &page.text);
             if duplicate_of.is_some() {
                 self.counters.duplicates += 1;
             } else {
-                let follow_page = !page.nofollow;
                 for link in &page.links {
-                    let key = LinkKey {
-                        first: id,
-                        second: link.url.id(),
+                    let judged = self.filters.link(
+                        (job.url.url(), id.0),
+                        (link.url.url(), link.url.id().0),
+                        [&link.before, &link.anchor, &link.after],
+                        &verdict,
+                    );
+                    // Why this link is or is not followed, most basic reason first.
+                    let (follow, why, detail, forced) = if page.nofollow {
+                        (false, "page:nofollow".to_string(), String::new(), None)
+                    } else if link.nofollow && !self.settings.follow_nofollow {
+                        (false, "nofollow".to_string(), String::new(), None)
+                    } else if !verdict.follow {
+                        (
+                            false,
+                            format!("page:{}", verdict.verdict),
+                            verdict.detail.clone(),
+                            None,
+                        )
+                    } else if let Some(by) = judged.dropped_by {
+                        let reason = if by == "domain" {
+                            FilterReason::Domain
+                        } else {
+                            FilterReason::LinkType
+                        };
+                        (true, by.to_string(), judged.detail.clone(), Some(reason))
+                    } else {
+                        (true, "follow".to_string(), String::new(), None)
                     };
                     let rec = LinkRecord {
                         anchor: link.anchor.clone(),
                         before: link.before.clone(),
                         after: link.after.clone(),
                         nofollow: link.nofollow,
+                        link_type: judged.kind.name().to_string(),
+                        verdict: why,
+                        verdict_detail: detail,
                     };
-                    b.put(CF_LINKS, &key.to_key(), &rec);
+                    b.put(
+                        CF_LINKS,
+                        &LinkKey {
+                            first: id,
+                            second: link.url.id(),
+                        }
+                        .to_key(),
+                        &rec,
+                    );
                     b.put_raw(
                         CF_INLINKS,
                         &LinkKey {
@@ -464,13 +507,14 @@ impl Engine {
                         .to_key(),
                         &[],
                     );
-                    if follow_page && (!link.nofollow || self.settings.follow_nofollow) {
+                    if follow {
                         let d = Discovery {
                             depth: job.entry.depth.saturating_add(1),
                             parent: Some(id),
                             redirects: 0,
                             seed: false,
                             rejudge: false,
+                            filtered: forced,
                         };
                         self.discover(&mut b, &mut pending, &mut touched, &link.url, d)?;
                     }
@@ -486,6 +530,13 @@ impl Engine {
                     );
                 }
             }
+            if verdict.verdict != "keep" {
+                bump(
+                    &mut self.counters.filtered,
+                    &format!("page-{}", verdict.verdict),
+                    1,
+                );
+            }
             let doc = DocRecord {
                 title: page.title,
                 text: if page.noindex {
@@ -500,6 +551,10 @@ impl Engine {
                 nofollow: page.nofollow,
                 outlinks: page.links.len() as u32,
                 duplicate_of: duplicate_of.map(|d| d.0),
+                topic_score: verdict.topic_score,
+                relevance: verdict.relevance,
+                verdict: verdict.verdict.to_string(),
+                verdict_detail: verdict.detail,
             };
             b.put(CF_DOCS, &id.to_bytes(), &doc);
         }

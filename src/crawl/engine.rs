@@ -13,6 +13,7 @@ use super::scope::ScopeRule;
 use super::settings::CrawlSettings;
 use super::worker::{self, Done, PageJob};
 use crate::fetch::{ClientError, HttpClient, RobotsRules};
+use crate::filter::{FilterSettings, Filters};
 use crate::frontier::{HostQueue, ReadyHeap, SeenFront};
 use crate::model::{self, HostId, UrlError, now_ms};
 use crate::schema::{CF_SEEN, Counters, HostRecord, RobotsOutcome, RobotsRecord};
@@ -70,6 +71,8 @@ pub(super) struct Engine {
     pub agent: String,
     pub counters: Counters,
     pub scope: ScopeRule,
+    /// The focused-crawl filters, built from the settings and the seeds.
+    pub filters: Filters,
     pub hosts: HashMap<HostId, HostState>,
     pub ready: ReadyHeap,
     pub front: SeenFront,
@@ -120,6 +123,7 @@ pub fn start(
         client,
         settings,
         scope: ScopeRule::default(),
+        filters: Filters::new(&FilterSettings::default(), []),
         hosts: HashMap::new(),
         ready: ReadyHeap::default(),
         front: SeenFront::with_capacity(0),
@@ -320,7 +324,24 @@ impl Engine {
             }
             self.agent = agent;
         }
+        let refilter = new.filter != self.settings.filter;
         self.settings = new;
+        if refilter && let Err(e) = self.rebuild_filters() {
+            self.notice(format!("filters not rebuilt: {e}"));
+        }
+    }
+
+    /// Builds the filters from the settings and every seed's host.
+    pub(super) fn rebuild_filters(&mut self) -> Result<(), StoreError> {
+        let seeds = self.store.seeds()?;
+        let hosts: Vec<String> = seeds
+            .urls
+            .iter()
+            .filter_map(|u| model::normalize(u).ok())
+            .map(|u| u.host().to_string())
+            .collect();
+        self.filters = Filters::new(&self.settings.filter, hosts.iter().map(String::as_str));
+        Ok(())
     }
 
     fn publish(&mut self, state: CrawlState) {

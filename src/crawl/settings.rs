@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::fetch::FetchSettings;
+use crate::filter::FilterSettings;
 
 /// Which discovered hosts the crawl may enter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -73,6 +74,8 @@ pub struct CrawlSettings {
     /// On stop, how long in-flight fetches may run before they are abandoned.
     pub shutdown_grace: Duration,
     pub fetch: FetchSettings,
+    /// The focused-crawl filters (mode none by default).
+    pub filter: FilterSettings,
 }
 
 impl Default for CrawlSettings {
@@ -95,6 +98,7 @@ impl Default for CrawlSettings {
             follow_nofollow: false,
             shutdown_grace: Duration::from_secs(10),
             fetch: FetchSettings::default(),
+            filter: FilterSettings::default(),
         }
     }
 }

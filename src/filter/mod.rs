@@ -14,3 +14,322 @@ pub mod keywords;
 pub mod links;
 pub mod relevance;
 pub mod topic;
+
+use domain::DomainFilter;
+use keywords::Keywords;
+use links::{LinkFacts, LinkPolicy, LinkType, LinkVerdict};
+use relevance::Topic;
+use topic::TopicParams;
+
+/// Which of the source documents' filters the crawl applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// No focusing: every in-scope link is followed.
+    #[default]
+    None,
+    /// 000 stage 1: links to hosts without a key domain are dropped.
+    Domain,
+    /// 000 stages 1 + 2: such links are fetched, and the page's links are
+    /// followed only when its topic score is above the threshold.
+    DomainTopic,
+    /// 001: links are followed from pages with cos ≥ r.
+    Relevance,
+    /// 001 with the link-type policy on each link.
+    RelevanceLinkType,
+}
+
+impl Mode {
+    pub const NAMES: [&'static str; 5] = [
+        "none",
+        "domain",
+        "domain+topic",
+        "relevance",
+        "relevance+linktype",
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn parse(s: &str) -> Option<Mode> {
+        Some(match s {
+            "none" => Mode::None,
+            "domain" => Mode::Domain,
+            "domain+topic" => Mode::DomainTopic,
+            "relevance" => Mode::Relevance,
+            "relevance+linktype" => Mode::RelevanceLinkType,
+            _ => return None,
+        })
+    }
+}
+
+/// The filters' settings; every field is settable from the shell.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FilterSettings {
+    pub mode: Mode,
+    /// Labels removed from seed hosts to leave key domains.
+    pub common_domains: Vec<String>,
+    /// Key domains added by hand.
+    pub extra_keys: Vec<String>,
+    /// Derived key domains removed by hand.
+    pub removed_keys: Vec<String>,
+    pub topic: TopicParams,
+    pub topic_keywords: Vec<String>,
+    /// Keywords with weights for the cosine relevance.
+    pub relevance_keywords: Vec<(String, f64)>,
+    /// r: a page is relevant when cos ≥ r.
+    pub relevance_threshold: f64,
+    pub links: LinkPolicy,
+}
+
+impl Default for FilterSettings {
+    fn default() -> Self {
+        let kw: Vec<String> = TopicParams::PRESET_B_KEYWORDS.map(String::from).to_vec();
+        FilterSettings {
+            mode: Mode::None,
+            common_domains: domain::DEFAULT_COMMON.map(String::from).to_vec(),
+            extra_keys: Vec::new(),
+            removed_keys: Vec::new(),
+            topic: TopicParams::PRESET_B,
+            relevance_keywords: kw.iter().map(|k| (k.clone(), 1.0)).collect(),
+            topic_keywords: kw,
+            relevance_threshold: 0.1,
+            links: LinkPolicy::default(),
+        }
+    }
+}
+
+/// A page's scores and whether its links are followed, with the reason.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PageVerdict {
+    pub topic_score: Option<f64>,
+    pub relevance: Option<f64>,
+    pub follow: bool,
+    /// `keep`, or the filter that stopped the page's links: `topic`, `relevance`.
+    pub verdict: &'static str,
+    /// The numbers that decided it.
+    pub detail: String,
+}
+
+/// A link's type and the policy's decision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkJudgement {
+    pub kind: LinkType,
+    /// `None` to follow; else the filter that dropped it (`domain`, `link-type`).
+    pub dropped_by: Option<&'static str>,
+    pub detail: String,
+}
+
+/// Settings made ready to apply: tries and automata built once.
+#[derive(Clone, Debug)]
+pub struct Filters {
+    pub settings: FilterSettings,
+    pub domain: DomainFilter,
+    topic_kw: Keywords,
+    relevance: Topic,
+}
+
+impl Filters {
+    /// Builds the filters; key domains come from `seed_hosts`.
+    pub fn new<'a>(
+        settings: &FilterSettings,
+        seed_hosts: impl IntoIterator<Item = &'a str>,
+    ) -> Filters {
+        let mut domain = DomainFilter::from_seeds(seed_hosts, &settings.common_domains);
+        for k in &settings.removed_keys {
+            domain.remove_key(k);
+        }
+        for k in &settings.extra_keys {
+            domain.add_key(k);
+        }
+        let weighted: Vec<(&str, f64)> = settings
+            .relevance_keywords
+            .iter()
+            .map(|(k, w)| (k.as_str(), *w))
+            .collect();
+        Filters {
+            settings: settings.clone(),
+            domain,
+            topic_kw: Keywords::new(&settings.topic_keywords),
+            relevance: Topic::new(&weighted, settings.relevance_threshold),
+        }
+    }
+
+    /// Judges a fetched page on `host` from its title and body text.
+    pub fn page(&self, host: &str, title: &str, text: &str) -> PageVerdict {
+        let s = &self.settings;
+        match s.mode {
+            Mode::None | Mode::Domain => PageVerdict {
+                topic_score: None,
+                relevance: None,
+                follow: true,
+                verdict: "keep",
+                detail: String::new(),
+            },
+            Mode::DomainTopic => {
+                let t = topic::topic_score(&self.topic_kw, &s.topic, title, text);
+                let on_domain = self.domain.passes(host);
+                let follow = on_domain || t.passes(&s.topic);
+                let detail = format!(
+                    "domain {}; topic score {:.4} {} threshold {} (title keywords {}, body keywords {}, distinct {})",
+                    if on_domain { "passes" } else { "fails" },
+                    t.score,
+                    if t.passes(&s.topic) { ">" } else { "≤" },
+                    s.topic.threshold,
+                    t.in_title,
+                    t.in_body,
+                    t.distinct
+                );
+                PageVerdict {
+                    topic_score: Some(t.score),
+                    relevance: None,
+                    follow,
+                    verdict: if follow { "keep" } else { "topic" },
+                    detail,
+                }
+            }
+            Mode::Relevance | Mode::RelevanceLinkType => {
+                let joined = format!("{title}\n{text}");
+                let r = relevance::relevance(&self.relevance, &joined);
+                let relevant = r.relevant(&self.relevance);
+                // Links of an irrelevant page are followed only when the
+                // policy does not restrict them to relevant pages.
+                let follow = relevant || !s.links.relevant_only;
+                let detail = format!(
+                    "cos {:.4} {} r = {}",
+                    r.cosine,
+                    if relevant { "≥" } else { "<" },
+                    s.relevance_threshold
+                );
+                PageVerdict {
+                    topic_score: None,
+                    relevance: Some(r.cosine),
+                    follow,
+                    verdict: if relevant { "keep" } else { "relevance" },
+                    detail,
+                }
+            }
+        }
+    }
+
+    /// Judges one link of a page whose verdict is `page`.
+    pub fn link(
+        &self,
+        from: (&url::Url, u128),
+        to: (&url::Url, u128),
+        text: [&str; 3],
+        page: &PageVerdict,
+    ) -> LinkJudgement {
+        let kind = links::classify(from.0, to.0);
+        let keep = |kind| LinkJudgement {
+            kind,
+            dropped_by: None,
+            detail: String::new(),
+        };
+        match self.settings.mode {
+            Mode::Domain => {
+                let host = to.0.host_str().unwrap_or("");
+                if self.domain.passes(host) {
+                    keep(kind)
+                } else {
+                    let keys = self.domain.keys().join(" ");
+                    LinkJudgement {
+                        kind,
+                        dropped_by: Some("domain"),
+                        detail: format!("host {host} contains no key domain ({keys})"),
+                    }
+                }
+            }
+            Mode::RelevanceLinkType => {
+                let facts = LinkFacts {
+                    kind,
+                    src: from.1,
+                    dst: to.1,
+                    before: text[0],
+                    anchor: text[1],
+                    after: text[2],
+                    source_relevant: page.verdict == "keep",
+                };
+                match links::decide(&self.settings.links, &self.relevance.keywords, &facts) {
+                    LinkVerdict::Follow => keep(kind),
+                    LinkVerdict::IrrelevantSource => LinkJudgement {
+                        kind,
+                        dropped_by: Some("link-type"),
+                        detail: "the linking page is not relevant".into(),
+                    },
+                    LinkVerdict::Coin(c) => LinkJudgement {
+                        kind,
+                        dropped_by: Some("link-type"),
+                        detail: format!(
+                            "upward link, coin {c:.4} ≥ p = {}",
+                            self.settings.links.upward_p
+                        ),
+                    },
+                    LinkVerdict::AnchorContext(n) => LinkJudgement {
+                        kind,
+                        dropped_by: Some("link-type"),
+                        detail: format!(
+                            "{} link, {n} keyword(s) around the anchor < {}",
+                            kind.name(),
+                            self.settings.links.min_anchor_hits
+                        ),
+                    },
+                }
+            }
+            _ => keep(kind),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_decide_pages_and_links() {
+        let u = |s: &str| url::Url::parse(s).unwrap();
+        let seeds = ["www.uestc.edu.cn"];
+        let mut s = FilterSettings {
+            mode: Mode::Domain,
+            ..FilterSettings::default()
+        };
+        let f = Filters::new(&s, seeds);
+        let home = (&u("http://www.uestc.edu.cn/a/index.html"), 1);
+        let off = u("http://www.other.com/x");
+        let j = f.link(
+            home,
+            (&off, 2),
+            ["", "", ""],
+            &f.page("www.uestc.edu.cn", "", ""),
+        );
+        assert_eq!((j.kind, j.dropped_by), (LinkType::Outward, Some("domain")));
+        let on = u("http://lib.uestc.edu.cn/y");
+        assert_eq!(
+            f.link(home, (&on, 3), ["", "", ""], &f.page("", "", ""))
+                .dropped_by,
+            None
+        );
+
+        s.mode = Mode::DomainTopic;
+        let f = Filters::new(&s, seeds);
+        // Off-domain but on-topic (score 1.44 > 0.5): links followed.
+        let v = f.page(
+            "www.other.com",
+            "研究生论文答辩",
+            "今年研究生毕业典礼后举行篮球赛",
+        );
+        assert!(v.follow && (v.topic_score.unwrap() - 1.44).abs() < 1e-9);
+        let v = f.page("www.other.com", "购物", "价格");
+        assert_eq!((v.follow, v.verdict), (false, "topic"));
+        assert!(
+            f.page("news.uestc.edu.cn", "购物", "价格").follow,
+            "on-domain pages pass stage 1"
+        );
+
+        s.mode = Mode::Relevance;
+        let f = Filters::new(&s, seeds);
+        assert!(f.page("x", "篮球", "").follow);
+        assert_eq!(f.page("x", "购物", "").verdict, "relevance");
+        assert!(!f.page("x", "购物", "").follow);
+    }
+}

@@ -71,16 +71,23 @@ pub trait Versioned: serde::Serialize + serde::de::DeserializeOwned {
         out
     }
 
+    /// Decodes the current version; types with older versions override
+    /// this to read those too.
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
-        let (&v, rest) = bytes.split_first().ok_or(CodecError::Empty)?;
-        if v != Self::VERSION {
-            return Err(CodecError::Version {
-                found: v,
-                known: Self::VERSION,
-            });
-        }
-        postcard::from_bytes(rest).map_err(|e| CodecError::Malformed(e.to_string()))
+        decode_current(bytes)
     }
+}
+
+/// Decodes a value written at `T::VERSION`.
+pub fn decode_current<T: Versioned>(bytes: &[u8]) -> Result<T, CodecError> {
+    let (&v, rest) = bytes.split_first().ok_or(CodecError::Empty)?;
+    if v != T::VERSION {
+        return Err(CodecError::Version {
+            found: v,
+            known: T::VERSION,
+        });
+    }
+    postcard::from_bytes(rest).map_err(|e| CodecError::Malformed(e.to_string()))
 }
 
 #[cfg(test)]
@@ -104,6 +111,61 @@ mod tests {
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"
         )));
+    }
+
+    #[test]
+    fn version_one_docs_and_links_stay_readable() {
+        // Bytes as written by schema v1 (DocRecord and LinkRecord version 1).
+        #[derive(serde::Serialize)]
+        struct DocV1<'a>(
+            &'a str,
+            &'a str,
+            &'a str,
+            &'a str,
+            Option<String>,
+            bool,
+            bool,
+            u32,
+            Option<u128>,
+        );
+        let mut b = vec![1u8];
+        b.extend(
+            postcard::to_stdvec(&DocV1(
+                "t",
+                "x",
+                "UTF-8",
+                "http",
+                None,
+                false,
+                true,
+                3,
+                Some(5),
+            ))
+            .unwrap(),
+        );
+        let d = DocRecord::decode(&b).unwrap();
+        assert_eq!(
+            (
+                d.title.as_str(),
+                d.outlinks,
+                d.duplicate_of,
+                d.verdict.as_str()
+            ),
+            ("t", 3, Some(5), "keep")
+        );
+        let mut b = vec![1u8];
+        b.extend(postcard::to_stdvec(&("a", "b", "c", true)).unwrap());
+        let l = LinkRecord::decode(&b).unwrap();
+        assert_eq!(
+            (l.anchor.as_str(), l.nofollow, l.link_type.as_str()),
+            ("a", true, "")
+        );
+        let cur = DocRecord {
+            topic_score: Some(1.5),
+            verdict: "topic".into(),
+            ..DocRecord::default()
+        };
+        assert_eq!(DocRecord::decode(&cur.encode()).unwrap(), cur);
     }
 
     #[test]

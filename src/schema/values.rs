@@ -24,6 +24,10 @@ pub enum FilterReason {
     Nofollow,
     /// More than the allowed number of redirect hops from the first URL.
     RedirectChain,
+    /// Host contains no key domain (document 000, stage 1).
+    Domain,
+    /// Dropped by the link-type policy (document 001).
+    LinkType,
 }
 
 impl FilterReason {
@@ -36,6 +40,8 @@ impl FilterReason {
             FilterReason::UrlTooLong => "url-too-long",
             FilterReason::Nofollow => "nofollow",
             FilterReason::RedirectChain => "redirect-chain",
+            FilterReason::Domain => "domain",
+            FilterReason::LinkType => "link-type",
         }
     }
 }
@@ -196,9 +202,54 @@ pub struct DocRecord {
     pub outlinks: u32,
     /// Url id of the first page with the same MD5, when this one repeats it.
     pub duplicate_of: Option<u128>,
+    // Version 2:
+    /// Formula (1) of document 000, when the topic filter ran.
+    pub topic_score: Option<f64>,
+    /// Cosine relevance of document 001, when it ran.
+    pub relevance: Option<f64>,
+    /// `keep`, or the filter that stopped the page's links (`topic`, `relevance`).
+    pub verdict: String,
+    /// The numbers behind the verdict.
+    pub verdict_detail: String,
 }
+
 impl Versioned for DocRecord {
-    const VERSION: u8 = 1;
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        match bytes.first() {
+            Some(1) => {
+                #[derive(Deserialize)]
+                struct V1 {
+                    title: String,
+                    text: String,
+                    charset: String,
+                    charset_source: String,
+                    canonical: Option<String>,
+                    noindex: bool,
+                    nofollow: bool,
+                    outlinks: u32,
+                    duplicate_of: Option<u128>,
+                }
+                let v: V1 = postcard::from_bytes(&bytes[1..])
+                    .map_err(|e| super::CodecError::Malformed(e.to_string()))?;
+                Ok(DocRecord {
+                    title: v.title,
+                    text: v.text,
+                    charset: v.charset,
+                    charset_source: v.charset_source,
+                    canonical: v.canonical,
+                    noindex: v.noindex,
+                    nofollow: v.nofollow,
+                    outlinks: v.outlinks,
+                    duplicate_of: v.duplicate_of,
+                    verdict: "keep".into(),
+                    ..DocRecord::default()
+                })
+            }
+            _ => super::decode_current(bytes),
+        }
+    }
 }
 
 /// `links` value: one out-link with its anchor and surrounding text.
@@ -210,9 +261,41 @@ pub struct LinkRecord {
     /// About 50 bytes of visible text after the `</a>`.
     pub after: String,
     pub nofollow: bool,
+    // Version 2:
+    /// downward, upward, horizontal, crosswise or outward (document 001).
+    pub link_type: String,
+    /// `follow`, or why the crawl did not follow it (`nofollow`,
+    /// `page:<verdict>`, `domain`, `link-type`, `scope`, …).
+    pub verdict: String,
+    pub verdict_detail: String,
 }
+
 impl Versioned for LinkRecord {
-    const VERSION: u8 = 1;
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        match bytes.first() {
+            Some(1) => {
+                #[derive(Deserialize)]
+                struct V1 {
+                    anchor: String,
+                    before: String,
+                    after: String,
+                    nofollow: bool,
+                }
+                let v: V1 = postcard::from_bytes(&bytes[1..])
+                    .map_err(|e| super::CodecError::Malformed(e.to_string()))?;
+                Ok(LinkRecord {
+                    anchor: v.anchor,
+                    before: v.before,
+                    after: v.after,
+                    nofollow: v.nofollow,
+                    ..Default::default()
+                })
+            }
+            _ => super::decode_current(bytes),
+        }
+    }
 }
 
 /// `meta/counters`: totals over the life of the db.

@@ -5,6 +5,8 @@
 use std::time::Duration;
 
 use crate::crawl::{CrawlSettings, Scope};
+use crate::filter::Mode;
+use crate::filter::topic::TopicParams;
 
 #[derive(Clone, Copy)]
 pub enum Kind {
@@ -25,6 +27,14 @@ pub enum Kind {
     Text,
     /// A file path or `none`.
     OptPath,
+    Float {
+        min: f64,
+        max: f64,
+    },
+    /// Comma-separated words.
+    List,
+    /// Comma-separated `word:weight` pairs.
+    Weighted,
 }
 
 pub struct Key {
@@ -42,6 +52,9 @@ pub enum Value {
     Duration(Duration),
     Bool(bool),
     Text(String),
+    Float(f64),
+    List(Vec<String>),
+    Weighted(Vec<(String, f64)>),
 }
 
 macro_rules! key {
@@ -265,7 +278,169 @@ pub static KEYS: &[Key] = &[
             s.fetch.ca_file = (t != "none").then(|| t.into())
         }
     ),
+    key!(
+        "filter.mode",
+        Kind::Enum(&Mode::NAMES),
+        "focused-crawl filters: none, domain (000 stage 1), domain+topic (000 stages 1+2), relevance (001), relevance+linktype (001 with link policy)",
+        |s| s.filter.mode.name().to_string(),
+        |s, v| if let Value::Text(t) = v {
+            s.filter.mode = Mode::parse(&t).unwrap_or_default()
+        }
+    ),
+    key!(
+        "domains.common",
+        Kind::List,
+        "labels removed from seed hosts to leave key domains (000)",
+        |s| s.filter.common_domains.join(","),
+        |s, v| if let Value::List(l) = v {
+            s.filter.common_domains = l
+        }
+    ),
+    key!(
+        "domains.extra_keys",
+        Kind::List,
+        "key domains added by hand (domains key add)",
+        |s| s.filter.extra_keys.join(","),
+        |s, v| if let Value::List(l) = v {
+            s.filter.extra_keys = l
+        }
+    ),
+    key!(
+        "domains.removed_keys",
+        Kind::List,
+        "derived key domains removed by hand (domains key remove)",
+        |s| s.filter.removed_keys.join(","),
+        |s, v| if let Value::List(l) = v {
+            s.filter.removed_keys = l
+        }
+    ),
+    key!(
+        "topic.preset",
+        Kind::Enum(&["a", "b", "custom"]),
+        "000's parameter sets: a = 1, 3, 0.2, 8; b = 0.1, 0.3, 0.2, 0.5 with its five keywords",
+        |s| preset_of(&s.filter.topic).to_string(),
+        |s, v| if let Value::Text(t) = v {
+            apply_preset(s, &t)
+        }
+    ),
+    key!(
+        "topic.keywords",
+        Kind::List,
+        "keywords K of formula (1)",
+        |s| s.filter.topic_keywords.join(","),
+        |s, v| if let Value::List(l) = v {
+            s.filter.topic_keywords = l
+        }
+    ),
+    key!(
+        "topic.ct_weight",
+        Kind::Float { min: 0.0, max: 1e6 },
+        "weight of a keyword in the body text (ct_weight)",
+        |s| s.filter.topic.ct_weight.to_string(),
+        |s, v| if let Value::Float(f) = v {
+            s.filter.topic.ct_weight = f
+        }
+    ),
+    key!(
+        "topic.tl_weight",
+        Kind::Float { min: 0.0, max: 1e6 },
+        "weight of a keyword in the title (tl_weight)",
+        |s| s.filter.topic.tl_weight.to_string(),
+        |s, v| if let Value::Float(f) = v {
+            s.filter.topic.tl_weight = f
+        }
+    ),
+    key!(
+        "topic.gain",
+        Kind::Float { min: 0.0, max: 1e3 },
+        "gain d for several distinct keywords",
+        |s| s.filter.topic.gain.to_string(),
+        |s, v| if let Value::Float(f) = v {
+            s.filter.topic.gain = f
+        }
+    ),
+    key!(
+        "topic.threshold",
+        Kind::Float { min: 0.0, max: 1e9 },
+        "a page off the key domains is kept when its score is above this",
+        |s| s.filter.topic.threshold.to_string(),
+        |s, v| if let Value::Float(f) = v {
+            s.filter.topic.threshold = f
+        }
+    ),
+    key!(
+        "relevance.keywords",
+        Kind::Weighted,
+        "keyword:weight pairs of the topic vector (001)",
+        |s| s
+            .filter
+            .relevance_keywords
+            .iter()
+            .map(|(k, w)| format!("{k}:{w}"))
+            .collect::<Vec<_>>()
+            .join(","),
+        |s, v| if let Value::Weighted(l) = v {
+            s.filter.relevance_keywords = l
+        }
+    ),
+    key!(
+        "relevance.threshold",
+        Kind::Float { min: 0.0, max: 1.0 },
+        "r: a page is relevant when cos ≥ r",
+        |s| s.filter.relevance_threshold.to_string(),
+        |s, v| if let Value::Float(f) = v {
+            s.filter.relevance_threshold = f
+        }
+    ),
+    key!(
+        "links.upward_p",
+        Kind::Float { min: 0.0, max: 1.0 },
+        "probability of following an upward link (hash-decided, reproducible)",
+        |s| s.filter.links.upward_p.to_string(),
+        |s, v| if let Value::Float(f) = v {
+            s.filter.links.upward_p = f
+        }
+    ),
+    key!(
+        "links.min_anchor_hits",
+        Kind::Int { min: 0, max: 1000 },
+        "keywords needed around a crosswise or outward link's anchor",
+        |s| s.filter.links.min_anchor_hits.to_string(),
+        |s, v| if let Value::Int(n) = v {
+            s.filter.links.min_anchor_hits = n as u32
+        }
+    ),
+    key!(
+        "links.relevant_only",
+        Kind::Bool,
+        "follow links of relevant pages only",
+        |s| s.filter.links.relevant_only.to_string(),
+        |s, v| if let Value::Bool(b) = v {
+            s.filter.links.relevant_only = b
+        }
+    ),
 ];
+
+fn preset_of(p: &TopicParams) -> &'static str {
+    if *p == TopicParams::PRESET_A {
+        "a"
+    } else if *p == TopicParams::PRESET_B {
+        "b"
+    } else {
+        "custom"
+    }
+}
+
+fn apply_preset(s: &mut CrawlSettings, name: &str) {
+    match name {
+        "a" => s.filter.topic = TopicParams::PRESET_A,
+        "b" => {
+            s.filter.topic = TopicParams::PRESET_B;
+            s.filter.topic_keywords = TopicParams::PRESET_B_KEYWORDS.map(String::from).to_vec();
+        }
+        _ => {}
+    }
+}
 
 fn opt(v: Option<u64>) -> String {
     v.map_or("none".to_string(), |n| n.to_string())
@@ -296,12 +471,19 @@ impl Key {
             Kind::Enum(vals) => vals.join("|"),
             Kind::Text => "text".into(),
             Kind::OptPath => "file path or none".into(),
+            Kind::Float { min, max } => format!("number {min}..{max}"),
+            Kind::List => "comma-separated words".into(),
+            Kind::Weighted => "comma-separated word:weight pairs".into(),
         }
     }
 
     /// Validates `raw` and applies it to `s`.
     pub fn set(&self, s: &mut CrawlSettings, raw: &str) -> Result<(), String> {
         let bad = |why: String| format!("{}: {why}; expected {}", self.name, self.type_name());
+        if let Some(v) = self.parse_more(raw)? {
+            (self.set)(s, v);
+            return Ok(());
+        }
         let v = match self.kind {
             Kind::Int { min, max } => Value::Int(parse_int(raw, min, max).map_err(bad)?),
             Kind::OptInt { .. } if raw.eq_ignore_ascii_case("none") => Value::OptInt(None),
@@ -329,6 +511,9 @@ impl Key {
             }
             Kind::Text if raw.trim().is_empty() => return Err(bad("empty".into())),
             Kind::Text => Value::Text(raw.to_string()),
+            Kind::Float { .. } | Kind::List | Kind::Weighted => {
+                unreachable!("parsed by parse_more")
+            }
             Kind::OptPath => {
                 if !raw.eq_ignore_ascii_case("none") && !std::path::Path::new(raw).is_file() {
                     return Err(bad(format!("no file {raw}")));
@@ -342,6 +527,50 @@ impl Key {
         };
         (self.set)(s, v);
         Ok(())
+    }
+
+    fn parse_more(&self, raw: &str) -> Result<Option<Value>, String> {
+        let bad = |why: String| format!("{}: {why}; expected {}", self.name, self.type_name());
+        let items = || {
+            raw.split(',')
+                .map(str::trim)
+                .filter(|w| !w.is_empty())
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        Ok(Some(match self.kind {
+            Kind::Float { min, max } => {
+                let f: f64 = raw
+                    .trim()
+                    .parse()
+                    .map_err(|_| bad(format!("{raw:?} is not a number")))?;
+                if !(min..=max).contains(&f) {
+                    return Err(bad(format!("{f} is out of range")));
+                }
+                Value::Float(f)
+            }
+            Kind::List => Value::List(items()),
+            Kind::Weighted => {
+                let mut out = Vec::new();
+                for item in items() {
+                    let (w, weight) = match item.rsplit_once(':') {
+                        Some((w, n)) => (
+                            w.trim().to_string(),
+                            n.trim()
+                                .parse::<f64>()
+                                .map_err(|_| bad(format!("weight {n:?} is not a number")))?,
+                        ),
+                        None => (item.clone(), 1.0),
+                    };
+                    if w.is_empty() || weight < 0.0 {
+                        return Err(bad(format!("{item:?} is not word:weight")));
+                    }
+                    out.push((w, weight));
+                }
+                Value::Weighted(out)
+            }
+            _ => return Ok(None),
+        }))
     }
 }
 
@@ -453,6 +682,48 @@ mod tests {
         );
         assert_eq!(fmt_duration(Duration::from_millis(1500)), "1500ms");
         assert_eq!(parse_duration("1.5m").unwrap(), Duration::from_secs(90));
+    }
+
+    #[test]
+    fn filter_keys() {
+        let mut s = CrawlSettings::default();
+        find("filter.mode")
+            .unwrap()
+            .set(&mut s, "domain+topic")
+            .unwrap();
+        assert_eq!(s.filter.mode, Mode::DomainTopic);
+        find("topic.preset").unwrap().set(&mut s, "a").unwrap();
+        assert_eq!(s.filter.topic, TopicParams::PRESET_A);
+        find("topic.keywords")
+            .unwrap()
+            .set(&mut s, "crawler, filter ,")
+            .unwrap();
+        assert_eq!(s.filter.topic_keywords, ["crawler", "filter"]);
+        find("relevance.keywords")
+            .unwrap()
+            .set(&mut s, "论文:3, 研究生:2,篮球")
+            .unwrap();
+        assert_eq!(
+            s.filter.relevance_keywords,
+            [
+                ("论文".into(), 3.0),
+                ("研究生".into(), 2.0),
+                ("篮球".into(), 1.0)
+            ]
+        );
+        assert!(
+            find("relevance.threshold")
+                .unwrap()
+                .set(&mut s, "1.5")
+                .is_err()
+        );
+        assert!(
+            find("relevance.keywords")
+                .unwrap()
+                .set(&mut s, "x:heavy")
+                .is_err()
+        );
+        assert_eq!(find("topic.preset").unwrap().get(&s), "a");
     }
 
     #[test]

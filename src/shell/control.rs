@@ -110,6 +110,75 @@ impl Shell {
         )))
     }
 
+    pub(super) fn cmd_domains(&mut self, args: &[&str]) -> Result<Reply, String> {
+        let usage = "usage: domains | domains key add|remove|list [NAME...] | domains common add|remove|list [LABEL...]";
+        let mut s = self.settings.clone();
+        let f = &mut s.filter;
+        match args {
+            [] | ["key", "list"] | ["common", "list"] => {
+                let seeds = self.store.seeds().map_err(|e| e.to_string())?.urls;
+                let hosts: Vec<String> = seeds
+                    .iter()
+                    .filter_map(|u| model::normalize(u).ok())
+                    .map(|u| u.host().to_string())
+                    .collect();
+                let built = crate::filter::Filters::new(f, hosts.iter().map(String::as_str));
+                let keys = built.domain.keys().join(" ");
+                let common = f.common_domains.join(" ");
+                let text = match args {
+                    ["key", ..] => keys.clone(),
+                    ["common", ..] => common.clone(),
+                    _ => format!("key domains     {keys}\ncommon domains  {common}"),
+                };
+                return Ok(Reply::with(
+                    text,
+                    serde_json::json!({"key": built.domain.keys(), "common": f.common_domains}),
+                ));
+            }
+            ["key", "add", names @ ..] if !names.is_empty() => {
+                for n in names {
+                    let n = n.to_ascii_lowercase().replace('-', "");
+                    f.removed_keys.retain(|k| *k != n);
+                    if !f.extra_keys.contains(&n) {
+                        f.extra_keys.push(n);
+                    }
+                }
+            }
+            ["key", "remove", names @ ..] if !names.is_empty() => {
+                for n in names {
+                    let n = n.to_ascii_lowercase();
+                    f.extra_keys.retain(|k| *k != n);
+                    if !f.removed_keys.contains(&n) {
+                        f.removed_keys.push(n);
+                    }
+                }
+            }
+            ["common", "add", labels @ ..] if !labels.is_empty() => {
+                for l in labels {
+                    let l = l.to_ascii_lowercase();
+                    if !f.common_domains.contains(&l) {
+                        f.common_domains.push(l);
+                    }
+                }
+            }
+            ["common", "remove", labels @ ..] if !labels.is_empty() => {
+                let before = f.common_domains.len();
+                f.common_domains
+                    .retain(|c| !labels.iter().any(|l| l.eq_ignore_ascii_case(c)));
+                if f.common_domains.len() == before {
+                    return Err(format!("none of {} is a common domain", labels.join(" ")));
+                }
+            }
+            _ => return Err(usage.into()),
+        }
+        self.settings = s;
+        self.persist_settings()?;
+        if let Some(r) = &self.crawl {
+            r.handle.set_settings(self.settings.clone());
+        }
+        self.cmd_domains(&[])
+    }
+
     pub(super) fn cmd_get(&mut self, args: &[&str]) -> Result<Reply, String> {
         let [name] = args else {
             return Err("usage: get KEY".into());

@@ -23,6 +23,9 @@ pub const FIELDS: &[(&str, Type)] = &[
     ("duplicate", Type::Bool),
     ("truncated", Type::Bool),
     ("noindex", Type::Bool),
+    ("topic_score", Type::Num),
+    ("relevance", Type::Num),
+    ("verdict", Type::Str),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -232,6 +232,7 @@ impl Shell {
             }
             "seed" => self.cmd_seed(&args)?,
             "set" => self.cmd_set(&args)?,
+            "domains" => self.cmd_domains(&args)?,
             "get" => self.cmd_get(&args)?,
             "config" => self.cmd_config(&args)?,
             "crawl" => self.cmd_crawl(&args)?,

@@ -332,6 +332,23 @@ impl Shell {
                     self.store.url(UrlId(dup)).map_err(err)?.unwrap_or_default()
                 );
             }
+            if !d.verdict.is_empty() {
+                t += &format!(
+                    "verdict       {}{}\n",
+                    d.verdict,
+                    if d.verdict_detail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", d.verdict_detail)
+                    }
+                );
+            }
+            if let Some(ts) = d.topic_score {
+                t += &format!("topic score   {ts:.4}\n");
+            }
+            if let Some(r) = d.relevance {
+                t += &format!("relevance     {r:.4}\n");
+            }
             if d.noindex || d.nofollow {
                 t += &format!(
                     "meta robots   {}{}\n",
@@ -349,11 +366,7 @@ impl Shell {
         }
         t += &format!("out-links ({}):\n", d.outlinks);
         for (url, l) in &outs {
-            t += &format!(
-                "  {url}  [{}]{}\n",
-                l.anchor,
-                if l.nofollow { " nofollow" } else { "" }
-            );
+            t += &format!("  {url}  [{}] {} {}\n", l.anchor, l.link_type, l.verdict);
         }
         t += &format!("in-links (first {}):\n", ins.len());
         for url in &ins {
@@ -364,8 +377,9 @@ impl Shell {
             "depth": page.depth, "content_type": page.content_type, "size": page.body_len, "truncated": page.truncated,
             "redirect_to": page.redirect_to, "headers": page.headers, "title": d.title, "charset": d.charset,
             "text": d.text, "canonical": d.canonical, "noindex": d.noindex, "nofollow": d.nofollow,
+            "verdict": d.verdict, "verdict_detail": d.verdict_detail, "topic_score": d.topic_score, "relevance": d.relevance,
             "duplicate_of": d.duplicate_of.map(|x| format!("{:032x}", x)),
-            "outlinks": outs.iter().map(|(u, l)| json!({"url": u, "anchor": l.anchor, "before": l.before, "after": l.after, "nofollow": l.nofollow})).collect::<Vec<_>>(),
+            "outlinks": outs.iter().map(|(u, l)| json!({"url": u, "anchor": l.anchor, "before": l.before, "after": l.after, "nofollow": l.nofollow, "link_type": l.link_type, "verdict": l.verdict, "verdict_detail": l.verdict_detail})).collect::<Vec<_>>(),
             "inlinks": ins,
         });
         Ok(Reply::with(t.trim_end().to_string(), j))
@@ -421,18 +435,19 @@ impl Shell {
                 .map(|(t, l)| {
                     vec![
                         l.anchor.clone(),
-                        if l.nofollow {
-                            "nofollow".into()
-                        } else {
-                            String::new()
-                        },
+                        l.link_type.clone(),
+                        l.verdict.clone(),
                         t.clone(),
                     ]
                 })
                 .collect();
-            let j: Vec<_> = links.iter().map(|(t, l)| json!({"url": t, "anchor": l.anchor, "before": l.before, "after": l.after, "nofollow": l.nofollow})).collect();
+            let j: Vec<_> = links
+                .iter()
+                .map(|(t, l)| json!({"url": t, "anchor": l.anchor, "before": l.before, "after": l.after, "nofollow": l.nofollow,
+                    "link_type": l.link_type, "verdict": l.verdict, "verdict_detail": l.verdict_detail}))
+                .collect();
             Ok(Reply::with(
-                table::render(&["anchor", "rel", "url"], &rows, self.width),
+                table::render(&["anchor", "type", "verdict", "url"], &rows, self.width),
                 json!(j),
             ))
         } else {
@@ -552,7 +567,35 @@ impl Shell {
             ),
             FilterReason::UrlTooLong => format!("longer than {} bytes", model::MAX_URL_BYTES),
             FilterReason::Nofollow => "only nofollow links lead here".into(),
+            FilterReason::Domain | FilterReason::LinkType => {
+                let via = self.link_verdict_into(u)?;
+                format!("dropped by the {} filter{via}", r.name())
+            }
         })
+    }
+
+    /// The verdict stored on the first link that led to `u`, as `: detail`.
+    fn link_verdict_into(&self, u: &model::CanonicalUrl) -> Result<String, String> {
+        for row in self.store.scan(CF_INLINKS, &u.id().to_bytes()).take(1) {
+            let (k, _) = row.map_err(err)?;
+            if let Some(k) = LinkKey::from_key(&k)
+                && let Some(v) = self
+                    .store
+                    .get_raw(
+                        CF_LINKS,
+                        &LinkKey {
+                            first: k.second,
+                            second: k.first,
+                        }
+                        .to_key(),
+                    )
+                    .map_err(err)?
+                && let Ok(l) = LinkRecord::decode(&v)
+            {
+                return Ok(format!(" ({} link: {})", l.link_type, l.verdict_detail));
+            }
+        }
+        Ok(String::new())
     }
 
     pub(super) fn cmd_pages(
@@ -709,6 +752,10 @@ fn field(p: &PageRecord, d: &DocRecord, inlinks: u64, now: f64, name: &str) -> V
         "duplicate" => Val::Bool(d.duplicate_of.is_some()),
         "truncated" => Val::Bool(p.truncated),
         "noindex" => Val::Bool(d.noindex),
+        // A score that was not computed compares false with everything.
+        "topic_score" => Val::Num(d.topic_score.unwrap_or(f64::NAN)),
+        "relevance" => Val::Num(d.relevance.unwrap_or(f64::NAN)),
+        "verdict" => Val::Str(d.verdict.clone()),
         _ => Val::Bool(false),
     }
 }
