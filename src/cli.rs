@@ -101,6 +101,9 @@ struct CrawlOpts {
     /// Extra PEM root certificate(s) to trust for HTTPS.
     #[arg(long)]
     ca_file: Option<PathBuf>,
+    /// Answer HOST with ADDR instead of DNS (repeatable), e.g. www.example.org:127.0.0.1.
+    #[arg(long = "resolve", value_parser = parse_resolve)]
+    resolve: Vec<(String, std::net::IpAddr)>,
     /// Cap on a response body, on the wire and decoded.
     #[arg(long, default_value_t = 10 << 20)]
     max_body_bytes: usize,
@@ -138,10 +141,26 @@ impl CrawlOpts {
             s.fetch.user_agent = ua.clone();
         }
         s.fetch.ca_file = self.ca_file.clone();
+        s.fetch.resolve = self.resolve.clone();
         s.fetch.max_body_bytes = self.max_body_bytes;
         s.fetch.total_timeout = Duration::from_secs(self.timeout_secs.max(1));
         s
     }
+}
+
+/// `HOST:ADDR` for `--resolve` (ADDR may be IPv6: split at the first colon).
+fn parse_resolve(s: &str) -> Result<(String, std::net::IpAddr), String> {
+    let (host, addr) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?}: expected HOST:ADDR"))?;
+    let ip = addr
+        .trim_matches(['[', ']'])
+        .parse()
+        .map_err(|_| format!("{addr:?} is not an IP address"))?;
+    if host.is_empty() {
+        return Err(format!("{s:?}: no host"));
+    }
+    Ok((host.to_ascii_lowercase(), ip))
 }
 
 /// Entry point of the binary.

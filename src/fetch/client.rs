@@ -43,6 +43,9 @@ pub struct FetchSettings {
     pub max_body_bytes: usize,
     /// An extra PEM root certificate (or bundle) to trust.
     pub ca_file: Option<PathBuf>,
+    /// Host names answered with a fixed address instead of DNS (like curl's
+    /// `--resolve`): for staging sites and for tests on loopback.
+    pub resolve: Vec<(String, std::net::IpAddr)>,
 }
 
 impl Default for FetchSettings {
@@ -59,6 +62,7 @@ impl Default for FetchSettings {
             total_timeout: Duration::from_secs(60),
             max_body_bytes: 10 << 20,
             ca_file: None,
+            resolve: Vec::new(),
         }
     }
 }
@@ -134,7 +138,8 @@ impl HttpClient {
             .map_err(|e| ClientError::CaFile(PathBuf::new(), e.to_string()))?
             .with_root_certificates(roots)
             .with_no_client_auth();
-        let mut http = HttpConnector::new_with_resolver(CachingResolver::default());
+        let mut http =
+            HttpConnector::new_with_resolver(CachingResolver::with_fixed(&settings.resolve));
         http.enforce_http(false);
         http.set_nodelay(true);
         http.set_connect_timeout(Some(settings.connect_timeout));

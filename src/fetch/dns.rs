@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -20,6 +20,21 @@ type Cache = HashMap<String, (Vec<SocketAddr>, Instant)>;
 #[derive(Clone, Default)]
 pub struct CachingResolver {
     cache: Arc<Mutex<Cache>>,
+    /// Fixed answers (`--resolve`), consulted before the cache.
+    fixed: Arc<HashMap<String, IpAddr>>,
+}
+
+impl CachingResolver {
+    pub fn with_fixed(fixed: &[(String, IpAddr)]) -> CachingResolver {
+        let fixed = fixed
+            .iter()
+            .map(|(h, a)| (h.to_ascii_lowercase(), *a))
+            .collect();
+        CachingResolver {
+            cache: Arc::default(),
+            fixed: Arc::new(fixed),
+        }
+    }
 }
 
 impl tower_service::Service<Name> for CachingResolver {
@@ -33,6 +48,10 @@ impl tower_service::Service<Name> for CachingResolver {
 
     fn call(&mut self, name: Name) -> Self::Future {
         let host = name.as_str().to_string();
+        if let Some(ip) = self.fixed.get(&host.to_ascii_lowercase()) {
+            let addr = SocketAddr::new(*ip, 0);
+            return Box::pin(async move { Ok(vec![addr].into_iter()) });
+        }
         let cache = self.cache.clone();
         Box::pin(async move {
             if let Some((addrs, at)) = cache.lock().ok().and_then(|c| c.get(&host).cloned())

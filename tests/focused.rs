@@ -1,0 +1,263 @@
+//! The focused-crawl modes end to end: one loopback server answers for
+//! several domain names (fixed to 127.0.0.1 with the resolve override), and
+//! each mode's verdicts, scores and link types are checked in the db.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::Db;
+use trawl::crawl::{CrawlSettings, Scope};
+use trawl::filter::Mode;
+use trawl::schema::{CF_LINKS, FilterReason, LinkRecord, SeenState, Versioned};
+use trawl::site::{Response, Server, handler};
+
+/// Neutral text that keeps keywords of one link out of the next one's context.
+const FILL: &str = "<p>lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod</p>";
+
+fn respond(host: &str, path: &str, port: u16) -> Response {
+    let url = |h: &str, p: &str| format!("http://{h}:{port}{p}");
+    let a = |href: String, text: &str| format!("{FILL}<a href=\"{href}\">{text}</a>{FILL}");
+    let html = |title: &str, body: &str, links: Vec<String>| {
+        Response::html(format!(
+            "<html><head><title>{title}</title></head><body><p>{body}</p>{}</body></html>",
+            links.concat()
+        ))
+    };
+    match (host, path) {
+        (_, "/robots.txt") => Response::status(404),
+        ("www.uestc.edu.cn", "/") => html(
+            "首页",
+            "研究生院欢迎你",
+            vec![
+                a("/news/index.html".into(), "新闻"),
+                a(url("news.uestc.edu.cn", "/"), "研究生院新闻"),
+                a(url("www.other.com", "/"), "shop"),
+                a(url("www.sport.com", "/"), "篮球"),
+            ],
+        ),
+        ("www.uestc.edu.cn", "/news/index.html") => html(
+            "新闻",
+            "体育新闻",
+            vec![
+                a("/news/a.html".into(), "a"),
+                a("/news/sub/b.html".into(), "b"),
+                a("/".into(), "home"),
+                a("/edu/c.html".into(), "体育新闻"),
+                a("/shop/d.html".into(), "cart"),
+            ],
+        ),
+        ("www.other.com", "/") => html(
+            "购物",
+            "价格 优惠",
+            vec![a(url("www.other.com", "/child"), "child")],
+        ),
+        ("www.sport.com", "/") => html(
+            "研究生论文",
+            "研究生 毕业 篮球",
+            vec![a(url("www.sport.com", "/child"), "child")],
+        ),
+        (_, p) => html(p, "page", vec![]),
+    }
+}
+
+struct Site {
+    server: Server,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Site {
+    async fn start() -> Site {
+        let log: Arc<Mutex<Vec<String>>> = Arc::default();
+        let l = log.clone();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = Server::start(
+            listener,
+            handler(move |req| {
+                let host = req
+                    .headers
+                    .get("host")
+                    .and_then(|h| h.to_str().ok())
+                    .unwrap_or("")
+                    .split(':')
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+                l.lock().unwrap().push(format!("{host}{}", req.path));
+                let r = respond(&host, &req.path, port);
+                async move { r }
+            }),
+        )
+        .unwrap();
+        Site { server, log }
+    }
+    fn url(&self, host: &str, path: &str) -> String {
+        format!("http://{host}:{}{path}", self.server.addr().port())
+    }
+    fn fetched(&self, host_path: &str) -> bool {
+        self.log.lock().unwrap().iter().any(|h| h == host_path)
+    }
+}
+
+async fn crawl(site: &Site, mode: Mode) -> Db {
+    let mut s = CrawlSettings {
+        scope: Scope::Any,
+        max_depth: Some(3),
+        ..common::fast()
+    };
+    s.filter.mode = mode;
+    s.fetch.resolve = [
+        "www.uestc.edu.cn",
+        "news.uestc.edu.cn",
+        "www.other.com",
+        "www.sport.com",
+    ]
+    .map(|h| (h.to_string(), "127.0.0.1".parse().unwrap()))
+    .to_vec();
+    let db = Db::new();
+    db.crawl(s, &[site.url("www.uestc.edu.cn", "/")]).await;
+    db
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn domain_mode_drops_hosts_without_a_key_domain() {
+    let site = Site::start().await;
+    let db = crawl(&site, Mode::Domain).await;
+    assert!(
+        site.fetched("news.uestc.edu.cn/"),
+        "shares the key domain uestc"
+    );
+    assert!(!site.fetched("www.other.com/") && !site.fetched("www.sport.com/"));
+    let other = db.seen(&site.url("www.other.com", "/")).unwrap();
+    assert_eq!(other.state, SeenState::Filtered(FilterReason::Domain));
+    assert_eq!(
+        db.store.counters().unwrap().filtered.get("domain"),
+        Some(&2)
+    );
+    let links: Vec<LinkRecord> = db
+        .store
+        .scan(
+            CF_LINKS,
+            &common::id(&site.url("www.uestc.edu.cn", "/")).to_bytes(),
+        )
+        .map(|r| LinkRecord::decode(&r.unwrap().1).unwrap())
+        .collect();
+    let dropped: Vec<&LinkRecord> = links.iter().filter(|l| l.verdict == "domain").collect();
+    assert_eq!(dropped.len(), 2);
+    assert!(
+        dropped[0].verdict_detail.contains("no key domain (uestc)"),
+        "{}",
+        dropped[0].verdict_detail
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn domain_topic_mode_keeps_on_topic_pages_off_the_key_domains() {
+    let site = Site::start().await;
+    let db = crawl(&site, Mode::DomainTopic).await;
+    // Stage 2 fetches off-domain pages and judges them by formula (1), preset B.
+    assert!(site.fetched("www.other.com/") && site.fetched("www.sport.com/"));
+    let sport = db.doc(&site.url("www.sport.com", "/")).unwrap();
+    // Title 研究生 论文, body 研究生 毕业 篮球: (0.4 + 0.3 + 0.1 + 0.1) · (1 + 0.2 · 3) = 1.44.
+    assert!(
+        (sport.topic_score.unwrap() - 1.44).abs() < 1e-9,
+        "{sport:?}"
+    );
+    assert_eq!(sport.verdict, "keep");
+    assert!(
+        site.fetched("www.sport.com/child"),
+        "an on-topic page's links are followed"
+    );
+    let other = db.doc(&site.url("www.other.com", "/")).unwrap();
+    assert_eq!(
+        (other.verdict.as_str(), other.topic_score),
+        ("topic", Some(0.0))
+    );
+    assert!(
+        other.verdict_detail.contains("domain fails"),
+        "{}",
+        other.verdict_detail
+    );
+    assert!(
+        !site.fetched("www.other.com/child"),
+        "an off-topic page's links are not"
+    );
+    // www.other.com/ and www.sport.com/child (no keywords) stop there.
+    assert_eq!(
+        db.store.counters().unwrap().filtered.get("page-topic"),
+        Some(&2)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relevance_modes_follow_links_of_relevant_pages_by_type() {
+    let site = Site::start().await;
+    let db = crawl(&site, Mode::Relevance).await;
+    let other = db.doc(&site.url("www.other.com", "/")).unwrap();
+    assert_eq!(
+        (other.verdict.as_str(), other.relevance),
+        ("relevance", Some(0.0))
+    );
+    assert!(!site.fetched("www.other.com/child"));
+    assert!(
+        db.doc(&site.url("www.sport.com", "/"))
+            .unwrap()
+            .relevance
+            .unwrap()
+            >= 0.1
+    );
+    assert!(site.fetched("www.sport.com/child"));
+    assert!(
+        site.fetched("www.uestc.edu.cn/shop/d.html"),
+        "relevance alone ignores link types"
+    );
+
+    let site = Site::start().await;
+    let db = crawl(&site, Mode::RelevanceLinkType).await;
+    let news = common::id(&site.url("www.uestc.edu.cn", "/news/index.html"));
+    let links: Vec<(String, LinkRecord)> = db
+        .store
+        .scan(CF_LINKS, &news.to_bytes())
+        .map(|r| {
+            let (k, v) = r.unwrap();
+            let dst = trawl::model::UrlId::from_slice(&k[16..]).unwrap();
+            (
+                db.store.url(dst).unwrap().unwrap(),
+                LinkRecord::decode(&v).unwrap(),
+            )
+        })
+        .collect();
+    let kind = |suffix: &str| {
+        let (_, l) = links.iter().find(|(u, _)| u.ends_with(suffix)).unwrap();
+        (l.link_type.clone(), l.verdict.clone())
+    };
+    assert_eq!(kind("/news/a.html"), ("horizontal".into(), "follow".into()));
+    assert_eq!(
+        kind("/news/sub/b.html"),
+        ("downward".into(), "follow".into())
+    );
+    assert_eq!(
+        kind("/edu/c.html"),
+        ("crosswise".into(), "follow".into()),
+        "anchor 体育新闻 has keywords"
+    );
+    assert_eq!(
+        kind("/shop/d.html"),
+        ("crosswise".into(), "link-type".into())
+    );
+    assert!(
+        site.fetched("www.uestc.edu.cn/edu/c.html")
+            && !site.fetched("www.uestc.edu.cn/shop/d.html")
+    );
+    let shop = db
+        .seen(&site.url("www.uestc.edu.cn", "/shop/d.html"))
+        .unwrap();
+    assert_eq!(shop.state, SeenState::Filtered(FilterReason::LinkType));
+    // Outward links from the front page: 篮球 and 研究生院新闻 anchors pass, "shop" does not.
+    assert!(
+        site.fetched("www.sport.com/")
+            && site.fetched("news.uestc.edu.cn/")
+            && !site.fetched("www.other.com/")
+    );
+}
