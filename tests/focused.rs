@@ -261,3 +261,82 @@ async fn relevance_modes_follow_links_of_relevant_pages_by_type() {
             && !site.fetched("www.other.com/")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refilter_requeues_and_drops_without_fetching() {
+    let site = Site::start().await;
+    let db = crawl(&site, Mode::Domain).await;
+    let hits = site.log.lock().unwrap().len();
+    let other = site.url("www.other.com", "/");
+    let sport = site.url("www.sport.com", "/");
+    let settings = |mode| {
+        let mut s = CrawlSettings {
+            scope: Scope::Any,
+            max_depth: Some(3),
+            ..common::fast()
+        };
+        s.filter.mode = mode;
+        s
+    };
+    let run = |mode, dry| {
+        let store = db.store.clone();
+        let s = settings(mode);
+        move || trawl::crawl::refilter(store, s, dry, &mut |_, _| true).unwrap()
+    };
+
+    // A dry run reports but writes nothing.
+    let r = tokio::task::spawn_blocking(run(Mode::DomainTopic, true))
+        .await
+        .unwrap();
+    assert!(r.dry_run && r.enqueued == 2, "{r:?}");
+    assert_eq!(db.store.counters().unwrap().queued, 0);
+    assert_eq!(
+        db.seen(&other).unwrap().state,
+        SeenState::Filtered(FilterReason::Domain)
+    );
+
+    // Stage 2 on: the links the domain filter dropped are queued now.
+    let r = tokio::task::spawn_blocking(run(Mode::DomainTopic, false))
+        .await
+        .unwrap();
+    assert_eq!((r.enqueued, r.dropped), (2, 0), "{r:?}");
+    let c = db.store.counters().unwrap();
+    assert_eq!(c.queued, 2);
+    assert_eq!(c.filtered.get("domain"), None);
+    assert_eq!(db.seen(&other).unwrap().state, SeenState::Queued);
+    assert!(r.pages >= 6 && r.links_changed >= 2);
+
+    // Back to domain only: nothing that passes links to them any more.
+    let r = tokio::task::spawn_blocking(run(Mode::Domain, false))
+        .await
+        .unwrap();
+    assert_eq!(r.dropped, 2, "{r:?}");
+    assert_eq!(db.store.counters().unwrap().queued, 0);
+    assert_eq!(
+        db.seen(&sport).unwrap().state,
+        SeenState::Filtered(FilterReason::Refiltered)
+    );
+
+    // Relevance: pages without keywords change verdict; counts per verdict.
+    let r = tokio::task::spawn_blocking(run(Mode::Relevance, false))
+        .await
+        .unwrap();
+    assert_eq!(r.before.get("keep"), Some(&r.pages));
+    assert!(
+        r.after.get("relevance").copied().unwrap_or(0) > 0 && r.changed > 0,
+        "{r:?}"
+    );
+    let rows = db.store.scan(trawl::schema::CF_DOCS, &[]).count() as u64;
+    assert_eq!(r.pages, rows);
+
+    assert_eq!(
+        site.log.lock().unwrap().len(),
+        hits,
+        "refilter made no request"
+    );
+    let stored = db.store.counters().unwrap();
+    assert_eq!(
+        stored.filtered.get("page-relevance").copied().unwrap_or(0),
+        r.after["relevance"]
+    );
+}

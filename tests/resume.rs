@@ -115,7 +115,10 @@ async fn resume_after_sigkill_fetches_nothing_twice() {
     assert_eq!(rows(schema::CF_FRONTIER), c.queued);
     assert_eq!(c.queued, 0);
     assert_eq!(rows(schema::CF_SEEN), c.seen);
-    assert_eq!(rows(schema::CF_URLS), c.seen);
+    assert!(
+        rows(schema::CF_URLS) >= c.seen,
+        "every seen URL (and every link target) has its URL"
+    );
     let mut fetched_states = 0;
     for row in store.scan(schema::CF_SEEN, &[]) {
         let (_, v) = row.unwrap();

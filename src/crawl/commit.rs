@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use super::engine::Engine;
 use super::worker::{PageData, PageJob};
 use crate::fetch::{FetchError, is_backoff, retry_after_ms};
+use crate::filter::PageVerdict;
 use crate::model::{self, CanonicalUrl, HostId, UrlId, now_ms};
 use crate::schema::{
     CF_CONTENT, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_SEEN,
@@ -16,7 +17,7 @@ use crate::schema::{
 use crate::store::{Batch, StoreError};
 
 /// Where a newly discovered URL comes from.
-struct Discovery {
+pub(super) struct Discovery {
     depth: u16,
     parent: Option<UrlId>,
     redirects: u8,
@@ -28,7 +29,27 @@ struct Discovery {
     filtered: Option<FilterReason>,
 }
 
-fn bump(map: &mut std::collections::BTreeMap<String, u64>, key: &str, by: i64) {
+impl Discovery {
+    /// A link from page `parent` that refilter now follows (or drops with
+    /// `filtered`): one hop deeper than the page, its old verdict void.
+    pub(super) fn rejudged(
+        store: &crate::store::Store,
+        parent: UrlId,
+        filtered: Option<FilterReason>,
+    ) -> Result<Discovery, StoreError> {
+        let depth = store.seen(parent)?.map_or(1, |s| s.depth.saturating_add(1));
+        Ok(Discovery {
+            depth,
+            parent: Some(parent),
+            redirects: 0,
+            seed: false,
+            rejudge: true,
+            filtered,
+        })
+    }
+}
+
+pub(super) fn bump(map: &mut std::collections::BTreeMap<String, u64>, key: &str, by: i64) {
     let v = map.entry(key.to_string()).or_insert(0);
     *v = v.saturating_add_signed(by);
     if *v == 0 {
@@ -123,7 +144,7 @@ impl Engine {
 
     /// Records a discovered URL: filtered with a reason, or queued. Returns
     /// nothing; every effect goes into `b` and the in-memory mirrors.
-    fn discover(
+    pub(super) fn discover(
         &mut self,
         b: &mut Batch<'_>,
         pending: &mut HashSet<UrlId>,
@@ -145,7 +166,13 @@ impl Engine {
             // A URL is reconsidered only where the earlier verdict may change:
             // a seed given again, or a shallower path to one that was too deep.
             let retry = match prior.state {
-                SeenState::Filtered(FilterReason::Depth | FilterReason::Scope) if d.rejudge => true,
+                SeenState::Filtered(
+                    FilterReason::Depth
+                    | FilterReason::Scope
+                    | FilterReason::Domain
+                    | FilterReason::LinkType
+                    | FilterReason::Refiltered,
+                ) if d.rejudge => true,
                 SeenState::Filtered(FilterReason::Depth) => {
                     d.seed || (d.depth < prior.depth && within_depth)
                 }
@@ -216,8 +243,54 @@ impl Engine {
         Ok(())
     }
 
+    /// Sets `rec`'s type and verdict for a link from `src` to `dst` on a page
+    /// judged `verdict`; returns the filter to record on the target when a
+    /// link filter dropped it.
+    pub(super) fn judge_link(
+        &self,
+        src: &CanonicalUrl,
+        dst: &CanonicalUrl,
+        page_nofollow: bool,
+        verdict: &PageVerdict,
+        rec: &mut LinkRecord,
+    ) -> Option<FilterReason> {
+        let judged = self.filters.link(
+            (src.url(), src.id().0),
+            (dst.url(), dst.id().0),
+            [&rec.before, &rec.anchor, &rec.after],
+            verdict,
+        );
+        rec.link_type = judged.kind.name().to_string();
+        rec.verdict_detail = String::new();
+        // The most basic reason first.
+        let (why, forced) = if page_nofollow {
+            ("page:nofollow".to_string(), None)
+        } else if rec.nofollow && !self.settings.follow_nofollow {
+            ("nofollow".to_string(), None)
+        } else if !verdict.follow {
+            rec.verdict_detail = verdict.detail.clone();
+            (format!("page:{}", verdict.verdict), None)
+        } else if let Some(by) = judged.dropped_by {
+            rec.verdict_detail = judged.detail;
+            let reason = if by == "domain" {
+                FilterReason::Domain
+            } else {
+                FilterReason::LinkType
+            };
+            (by.to_string(), Some(reason))
+        } else {
+            ("follow".to_string(), None)
+        };
+        rec.verdict = why;
+        forced
+    }
+
     /// Removes a popped entry from the frontier (inside `b`).
-    fn dequeue(&mut self, b: &mut Batch<'_>, key: FrontierKey) -> Result<(), StoreError> {
+    pub(super) fn dequeue(
+        &mut self,
+        b: &mut Batch<'_>,
+        key: FrontierKey,
+    ) -> Result<(), StoreError> {
         b.delete(CF_FRONTIER, &key.to_key());
         self.counters.queued = self.counters.queued.saturating_sub(1);
         let h = self.host(key.host, "")?;
@@ -237,7 +310,7 @@ impl Engine {
         b.put(CF_SEEN, &id.to_bytes(), &rec);
     }
 
-    fn finish(&mut self, mut b: Batch<'_>, hosts: &[HostId]) -> Result<(), StoreError> {
+    pub(super) fn finish(&mut self, mut b: Batch<'_>, hosts: &[HostId]) -> Result<(), StoreError> {
         for h in hosts {
             if let Some(state) = self.hosts.get(h) {
                 b.put(CF_HOSTS, &h.to_bytes(), &state.record);
@@ -452,43 +525,22 @@ impl Engine {
                 self.counters.duplicates += 1;
             } else {
                 for link in &page.links {
-                    let judged = self.filters.link(
-                        (job.url.url(), id.0),
-                        (link.url.url(), link.url.id().0),
-                        [&link.before, &link.anchor, &link.after],
-                        &verdict,
-                    );
-                    // Why this link is or is not followed, most basic reason first.
-                    let (follow, why, detail, forced) = if page.nofollow {
-                        (false, "page:nofollow".to_string(), String::new(), None)
-                    } else if link.nofollow && !self.settings.follow_nofollow {
-                        (false, "nofollow".to_string(), String::new(), None)
-                    } else if !verdict.follow {
-                        (
-                            false,
-                            format!("page:{}", verdict.verdict),
-                            verdict.detail.clone(),
-                            None,
-                        )
-                    } else if let Some(by) = judged.dropped_by {
-                        let reason = if by == "domain" {
-                            FilterReason::Domain
-                        } else {
-                            FilterReason::LinkType
-                        };
-                        (true, by.to_string(), judged.detail.clone(), Some(reason))
-                    } else {
-                        (true, "follow".to_string(), String::new(), None)
-                    };
-                    let rec = LinkRecord {
+                    let mut rec = LinkRecord {
                         anchor: link.anchor.clone(),
                         before: link.before.clone(),
                         after: link.after.clone(),
                         nofollow: link.nofollow,
-                        link_type: judged.kind.name().to_string(),
-                        verdict: why,
-                        verdict_detail: detail,
+                        ..LinkRecord::default()
                     };
+                    let forced =
+                        self.judge_link(&job.url, &link.url, page.nofollow, &verdict, &mut rec);
+                    let follow = rec.verdict == "follow" || forced.is_some();
+                    // Every link target's URL is kept, so a later refilter can queue it.
+                    b.put_raw(
+                        CF_URLS,
+                        &link.url.id().to_bytes(),
+                        link.url.as_str().as_bytes(),
+                    );
                     b.put(
                         CF_LINKS,
                         &LinkKey {

@@ -103,53 +103,72 @@ pub fn start(
         .iter()
         .map(|s| model::normalize(s))
         .collect::<Result<Vec<_>, _>>()?;
-    let client = HttpClient::new(settings.fetch.clone())?;
-    let (stop, stop_rx) = watch::channel(false);
-    let (paused, paused_rx) = watch::channel(false);
-    let (live, live_rx) = watch::channel(settings.clone());
-    let (seeds_tx, seeds_rx) = tokio::sync::mpsc::unbounded_channel();
-    let shared = Arc::new(Shared {
-        seeds: seeds_tx,
-        stop,
-        paused,
-        settings: live,
-        snapshot: Mutex::new(Snapshot::default()),
-        notices: Mutex::new(Vec::new()),
-    });
-    let mut engine = Engine {
-        agent: settings.agent_token().to_string(),
-        counters: store.counters()?,
-        store,
-        client,
-        settings,
-        scope: ScopeRule::default(),
-        filters: Filters::new(&FilterSettings::default(), []),
-        hosts: HashMap::new(),
-        ready: ReadyHeap::default(),
-        front: SeenFront::with_capacity(0),
-        shared: shared.clone(),
-        tasks: JoinSet::new(),
-        pages_in_flight: 0,
-        run_fetched: 0,
-        run_links: 0,
-        started: Instant::now(),
-        rate_samples: Default::default(),
-    };
+    let (mut engine, rx) = Engine::new(store, settings)?;
     engine.load_seen_front()?;
     engine.add_seeds(&seeds)?;
     engine.rejudge_if_limits_changed()?;
     engine.resume_hosts()?;
-    let control = Control {
-        stop: stop_rx,
-        paused: paused_rx,
-        settings: live_rx,
-        seeds: seeds_rx,
-    };
-    let join = tokio::spawn(engine.run(control));
+    let shared = engine.shared.clone();
+    let join = tokio::spawn(engine.run(rx));
     Ok((CrawlHandle { shared }, join))
 }
 
 impl Engine {
+    /// An engine over `store` with its state loaded (counters, seen front,
+    /// seeds, filters) but no loop running, and the receiving ends of its
+    /// handle's channels.
+    fn new(store: Arc<Store>, settings: CrawlSettings) -> Result<(Engine, Control), CrawlError> {
+        let client = HttpClient::new(settings.fetch.clone())?;
+        let (stop, stop_rx) = watch::channel(false);
+        let (paused, paused_rx) = watch::channel(false);
+        let (live, live_rx) = watch::channel(settings.clone());
+        let (seeds_tx, seeds_rx) = tokio::sync::mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            seeds: seeds_tx,
+            stop,
+            paused,
+            settings: live,
+            snapshot: Mutex::new(Snapshot::default()),
+            notices: Mutex::new(Vec::new()),
+        });
+        let mut engine = Engine {
+            agent: settings.agent_token().to_string(),
+            counters: store.counters()?,
+            store,
+            client,
+            settings,
+            scope: ScopeRule::default(),
+            filters: Filters::new(&FilterSettings::default(), []),
+            hosts: HashMap::new(),
+            ready: ReadyHeap::default(),
+            front: SeenFront::with_capacity(0),
+            shared,
+            tasks: JoinSet::new(),
+            pages_in_flight: 0,
+            run_fetched: 0,
+            run_links: 0,
+            started: Instant::now(),
+            rate_samples: Default::default(),
+        };
+        engine.load_seen_front()?;
+        engine.add_seeds(&[])?;
+        let control = Control {
+            stop: stop_rx,
+            paused: paused_rx,
+            settings: live_rx,
+            seeds: seeds_rx,
+        };
+        Ok((engine, control))
+    }
+
+    /// An engine for offline work on the db (refilter): nothing is fetched.
+    pub(super) fn offline(
+        store: Arc<Store>,
+        settings: CrawlSettings,
+    ) -> Result<Engine, CrawlError> {
+        Engine::new(store, settings).map(|(e, _)| e)
+    }
+
     fn load_seen_front(&mut self) -> Result<(), StoreError> {
         let n = self.counters.seen as usize;
         self.front = SeenFront::with_capacity((n * 2).max(1 << 20));

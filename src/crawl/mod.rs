@@ -8,11 +8,13 @@
 mod commit;
 mod engine;
 mod handle;
+mod refilter;
 mod scope;
 mod settings;
 mod worker;
 
 pub use engine::{CrawlError, Summary, start};
 pub use handle::{CrawlHandle, CrawlState, Snapshot};
+pub use refilter::{RefilterReport, refilter};
 pub use scope::ScopeRule;
 pub use settings::{CrawlSettings, Scope};

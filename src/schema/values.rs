@@ -28,6 +28,8 @@ pub enum FilterReason {
     Domain,
     /// Dropped by the link-type policy (document 001).
     LinkType,
+    /// Was queued, but after `refilter` no page that passes links to it.
+    Refiltered,
 }
 
 impl FilterReason {
@@ -42,6 +44,7 @@ impl FilterReason {
             FilterReason::RedirectChain => "redirect-chain",
             FilterReason::Domain => "domain",
             FilterReason::LinkType => "link-type",
+            FilterReason::Refiltered => "refiltered",
         }
     }
 }

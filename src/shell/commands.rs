@@ -150,6 +150,14 @@ pub static COMMANDS: &[Command] = &[
         false
     ),
     cmd!(
+        "refilter",
+        [],
+        "refilter [--dry-run]",
+        "recompute every stored page's scores and verdicts with the current settings (no fetching); queue links of pages that now pass, drop queued URLs nothing passing links to",
+        ["set topic.threshold 0.3", "refilter --dry-run", "refilter"],
+        true
+    ),
+    cmd!(
         "source",
         [],
         "source FILE",

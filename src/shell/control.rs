@@ -298,6 +298,85 @@ impl Shell {
         }
     }
 
+    pub(super) fn cmd_refilter(&mut self, args: &[&str]) -> Result<Reply, String> {
+        let dry_run = match args {
+            [] => false,
+            ["--dry-run"] => true,
+            _ => return Err("usage: refilter [--dry-run]".into()),
+        };
+        if self.crawl.is_some() {
+            return Err("a crawl is running; crawl stop first (refilter rewrites verdicts and the frontier), then crawl start".into());
+        }
+        let interrupt = self.interrupt.clone();
+        let tty = self.progress_tty;
+        let mut last = Instant::now();
+        let mut progress = |done: u64, total: u64| {
+            if tty && last.elapsed() >= Duration::from_millis(200) {
+                last = Instant::now();
+                eprint!(
+                    "\r\x1b[Krefilter: {} of {} pages",
+                    table::thousands(done),
+                    table::thousands(total)
+                );
+            }
+            !interrupt.swap(false, std::sync::atomic::Ordering::SeqCst)
+        };
+        let r = crawl::refilter(
+            self.store.clone(),
+            self.settings.clone(),
+            dry_run,
+            &mut progress,
+        )
+        .map_err(|e| e.to_string())?;
+        if tty {
+            eprint!("\r\x1b[K");
+        }
+        let secs = r.elapsed.as_secs_f64();
+        let mut t = format!(
+            "refilter{}{}: {} pages in {secs:.2} s ({:.0} pages/s)\n",
+            if r.dry_run {
+                " (dry run, nothing written)"
+            } else {
+                ""
+            },
+            if r.interrupted { " interrupted" } else { "" },
+            table::thousands(r.pages),
+            r.pages as f64 / secs.max(1e-9)
+        );
+        let verdicts: std::collections::BTreeSet<&String> =
+            r.before.keys().chain(r.after.keys()).collect();
+        let rows: Vec<Vec<String>> = verdicts
+            .iter()
+            .map(|v| {
+                vec![
+                    v.to_string(),
+                    r.before.get(*v).copied().unwrap_or(0).to_string(),
+                    r.after.get(*v).copied().unwrap_or(0).to_string(),
+                ]
+            })
+            .collect();
+        t += &table::render(&["verdict", "before", "after"], &rows, self.width);
+        t += &format!("{} page(s) changed verdict", r.changed);
+        for (u, a, b) in &r.sample {
+            t += &format!("\n  {a} → {b}  {u}");
+        }
+        t += &format!(
+            "\nlinks re-judged {}, URLs queued {}, dropped from the frontier {}",
+            r.links_changed, r.enqueued, r.dropped
+        );
+        let j = serde_json::json!({
+            "dry_run": r.dry_run, "interrupted": r.interrupted, "pages": r.pages, "seconds": secs,
+            "before": r.before, "after": r.after, "changed": r.changed,
+            "sample": r.sample.iter().map(|(u, a, b)| serde_json::json!({"url": u, "before": a, "after": b})).collect::<Vec<_>>(),
+            "links_changed": r.links_changed, "enqueued": r.enqueued, "dropped": r.dropped,
+        });
+        if r.interrupted {
+            self.say(&t);
+            return Err("interrupted (pages done so far keep their new verdicts)".into());
+        }
+        Ok(Reply::with(t, j))
+    }
+
     fn running(&self) -> Result<&crawl::CrawlHandle, String> {
         self.crawl
             .as_ref()

@@ -243,6 +243,7 @@ impl Shell {
             "page" => self.cmd_page(&args)?,
             "links" => self.cmd_links(&args)?,
             "why" => self.cmd_why(&args)?,
+            "refilter" => self.cmd_refilter(&args)?,
             "pages" | "count" => {
                 // The expression is the raw text after the command words, so
                 // quoting survives and errors can point at a column.

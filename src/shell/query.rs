@@ -567,6 +567,9 @@ impl Shell {
             ),
             FilterReason::UrlTooLong => format!("longer than {} bytes", model::MAX_URL_BYTES),
             FilterReason::Nofollow => "only nofollow links lead here".into(),
+            FilterReason::Refiltered => {
+                "was queued, but after refilter no page that passes links here".into()
+            }
             FilterReason::Domain | FilterReason::LinkType => {
                 let via = self.link_verdict_into(u)?;
                 format!("dropped by the {} filter{via}", r.name())
