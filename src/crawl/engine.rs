@@ -249,6 +249,8 @@ impl Engine {
         let mut paused = *control.paused.borrow();
         let mut grace_deadline: Option<tokio::time::Instant> = None;
         let mut last_publish = Instant::now();
+        let started_ms = model::now_ms();
+        self.record_run(started_ms, false, false)?;
         self.publish(CrawlState::Running);
         loop {
             if !stopping && !paused {
@@ -310,6 +312,7 @@ impl Engine {
                 last_publish = Instant::now();
             }
         }
+        self.record_run(started_ms, true, stopping)?;
         self.store.flush()?;
         self.publish(CrawlState::Done);
         Ok(Summary {
@@ -319,6 +322,34 @@ impl Engine {
             counters: self.counters.clone(),
             interrupted: stopping,
         })
+    }
+
+    /// Writes this run's record (at the start, and with its totals at the end).
+    fn record_run(
+        &self,
+        started_ms: u64,
+        ended: bool,
+        interrupted: bool,
+    ) -> Result<(), StoreError> {
+        let elapsed = self.started.elapsed();
+        let rec = crate::schema::RunRecord {
+            started_ms,
+            ended_ms: if ended { model::now_ms() } else { 0 },
+            settings: self.settings.summary(),
+            seeds: self.store.seeds()?.urls.len() as u32,
+            fetched: self.run_fetched,
+            links: self.run_links,
+            elapsed_ms: elapsed.as_millis() as u64,
+            tlp: elapsed.as_secs_f64() * self.run_fetched as f64,
+            interrupted,
+        };
+        let mut b = self.store.batch();
+        b.put(
+            crate::schema::CF_META,
+            &crate::schema::meta_keys::run(started_ms),
+            &rec,
+        );
+        b.write()
     }
 
     /// Takes new settings from the handle; they apply from the next decision.

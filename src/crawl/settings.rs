@@ -109,3 +109,32 @@ impl CrawlSettings {
         crate::fetch::product_token(&self.fetch.user_agent)
     }
 }
+
+impl CrawlSettings {
+    /// The settings that shape a run's result, for its run record.
+    pub fn summary(&self) -> Vec<(String, String)> {
+        let f = &self.filter;
+        let opt = |v: Option<u64>| v.map_or("none".to_string(), |n| n.to_string());
+        [
+            ("filter.mode", f.mode.name().to_string()),
+            ("crawl.depth", opt(self.max_depth.map(u64::from))),
+            ("crawl.scope", self.scope.name().to_string()),
+            ("crawl.delay", format!("{}ms", self.delay.as_millis())),
+            ("crawl.max_pages", opt(self.max_pages)),
+            ("crawl.concurrency", self.concurrency.to_string()),
+            ("crawl.per_host", self.per_host.to_string()),
+            (
+                "topic.weights",
+                format!(
+                    "ct {} tl {} d {} threshold {}",
+                    f.topic.ct_weight, f.topic.tl_weight, f.topic.gain, f.topic.threshold
+                ),
+            ),
+            ("topic.keywords", f.topic_keywords.join(",")),
+            ("relevance.threshold", f.relevance_threshold.to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+}

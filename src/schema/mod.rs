@@ -48,6 +48,14 @@ pub mod meta_keys {
     pub const SEEDS: &[u8] = b"seeds";
     pub const LINK_LIMITS: &[u8] = b"link_limits";
     pub const CONFIG: &[u8] = b"config";
+    /// Prefix of run records: `run:` ‖ started_ms (u64 BE).
+    pub const RUN_PREFIX: &[u8] = b"run:";
+
+    pub fn run(started_ms: u64) -> Vec<u8> {
+        let mut k = RUN_PREFIX.to_vec();
+        k.extend_from_slice(&started_ms.to_be_bytes());
+        k
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -362,3 +362,24 @@ pub struct ConfigEntries {
 impl Versioned for ConfigEntries {
     const VERSION: u8 = 1;
 }
+
+/// `meta/run:<started_ms>`: one crawl run — written when it starts and
+/// again when it ends, so a killed run still shows (with `ended_ms` 0).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct RunRecord {
+    pub started_ms: u64,
+    pub ended_ms: u64,
+    /// The settings that shape a run, as (key, value) text.
+    pub settings: Vec<(String, String)>,
+    pub seeds: u32,
+    /// Pages fetched by this run: the paper's "links fetched".
+    pub fetched: u64,
+    pub links: u64,
+    pub elapsed_ms: u64,
+    /// elapsed seconds × links fetched.
+    pub tlp: f64,
+    pub interrupted: bool,
+}
+impl Versioned for RunRecord {
+    const VERSION: u8 = 1;
+}

@@ -150,6 +150,14 @@ pub static COMMANDS: &[Command] = &[
         false
     ),
     cmd!(
+        "runs",
+        ["compare"],
+        "runs | runs compare A B",
+        "crawl runs with settings, links fetched, time and TLP (seconds × links fetched); compare two side by side",
+        ["runs", "runs compare 1 3"],
+        false
+    ),
+    cmd!(
         "refilter",
         [],
         "refilter [--dry-run]",

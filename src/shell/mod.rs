@@ -244,6 +244,7 @@ impl Shell {
             "links" => self.cmd_links(&args)?,
             "why" => self.cmd_why(&args)?,
             "refilter" => self.cmd_refilter(&args)?,
+            "runs" => self.cmd_runs(&args)?,
             "pages" | "count" => {
                 // The expression is the raw text after the command words, so
                 // quoting survives and errors can point at a column.

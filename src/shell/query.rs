@@ -7,8 +7,9 @@ use super::{Reply, Shell, table};
 use crate::fetch::RobotsRules;
 use crate::model::{self, HostId, UrlId, now_ms};
 use crate::schema::{
-    CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_PAGES, DocRecord, FilterReason, FrontierEntry,
-    FrontierKey, HostRecord, LinkKey, LinkRecord, PageRecord, RobotsOutcome, SeenState, Versioned,
+    CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, DocRecord, FilterReason,
+    FrontierEntry, FrontierKey, HostRecord, LinkKey, LinkRecord, PageRecord, RobotsOutcome,
+    RunRecord, SeenState, Versioned, meta_keys,
 };
 
 fn err(e: impl std::fmt::Display) -> String {
@@ -72,6 +73,121 @@ impl Shell {
             "active_hosts": active, "elapsed_secs": elapsed, "tlp": tlp, "by_status": c.by_status,
         });
         Ok(Reply::with(h, j))
+    }
+
+    pub(super) fn cmd_runs(&mut self, args: &[&str]) -> Result<Reply, String> {
+        let mut runs: Vec<RunRecord> = Vec::new();
+        for row in self.store.scan(CF_META, meta_keys::RUN_PREFIX) {
+            let (_, v) = row.map_err(err)?;
+            if let Ok(r) = RunRecord::decode(&v) {
+                runs.push(r);
+            }
+        }
+        let setting = |r: &RunRecord, k: &str| {
+            r.settings
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        match args {
+            [] => {
+                let rows: Vec<Vec<String>> = runs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| {
+                        vec![
+                            (i + 1).to_string(),
+                            table::time(r.started_ms),
+                            format!("{:.2}", r.elapsed_ms as f64 / 1000.0),
+                            r.fetched.to_string(),
+                            format!("{:.1}", r.tlp),
+                            setting(r, "filter.mode"),
+                            setting(r, "crawl.depth"),
+                            if r.ended_ms == 0 {
+                                "unfinished".into()
+                            } else if r.interrupted {
+                                "stopped".into()
+                            } else {
+                                "done".into()
+                            },
+                        ]
+                    })
+                    .collect();
+                let j: Vec<_> = runs.iter().enumerate().map(|(i, r)| json!({"run": i + 1, "started_ms": r.started_ms, "ended_ms": r.ended_ms,
+                    "elapsed_secs": r.elapsed_ms as f64 / 1000.0, "links_fetched": r.fetched, "links_found": r.links, "tlp": r.tlp,
+                    "interrupted": r.interrupted, "settings": r.settings.iter().cloned().collect::<std::collections::BTreeMap<_, _>>()})).collect();
+                let h = table::render(
+                    &[
+                        "run",
+                        "started",
+                        "secs",
+                        "links fetched",
+                        "TLP",
+                        "mode",
+                        "depth",
+                        "end",
+                    ],
+                    &rows,
+                    self.width,
+                );
+                Ok(Reply::with(h, json!(j)))
+            }
+            ["compare", a, b] => {
+                let pick = |n: &str| {
+                    n.parse::<usize>()
+                        .ok()
+                        .filter(|i| *i >= 1 && *i <= runs.len())
+                        .map(|i| &runs[i - 1])
+                        .ok_or_else(|| format!("no run {n}; runs lists {} run(s)", runs.len()))
+                };
+                let (ra, rb) = (pick(a)?, pick(b)?);
+                let mut rows = vec![
+                    vec![
+                        "links fetched".into(),
+                        ra.fetched.to_string(),
+                        rb.fetched.to_string(),
+                    ],
+                    vec![
+                        "time (s)".into(),
+                        format!("{:.2}", ra.elapsed_ms as f64 / 1000.0),
+                        format!("{:.2}", rb.elapsed_ms as f64 / 1000.0),
+                    ],
+                    vec![
+                        "TLP".into(),
+                        format!("{:.1}", ra.tlp),
+                        format!("{:.1}", rb.tlp),
+                    ],
+                    vec![
+                        "links found".into(),
+                        ra.links.to_string(),
+                        rb.links.to_string(),
+                    ],
+                ];
+                let mut keys: Vec<&String> = ra
+                    .settings
+                    .iter()
+                    .chain(&rb.settings)
+                    .map(|(k, _)| k)
+                    .collect();
+                keys.dedup();
+                let mut seen = std::collections::BTreeSet::new();
+                for k in keys {
+                    if seen.insert(k.clone()) {
+                        rows.push(vec![k.clone(), setting(ra, k), setting(rb, k)]);
+                    }
+                }
+                let h = table::render(
+                    &["", &format!("run {a}"), &format!("run {b}")],
+                    &rows,
+                    self.width,
+                );
+                let j = json!({"a": {"fetched": ra.fetched, "tlp": ra.tlp, "elapsed_ms": ra.elapsed_ms, "settings": ra.settings},
+                    "b": {"fetched": rb.fetched, "tlp": rb.tlp, "elapsed_ms": rb.elapsed_ms, "settings": rb.settings}});
+                Ok(Reply::with(h, j))
+            }
+            _ => Err("usage: runs | runs compare A B".into()),
+        }
     }
 
     pub(super) fn cmd_frontier(&mut self, args: &[&str]) -> Result<Reply, String> {

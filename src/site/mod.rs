@@ -2,6 +2,7 @@
 //! small server every integration test and benchmark builds its fixtures on.
 
 pub mod demo;
+pub mod experiment;
 mod server;
 
 pub use server::{Body, Handler, Request, Response, Server, handler};
