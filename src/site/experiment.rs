@@ -120,7 +120,7 @@ fn page(host: &str, path: &str, port: u16, n: usize) -> Response {
     let topical = match kind {
         Kind::OnTopic => true,
         Kind::OffTopic => false,
-        _ => i % 3 == 0,
+        _ => i.is_multiple_of(3),
     };
     let words = |count: usize, salt: usize| -> String {
         (0..count)
@@ -128,7 +128,7 @@ fn page(host: &str, path: &str, port: u16, n: usize) -> Response {
                 let x = r(salt + k);
                 match (kind, topical) {
                     (Kind::OffTopic, _) => OFF[x % OFF.len()].to_string() + " ",
-                    (_, true) if x % 3 == 0 => TOPIC[x / 3 % TOPIC.len()].to_string(),
+                    (_, true) if x.is_multiple_of(3) => TOPIC[x / 3 % TOPIC.len()].to_string(),
                     _ => GENERAL[x % GENERAL.len()].to_string(),
                 }
             })
