@@ -340,3 +340,94 @@ async fn refilter_requeues_and_drops_without_fetching() {
         r.after["relevance"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shell_explains_verdicts_refilters_and_lists_runs() {
+    let site = Site::start().await;
+    let db = crawl(&site, Mode::DomainTopic).await;
+    let store = db.store.clone();
+    let other = site.url("www.other.com", "/");
+    let text = tokio::task::spawn_blocking(move || {
+        let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+        struct W(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for W {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut sh =
+            trawl::shell::Shell::new(store, rt.handle().clone(), Box::new(W(buf.clone())), 0);
+        for cmd in [
+            format!("why {other}"),
+            "count pages where verdict = \"topic\"".to_string(),
+            "count pages where topic_score > 0.5".to_string(),
+            "set filter.mode domain+topic".to_string(),
+            "set topic.threshold 2".to_string(),
+            "refilter --dry-run".to_string(),
+            "runs".to_string(),
+            "runs compare 1 1".to_string(),
+        ] {
+            sh.execute(&cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        }
+        assert!(
+            sh.execute("runs compare 1 9")
+                .unwrap_err()
+                .contains("no run 9")
+        );
+        drop(sh);
+        String::from_utf8(buf.lock().unwrap().clone()).unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(text.contains("its links are not followed: topic filter (domain fails; topic score 0.0000 ≤ threshold 0.5"), "{text}");
+    let counts: Vec<&str> = text.lines().filter(|l| l.parse::<u64>().is_ok()).collect();
+    assert_eq!(counts, ["2", "1"], "{text}");
+    // With threshold 2, www.sport.com (score 1.44) no longer passes.
+    assert!(
+        text.contains("refilter (dry run, nothing written)") && text.contains("keep → topic"),
+        "{text}"
+    );
+    assert!(
+        text.contains("domain+topic") && text.contains("links fetched"),
+        "{text}"
+    );
+}
+
+#[test]
+fn tlp_experiment_prints_the_three_modes_per_seed() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"))
+        .args(["tlp-experiment", "--pages", "40", "--depth", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 12, "{text}");
+    for seed in rows.chunks(3) {
+        let links = |r: &Vec<&str>| r[2].parse::<u64>().unwrap();
+        assert_eq!(
+            (seed[0][1], seed[1][1], seed[2][1]),
+            ("none", "domain", "domain+topic")
+        );
+        assert!(
+            links(&seed[1]) < links(&seed[2]) && links(&seed[2]) < links(&seed[0]),
+            "{text}"
+        );
+    }
+}

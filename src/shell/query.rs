@@ -605,10 +605,22 @@ impl Shell {
                     .map_err(err)?
                     .map(|p| table::time(p.fetched_ms))
                     .unwrap_or_default();
+                let verdict = match self.store.doc(u.id()).map_err(err)? {
+                    Some(d) if !d.verdict.is_empty() && d.verdict != "keep" => {
+                        format!(
+                            "; its links are not followed: {} filter ({})",
+                            d.verdict, d.verdict_detail
+                        )
+                    }
+                    Some(d) if !d.verdict_detail.is_empty() => {
+                        format!("; kept ({})", d.verdict_detail)
+                    }
+                    _ => String::new(),
+                };
                 (
                     "fetched",
                     format!(
-                        "fetched {when} with status {status}, depth {}{parent}",
+                        "fetched {when} with status {status}, depth {}{parent}{verdict}",
                         seen.depth
                     ),
                 )
