@@ -8,6 +8,7 @@ use super::engine::Engine;
 use super::worker::{PageData, PageJob};
 use crate::fetch::{FetchError, is_backoff, retry_after_ms};
 use crate::filter::PageVerdict;
+use crate::filter::links::{self, LinkType};
 use crate::model::{self, CanonicalUrl, HostId, UrlId, now_ms};
 use crate::schema::{
     CF_CONTENT, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_SEEN,
@@ -243,46 +244,57 @@ impl Engine {
         Ok(())
     }
 
-    /// Sets `rec`'s type and verdict for a link from `src` to `dst` on a page
-    /// judged `verdict`; returns the filter to record on the target when a
-    /// link filter dropped it.
+    /// Sets `rec`'s type and verdict for a link on a page judged `verdict`;
+    /// returns whether `rec` changed, and the filter to record on the
+    /// target when a link filter dropped it.
     pub(super) fn judge_link(
         &self,
-        src: &CanonicalUrl,
-        dst: &CanonicalUrl,
+        kind: LinkType,
+        ids: (UrlId, UrlId),
+        dst_host: Option<&str>,
         page_nofollow: bool,
         verdict: &PageVerdict,
         rec: &mut LinkRecord,
-    ) -> Option<FilterReason> {
+    ) -> (bool, Option<FilterReason>) {
         let judged = self.filters.link(
-            (src.url(), src.id().0),
-            (dst.url(), dst.id().0),
+            kind,
+            (ids.0.0, ids.1.0),
+            dst_host,
             [&rec.before, &rec.anchor, &rec.after],
             verdict,
         );
-        rec.link_type = judged.kind.name().to_string();
-        rec.verdict_detail = String::new();
         // The most basic reason first.
-        let (why, forced) = if page_nofollow {
-            ("page:nofollow".to_string(), None)
+        let (why, detail, forced): (&str, &str, _) = if page_nofollow {
+            ("page:nofollow", "", None)
         } else if rec.nofollow && !self.settings.follow_nofollow {
-            ("nofollow".to_string(), None)
+            ("nofollow", "", None)
         } else if !verdict.follow {
-            rec.verdict_detail = verdict.detail.clone();
-            (format!("page:{}", verdict.verdict), None)
+            let why = match verdict.verdict {
+                "topic" => "page:topic",
+                "relevance" => "page:relevance",
+                _ => "page:filtered",
+            };
+            (why, verdict.detail.as_str(), None)
         } else if let Some(by) = judged.dropped_by {
-            rec.verdict_detail = judged.detail;
             let reason = if by == "domain" {
                 FilterReason::Domain
             } else {
                 FilterReason::LinkType
             };
-            (by.to_string(), Some(reason))
+            (by, judged.detail.as_str(), Some(reason))
         } else {
-            ("follow".to_string(), None)
+            ("follow", "", None)
         };
-        rec.verdict = why;
-        forced
+        // Assign only what changed: refilter writes back only changed links.
+        let changed = rec.link_type != judged.kind.name()
+            || rec.verdict != why
+            || rec.verdict_detail != detail;
+        if changed {
+            rec.link_type = judged.kind.name().to_string();
+            rec.verdict = why.to_string();
+            rec.verdict_detail = detail.to_string();
+        }
+        (changed, forced)
     }
 
     /// Removes a popped entry from the frontier (inside `b`).
@@ -532,8 +544,15 @@ impl Engine {
                         nofollow: link.nofollow,
                         ..LinkRecord::default()
                     };
-                    let forced =
-                        self.judge_link(&job.url, &link.url, page.nofollow, &verdict, &mut rec);
+                    let kind = links::classify(job.url.url(), link.url.url());
+                    let (_, forced) = self.judge_link(
+                        kind,
+                        (id, link.url.id()),
+                        Some(link.url.host()),
+                        page.nofollow,
+                        &verdict,
+                        &mut rec,
+                    );
                     let follow = rec.verdict == "follow" || forced.is_some();
                     // Every link target's URL is kept, so a later refilter can queue it.
                     b.put_raw(

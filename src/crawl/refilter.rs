@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 use super::commit::{Discovery, bump};
 use super::engine::{CrawlError, Engine};
 use super::settings::CrawlSettings;
+use crate::filter::Mode;
+use crate::filter::links::{self, LinkType};
 use crate::model::{self, UrlId};
 use crate::schema::{
     CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, DocRecord, FilterReason, FrontierEntry,
@@ -130,37 +132,59 @@ impl Engine {
                 else {
                     continue;
                 };
-                let Some(dst) = store
-                    .url(key.second)?
-                    .and_then(|u| model::normalize(&u).ok())
-                else {
-                    continue;
+                // The target's URL is read only when it matters: an unknown
+                // link type, the domain filter, or a link to queue.
+                let mut dst: Option<model::CanonicalUrl> = None;
+                let target = |store: &Store| -> Result<Option<model::CanonicalUrl>, StoreError> {
+                    Ok(store
+                        .url(key.second)?
+                        .and_then(|u| model::normalize(&u).ok()))
+                };
+                let kind = match LinkType::parse(&rec.link_type) {
+                    Some(k) => k,
+                    None => {
+                        dst = target(&store)?;
+                        let Some(d) = &dst else { continue };
+                        links::classify(src.url(), d.url())
+                    }
+                };
+                // The domain filter needs only the host, read from the stored URL.
+                let url_text = if self.settings.filter.mode == Mode::Domain && dst.is_none() {
+                    store.url(key.second)?
+                } else {
+                    None
+                };
+                let host = match (&dst, &url_text) {
+                    (Some(d), _) => Some(d.host()),
+                    (None, Some(t)) => Some(model::host_of(t)),
+                    _ => None,
                 };
                 let was_followed = rec.verdict == "follow";
-                let before = (
-                    rec.link_type.clone(),
-                    rec.verdict.clone(),
-                    rec.verdict_detail.clone(),
+                let (changed, forced) = self.judge_link(
+                    kind,
+                    (id, key.second),
+                    host,
+                    doc.nofollow,
+                    &verdict,
+                    &mut rec,
                 );
-                let forced = self.judge_link(&src, &dst, doc.nofollow, &verdict, &mut rec);
-                if before
-                    != (
-                        rec.link_type.clone(),
-                        rec.verdict.clone(),
-                        rec.verdict_detail.clone(),
-                    )
-                {
+                if changed {
                     report.links_changed += 1;
                     b.put(CF_LINKS, &lk, &rec);
                 }
                 let follows = rec.verdict == "follow";
-                if (follows && !was_followed) || forced.is_some() {
-                    // Queue it, or record the link filter on a target not seen yet.
-                    let d = Discovery::rejudged(&self.store, id, forced)?;
-                    self.discover(&mut b, &mut pending, &mut touched, &dst, d)?;
+                if (follows && !was_followed) || (forced.is_some() && changed) {
+                    // Queue it, or record the link filter on its target.
+                    if dst.is_none() {
+                        dst = target(&store)?;
+                    }
+                    if let Some(d) = &dst {
+                        let disc = Discovery::rejudged(&self.store, id, forced)?;
+                        self.discover(&mut b, &mut pending, &mut touched, d, disc)?;
+                    }
                 }
                 if was_followed && !follows {
-                    unfollowed.insert(dst.id());
+                    unfollowed.insert(key.second);
                 }
             }
             in_batch += 1;

@@ -29,6 +29,18 @@ pub enum LinkType {
 }
 
 impl LinkType {
+    pub fn parse(name: &str) -> Option<LinkType> {
+        [
+            LinkType::Downward,
+            LinkType::Upward,
+            LinkType::Horizontal,
+            LinkType::Crosswise,
+            LinkType::Outward,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             LinkType::Downward => "downward",

@@ -213,14 +213,16 @@ impl Filters {
     }
 
     /// Judges one link of a page whose verdict is `page`.
+    /// Judges one link of type `kind` between pages with ids `ids`;
+    /// `dst_host` is needed only in domain mode.
     pub fn link(
         &self,
-        from: (&url::Url, u128),
-        to: (&url::Url, u128),
+        kind: LinkType,
+        ids: (u128, u128),
+        dst_host: Option<&str>,
         text: [&str; 3],
         page: &PageVerdict,
     ) -> LinkJudgement {
-        let kind = links::classify(from.0, to.0);
         let keep = |kind| LinkJudgement {
             kind,
             dropped_by: None,
@@ -228,7 +230,7 @@ impl Filters {
         };
         match self.settings.mode {
             Mode::Domain => {
-                let host = to.0.host_str().unwrap_or("");
+                let host = dst_host.unwrap_or("");
                 if self.domain.passes(host) {
                     keep(kind)
                 } else {
@@ -243,8 +245,8 @@ impl Filters {
             Mode::RelevanceLinkType => {
                 let facts = LinkFacts {
                     kind,
-                    src: from.1,
-                    dst: to.1,
+                    src: ids.0,
+                    dst: ids.1,
                     before: text[0],
                     anchor: text[1],
                     after: text[2],
@@ -294,21 +296,26 @@ mod tests {
             ..FilterSettings::default()
         };
         let f = Filters::new(&s, seeds);
-        let home = (&u("http://www.uestc.edu.cn/a/index.html"), 1);
+        let home = u("http://www.uestc.edu.cn/a/index.html");
         let off = u("http://www.other.com/x");
+        let kind = links::classify(&home, &off);
         let j = f.link(
-            home,
-            (&off, 2),
+            kind,
+            (1, 2),
+            off.host_str(),
             ["", "", ""],
             &f.page("www.uestc.edu.cn", "", ""),
         );
         assert_eq!((j.kind, j.dropped_by), (LinkType::Outward, Some("domain")));
         let on = u("http://lib.uestc.edu.cn/y");
-        assert_eq!(
-            f.link(home, (&on, 3), ["", "", ""], &f.page("", "", ""))
-                .dropped_by,
-            None
+        let j = f.link(
+            links::classify(&home, &on),
+            (1, 3),
+            on.host_str(),
+            ["", "", ""],
+            &f.page("", "", ""),
         );
+        assert_eq!(j.dropped_by, None);
 
         s.mode = Mode::DomainTopic;
         let f = Filters::new(&s, seeds);

@@ -8,7 +8,8 @@ mod url;
 
 pub use ids::{HostId, UrlId};
 pub use url::{
-    CanonicalUrl, MAX_URL_BYTES, QueryEncoder, UrlError, normalize, resolve, resolve_encoded,
+    CanonicalUrl, MAX_URL_BYTES, QueryEncoder, UrlError, host_of, normalize, resolve,
+    resolve_encoded,
 };
 
 /// Milliseconds since the Unix epoch: the one clock stored on disk.

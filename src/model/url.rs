@@ -62,6 +62,17 @@ impl std::fmt::Display for CanonicalUrl {
     }
 }
 
+/// The host of a normalized URL string, without parsing it (for hot
+/// loops over stored URLs); empty when there is none.
+pub fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or("", |(_, r)| r);
+    if let Some(v6) = rest.strip_prefix('[') {
+        return v6.split(']').next().unwrap_or("");
+    }
+    let end = rest.find(['/', ':', '?', '#']).unwrap_or(rest.len());
+    &rest[..end]
+}
+
 /// Parses and normalizes an absolute URL.
 pub fn normalize(input: &str) -> Result<CanonicalUrl, UrlError> {
     let url =
@@ -179,6 +190,20 @@ mod tests {
         );
         assert_eq!(n("http://example.com/a%2"), "http://example.com/a%2");
         assert_eq!(n("http://bücher.example/"), "http://xn--bcher-kva.example/");
+    }
+
+    #[test]
+    fn host_of_stored_urls() {
+        assert_eq!(host_of("http://a.b.org:8080/x"), "a.b.org");
+        assert_eq!(
+            host_of("https://xn--bcher-kva.example/?q"),
+            "xn--bcher-kva.example"
+        );
+        assert_eq!(host_of("http://[::1]:80/"), "::1");
+        assert_eq!(host_of("nonsense"), "");
+        for u in ["http://h.org", "https://sub.h.org:444/p?q#f"] {
+            assert_eq!(host_of(u), normalize(u).unwrap().host());
+        }
     }
 
     #[test]
