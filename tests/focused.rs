@@ -75,15 +75,7 @@ impl Site {
         let server = Server::start(
             listener,
             handler(move |req| {
-                let host = req
-                    .headers
-                    .get("host")
-                    .and_then(|h| h.to_str().ok())
-                    .unwrap_or("")
-                    .split(':')
-                    .next()
-                    .unwrap_or("")
-                    .to_string();
+                let host = req.host();
                 l.lock().unwrap().push(format!("{host}{}", req.path));
                 let r = respond(&host, &req.path, port);
                 async move { r }

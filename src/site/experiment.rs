@@ -62,12 +62,7 @@ impl ExperimentWeb {
         let server = Server::start(
             listener,
             handler(move |req| {
-                let host = req
-                    .headers
-                    .get("host")
-                    .and_then(|h| h.to_str().ok())
-                    .unwrap_or("");
-                let host = host.split(':').next().unwrap_or("").to_ascii_lowercase();
+                let host = req.host();
                 let r = page(&host, &req.path, port, n);
                 async move { r }
             }),

@@ -44,6 +44,22 @@ pub struct Response {
     pub delay: Duration,
 }
 
+impl Request {
+    /// The Host header without its port, lowercased ("" when absent).
+    pub fn host(&self) -> String {
+        let h = self
+            .headers
+            .get("host")
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        let h = match h.strip_prefix('[') {
+            Some(v6) => v6.split(']').next().unwrap_or(""),
+            None => h.split(':').next().unwrap_or(""),
+        };
+        h.to_ascii_lowercase()
+    }
+}
+
 impl Response {
     pub fn new(status: u16, body: impl Into<Bytes>) -> Response {
         Response {
