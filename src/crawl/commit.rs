@@ -7,8 +7,8 @@ use std::collections::HashSet;
 use super::engine::Engine;
 use super::worker::{PageData, PageJob};
 use crate::fetch::{FetchError, is_backoff, retry_after_ms};
-use crate::filter::PageVerdict;
 use crate::filter::links::{self, LinkType};
+use crate::filter::{Filters, PageVerdict};
 use crate::model::{self, CanonicalUrl, HostId, UrlId, now_ms};
 use crate::schema::{
     CF_CONTENT, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_SEEN,
@@ -242,59 +242,6 @@ impl Engine {
             }
         }
         Ok(())
-    }
-
-    /// Sets `rec`'s type and verdict for a link on a page judged `verdict`;
-    /// returns whether `rec` changed, and the filter to record on the
-    /// target when a link filter dropped it.
-    pub(super) fn judge_link(
-        &self,
-        kind: LinkType,
-        ids: (UrlId, UrlId),
-        dst_host: Option<&str>,
-        page_nofollow: bool,
-        verdict: &PageVerdict,
-        rec: &mut LinkRecord,
-    ) -> (bool, Option<FilterReason>) {
-        let judged = self.filters.link(
-            kind,
-            (ids.0.0, ids.1.0),
-            dst_host,
-            [&rec.before, &rec.anchor, &rec.after],
-            verdict,
-        );
-        // The most basic reason first.
-        let (why, detail, forced): (&str, &str, _) = if page_nofollow {
-            ("page:nofollow", "", None)
-        } else if rec.nofollow && !self.settings.follow_nofollow {
-            ("nofollow", "", None)
-        } else if !verdict.follow {
-            let why = match verdict.verdict {
-                "topic" => "page:topic",
-                "relevance" => "page:relevance",
-                _ => "page:filtered",
-            };
-            (why, verdict.detail.as_str(), None)
-        } else if let Some(by) = judged.dropped_by {
-            let reason = if by == "domain" {
-                FilterReason::Domain
-            } else {
-                FilterReason::LinkType
-            };
-            (by, judged.detail.as_str(), Some(reason))
-        } else {
-            ("follow", "", None)
-        };
-        // Assign only what changed: refilter writes back only changed links.
-        let changed = rec.link_type != judged.kind.name()
-            || rec.verdict != why
-            || rec.verdict_detail != detail;
-        if changed {
-            rec.link_type = judged.kind.name().to_string();
-            rec.verdict = why.to_string();
-            rec.verdict_detail = detail.to_string();
-        }
-        (changed, forced)
     }
 
     /// Removes a popped entry from the frontier (inside `b`).
@@ -545,7 +492,12 @@ impl Engine {
                         ..LinkRecord::default()
                     };
                     let kind = links::classify(job.url.url(), link.url.url());
-                    let (_, forced) = self.judge_link(
+                    let judge = LinkJudge {
+                        filters: &self.filters,
+                        follow_nofollow: self.settings.follow_nofollow,
+                    };
+                    let (_, forced) = judge_link(
+                        judge,
                         kind,
                         (id, link.url.id()),
                         Some(link.url.host()),
@@ -632,4 +584,63 @@ impl Engine {
         self.finish(b, &touched)?;
         Ok(next_at)
     }
+}
+
+/// What a link's judgement depends on besides the link itself.
+#[derive(Clone, Copy)]
+pub(super) struct LinkJudge<'a> {
+    pub filters: &'a Filters,
+    pub follow_nofollow: bool,
+}
+
+/// Sets `rec`'s type and verdict for a link on a page judged `verdict`;
+/// returns whether `rec` changed, and the filter to record on the
+/// target when a link filter dropped it.
+pub(super) fn judge_link(
+    judge: LinkJudge<'_>,
+    kind: LinkType,
+    ids: (UrlId, UrlId),
+    dst_host: Option<&str>,
+    page_nofollow: bool,
+    verdict: &PageVerdict,
+    rec: &mut LinkRecord,
+) -> (bool, Option<FilterReason>) {
+    let judged = judge.filters.link(
+        kind,
+        (ids.0.0, ids.1.0),
+        dst_host,
+        [&rec.before, &rec.anchor, &rec.after],
+        verdict,
+    );
+    // The most basic reason first.
+    let (why, detail, forced): (&str, &str, _) = if page_nofollow {
+        ("page:nofollow", "", None)
+    } else if rec.nofollow && !judge.follow_nofollow {
+        ("nofollow", "", None)
+    } else if !verdict.follow {
+        let why = match verdict.verdict {
+            "topic" => "page:topic",
+            "relevance" => "page:relevance",
+            _ => "page:filtered",
+        };
+        (why, verdict.detail.as_str(), None)
+    } else if let Some(by) = judged.dropped_by {
+        let reason = if by == "domain" {
+            FilterReason::Domain
+        } else {
+            FilterReason::LinkType
+        };
+        (by, judged.detail.as_str(), Some(reason))
+    } else {
+        ("follow", "", None)
+    };
+    // Assign only what changed: refilter writes back only changed links.
+    let changed =
+        rec.link_type != judged.kind.name() || rec.verdict != why || rec.verdict_detail != detail;
+    if changed {
+        rec.link_type = judged.kind.name().to_string();
+        rec.verdict = why.to_string();
+        rec.verdict_detail = detail.to_string();
+    }
+    (changed, forced)
 }

@@ -8,11 +8,11 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::commit::{Discovery, bump};
+use super::commit::{Discovery, LinkJudge, bump, judge_link};
 use super::engine::{CrawlError, Engine};
 use super::settings::CrawlSettings;
-use crate::filter::Mode;
 use crate::filter::links::{self, LinkType};
+use crate::filter::{Mode, PageVerdict};
 use crate::model::{self, UrlId};
 use crate::schema::{
     CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, DocRecord, FilterReason, FrontierEntry,
@@ -52,6 +52,27 @@ pub fn refilter(
     Ok(engine.refilter(dry_run, progress)?)
 }
 
+/// What a scanner thread worked out for one page: its new verdict, the
+/// records to rewrite, and the links whose following changed.
+struct PageWork {
+    id: UrlId,
+    key: Box<[u8]>,
+    src: model::CanonicalUrl,
+    old: String,
+    verdict: PageVerdict,
+    /// The doc to write back, when its scores or verdict changed.
+    doc: Option<DocRecord>,
+    /// Link records to write back.
+    links: Vec<(Box<[u8]>, LinkRecord)>,
+    links_changed: u64,
+    /// Targets to queue (URL text, filter to record if a link filter dropped it).
+    queue: Vec<(UrlId, Option<String>, Option<FilterReason>)>,
+    unfollowed: Vec<UrlId>,
+}
+
+/// Scanner threads: each takes a share of the `docs` key space.
+const SCANNERS: u8 = 2;
+
 impl Engine {
     fn refilter(
         &mut self,
@@ -67,142 +88,73 @@ impl Engine {
             ..RefilterReport::default()
         };
         let mut unfollowed: HashSet<UrlId> = HashSet::new();
-        let mut b = store.batch();
-        let (mut pending, mut touched, mut in_batch) = (HashSet::new(), Vec::new(), 0usize);
-        for row in store.scan(CF_DOCS, &[]) {
-            let (k, v) = row?;
-            let (Some(id), Ok(mut doc)) = (UrlId::from_slice(&k), DocRecord::decode(&v)) else {
-                continue;
-            };
-            let Some(src) = store.url(id)?.and_then(|u| model::normalize(&u).ok()) else {
-                continue;
-            };
-            report.pages += 1;
-            let old = if doc.verdict.is_empty() {
-                "keep".to_string()
-            } else {
-                doc.verdict.clone()
-            };
-            let verdict = self.filters.page(src.host(), &doc.title, &doc.text);
-            *report.before.entry(old.clone()).or_default() += 1;
-            *report.after.entry(verdict.verdict.to_string()).or_default() += 1;
-            if old != verdict.verdict {
-                report.changed += 1;
-                if report.sample.len() < 10 {
-                    report.sample.push((
-                        src.as_str().to_string(),
-                        old.clone(),
-                        verdict.verdict.to_string(),
-                    ));
-                }
-                if old != "keep" {
-                    bump(&mut self.counters.filtered, &format!("page-{old}"), -1);
-                }
-                if verdict.verdict != "keep" {
-                    bump(
-                        &mut self.counters.filtered,
-                        &format!("page-{}", verdict.verdict),
-                        1,
-                    );
-                }
-            }
-            let scores = (
-                verdict.topic_score,
-                verdict.relevance,
-                verdict.verdict,
-                verdict.detail.as_str(),
-            );
-            if scores
-                != (
-                    doc.topic_score,
-                    doc.relevance,
-                    doc.verdict.as_str(),
-                    doc.verdict_detail.as_str(),
-                )
-            {
-                doc.topic_score = verdict.topic_score;
-                doc.relevance = verdict.relevance;
-                doc.verdict = verdict.verdict.to_string();
-                doc.verdict_detail = verdict.detail.clone();
-                b.put(CF_DOCS, &k, &doc);
-            }
-            for lrow in store.scan(CF_LINKS, &k) {
-                let (lk, lv) = lrow?;
-                let (Some(key), Ok(mut rec)) = (LinkKey::from_key(&lk), LinkRecord::decode(&lv))
-                else {
-                    continue;
-                };
-                // The target's URL is read only when it matters: an unknown
-                // link type, the domain filter, or a link to queue.
-                let mut dst: Option<model::CanonicalUrl> = None;
-                let target = |store: &Store| -> Result<Option<model::CanonicalUrl>, StoreError> {
-                    Ok(store
-                        .url(key.second)?
-                        .and_then(|u| model::normalize(&u).ok()))
-                };
-                let kind = match LinkType::parse(&rec.link_type) {
-                    Some(k) => k,
-                    None => {
-                        dst = target(&store)?;
-                        let Some(d) = &dst else { continue };
-                        links::classify(src.url(), d.url())
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let filters = self.filters.clone();
+        let follow_nofollow = self.settings.follow_nofollow;
+        let domain_mode = self.settings.filter.mode == Mode::Domain;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<PageWork, StoreError>>(4096);
+        std::thread::scope(|scope| -> Result<(), StoreError> {
+            for part in 0..SCANNERS {
+                let (tx, store, filters, stop) = (tx.clone(), &store, &filters, &stop);
+                scope.spawn(move || {
+                    let from = [part * (256 / SCANNERS as u16) as u8];
+                    let to =
+                        (part + 1 < SCANNERS).then(|| [(part + 1) * (256 / SCANNERS as u16) as u8]);
+                    for row in store.scan_range(CF_DOCS, &from, to.as_ref().map(|t| &t[..])) {
+                        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            break;
+                        }
+                        let work = row.and_then(|(k, v)| {
+                            judge_page(store, filters, follow_nofollow, domain_mode, k, &v)
+                        });
+                        match work {
+                            Ok(Some(w)) => {
+                                if tx.send(Ok(w)).is_err() {
+                                    break;
+                                }
+                            }
+                            Ok(None) => {}
+                            Err(e) => {
+                                let _ = tx.send(Err(e));
+                                break;
+                            }
+                        }
                     }
-                };
-                // The domain filter needs only the host, read from the stored URL.
-                let url_text = if self.settings.filter.mode == Mode::Domain && dst.is_none() {
-                    store.url(key.second)?
-                } else {
-                    None
-                };
-                let host = match (&dst, &url_text) {
-                    (Some(d), _) => Some(d.host()),
-                    (None, Some(t)) => Some(model::host_of(t)),
-                    _ => None,
-                };
-                let was_followed = rec.verdict == "follow";
-                let (changed, forced) = self.judge_link(
-                    kind,
-                    (id, key.second),
-                    host,
-                    doc.nofollow,
-                    &verdict,
-                    &mut rec,
-                );
-                if changed {
-                    report.links_changed += 1;
-                    b.put(CF_LINKS, &lk, &rec);
-                }
-                let follows = rec.verdict == "follow";
-                if (follows && !was_followed) || (forced.is_some() && changed) {
-                    // Queue it, or record the link filter on its target.
-                    if dst.is_none() {
-                        dst = target(&store)?;
-                    }
-                    if let Some(d) = &dst {
-                        let disc = Discovery::rejudged(&self.store, id, forced)?;
-                        self.discover(&mut b, &mut pending, &mut touched, d, disc)?;
-                    }
-                }
-                if was_followed && !follows {
-                    unfollowed.insert(key.second);
-                }
+                });
             }
-            in_batch += 1;
-            if in_batch >= BATCH_PAGES {
-                self.flush_batch(
-                    std::mem::replace(&mut b, store.batch()),
+            drop(tx);
+            let mut b = store.batch();
+            let (mut pending, mut touched, mut in_batch) = (HashSet::new(), Vec::new(), 0usize);
+            for work in rx.iter() {
+                if report.interrupted {
+                    continue; // drain so the scanners can finish
+                }
+                let w = work?;
+                self.apply_page(
+                    &mut b,
+                    &mut pending,
                     &mut touched,
-                    dry_run,
+                    &mut report,
+                    &mut unfollowed,
+                    w,
                 )?;
-                pending.clear();
-                in_batch = 0;
-                if !progress(report.pages, total) {
-                    report.interrupted = true;
-                    break;
+                in_batch += 1;
+                if in_batch >= BATCH_PAGES {
+                    self.flush_batch(
+                        std::mem::replace(&mut b, store.batch()),
+                        &mut touched,
+                        dry_run,
+                    )?;
+                    pending.clear();
+                    in_batch = 0;
+                    if !progress(report.pages, total) {
+                        report.interrupted = true;
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
                 }
             }
-        }
-        self.flush_batch(b, &mut touched, dry_run)?;
+            self.flush_batch(b, &mut touched, dry_run)
+        })?;
         if !report.interrupted {
             report.dropped = self.drop_unlinked(&unfollowed, dry_run)?;
         }
@@ -210,6 +162,55 @@ impl Engine {
         report.enqueued = (self.counters.queued + report.dropped).saturating_sub(queued_before);
         report.elapsed = start.elapsed();
         Ok(report)
+    }
+
+    /// Applies one page's work: counters, rewrites, and queueing.
+    fn apply_page(
+        &mut self,
+        b: &mut crate::store::Batch<'_>,
+        pending: &mut HashSet<UrlId>,
+        touched: &mut Vec<model::HostId>,
+        report: &mut RefilterReport,
+        unfollowed: &mut HashSet<UrlId>,
+        w: PageWork,
+    ) -> Result<(), StoreError> {
+        report.pages += 1;
+        let new = w.verdict.verdict;
+        *report.before.entry(w.old.clone()).or_default() += 1;
+        *report.after.entry(new.to_string()).or_default() += 1;
+        if w.old != new {
+            report.changed += 1;
+            if report.sample.len() < 10 {
+                report
+                    .sample
+                    .push((w.src.as_str().to_string(), w.old.clone(), new.to_string()));
+            }
+            if w.old != "keep" {
+                bump(&mut self.counters.filtered, &format!("page-{}", w.old), -1);
+            }
+            if new != "keep" {
+                bump(&mut self.counters.filtered, &format!("page-{new}"), 1);
+            }
+        }
+        if let Some(doc) = &w.doc {
+            b.put(CF_DOCS, &w.key, doc);
+        }
+        report.links_changed += w.links_changed;
+        for (lk, rec) in &w.links {
+            b.put(CF_LINKS, lk, rec);
+        }
+        for (dst, text, forced) in w.queue {
+            let text = match text {
+                Some(t) => Some(t),
+                None => self.store.url(dst)?,
+            };
+            if let Some(d) = text.and_then(|t| model::normalize(&t).ok()) {
+                let disc = Discovery::rejudged(&self.store, w.id, forced)?;
+                self.discover(b, pending, touched, &d, disc)?;
+            }
+        }
+        unfollowed.extend(w.unfollowed);
+        Ok(())
     }
 
     fn flush_batch(
@@ -302,4 +303,107 @@ impl Engine {
         }
         Ok(n)
     }
+}
+
+/// The pure part of refiltering one page, run on a scanner thread.
+fn judge_page(
+    store: &Store,
+    filters: &crate::filter::Filters,
+    follow_nofollow: bool,
+    domain_mode: bool,
+    key: Box<[u8]>,
+    value: &[u8],
+) -> Result<Option<PageWork>, StoreError> {
+    let (Some(id), Ok(mut doc)) = (UrlId::from_slice(&key), DocRecord::decode(value)) else {
+        return Ok(None);
+    };
+    let Some(src) = store.url(id)?.and_then(|u| model::normalize(&u).ok()) else {
+        return Ok(None);
+    };
+    let old = if doc.verdict.is_empty() {
+        "keep".to_string()
+    } else {
+        doc.verdict.clone()
+    };
+    let verdict = filters.page(src.host(), &doc.title, &doc.text);
+    let scores = (
+        verdict.topic_score,
+        verdict.relevance,
+        verdict.verdict,
+        verdict.detail.as_str(),
+    );
+    let doc_changed = scores
+        != (
+            doc.topic_score,
+            doc.relevance,
+            doc.verdict.as_str(),
+            doc.verdict_detail.as_str(),
+        );
+    let mut w = PageWork {
+        id,
+        key: key.clone(),
+        src,
+        old,
+        verdict: verdict.clone(),
+        doc: None,
+        links: Vec::new(),
+        links_changed: 0,
+        queue: Vec::new(),
+        unfollowed: Vec::new(),
+    };
+    for lrow in store.scan(CF_LINKS, &key) {
+        let (lk, lv) = lrow?;
+        let (Some(lkey), Ok(mut rec)) = (LinkKey::from_key(&lk), LinkRecord::decode(&lv)) else {
+            continue;
+        };
+        // The target's URL is read only when it matters: an unknown link
+        // type, or the domain filter (which needs just its host).
+        let mut text: Option<String> = None;
+        let kind = match LinkType::parse(&rec.link_type) {
+            Some(k) => k,
+            None => {
+                text = store.url(lkey.second)?;
+                let Some(d) = text.as_deref().and_then(|t| model::normalize(t).ok()) else {
+                    continue;
+                };
+                links::classify(w.src.url(), d.url())
+            }
+        };
+        if domain_mode && text.is_none() {
+            text = store.url(lkey.second)?;
+        }
+        let was_followed = rec.verdict == "follow";
+        let host = text.as_deref().map(model::host_of);
+        let (changed, forced) = judge_link(
+            LinkJudge {
+                filters,
+                follow_nofollow,
+            },
+            kind,
+            (id, lkey.second),
+            host,
+            doc.nofollow,
+            &verdict,
+            &mut rec,
+        );
+        let follows = rec.verdict == "follow";
+        if (follows && !was_followed) || (forced.is_some() && changed) {
+            w.queue.push((lkey.second, text, forced));
+        }
+        if was_followed && !follows {
+            w.unfollowed.push(lkey.second);
+        }
+        if changed {
+            w.links_changed += 1;
+            w.links.push((lk, rec));
+        }
+    }
+    if doc_changed {
+        doc.topic_score = verdict.topic_score;
+        doc.relevance = verdict.relevance;
+        doc.verdict = verdict.verdict.to_string();
+        doc.verdict_detail = verdict.detail;
+        w.doc = Some(doc);
+    }
+    Ok(Some(w))
 }

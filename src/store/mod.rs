@@ -233,6 +233,27 @@ impl Store {
             })
     }
 
+    /// Every row of a column family with `from <= key < to` (`to` None: to
+    /// the end), in key order.
+    pub fn scan_range<'a>(
+        &'a self,
+        cf: &'static str,
+        from: &[u8],
+        to: Option<&[u8]>,
+    ) -> impl Iterator<Item = Result<Row>> + 'a {
+        let mut opts = ReadOptions::default();
+        if let Some(to) = to {
+            opts.set_iterate_upper_bound(to.to_vec());
+        }
+        self.db
+            .iterator_cf_opt(
+                self.cf(cf),
+                opts,
+                IteratorMode::From(from, Direction::Forward),
+            )
+            .map(|r| r.map_err(StoreError::from))
+    }
+
     /// Starts an atomic batch of writes.
     pub fn batch(&self) -> Batch<'_> {
         Batch {
