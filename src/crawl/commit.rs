@@ -489,6 +489,7 @@ impl Engine {
                         before: link.before.clone(),
                         after: link.after.clone(),
                         nofollow: link.nofollow,
+                        dst_host: link.url.host().to_string(),
                         ..LinkRecord::default()
                     };
                     let kind = links::classify(job.url.url(), link.url.url());

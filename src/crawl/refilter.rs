@@ -369,11 +369,18 @@ fn judge_page(
                 links::classify(w.src.url(), d.url())
             }
         };
-        if domain_mode && text.is_none() {
+        // Records before v3 lack the host: read it from the stored URL.
+        if domain_mode && rec.dst_host.is_empty() && text.is_none() {
             text = store.url(lkey.second)?;
         }
         let was_followed = rec.verdict == "follow";
-        let host = text.as_deref().map(model::host_of);
+        // Taken out of the record for the call and put back: no copy.
+        let stored_host = std::mem::take(&mut rec.dst_host);
+        let host: Option<&str> = if !stored_host.is_empty() {
+            Some(&stored_host)
+        } else {
+            text.as_deref().map(model::host_of)
+        };
         let (changed, forced) = judge_link(
             LinkJudge {
                 filters,
@@ -386,6 +393,7 @@ fn judge_page(
             &verdict,
             &mut rec,
         );
+        rec.dst_host = stored_host;
         let follows = rec.verdict == "follow";
         if (follows && !was_followed) || (forced.is_some() && changed) {
             w.queue.push((lkey.second, text, forced));

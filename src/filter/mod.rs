@@ -189,8 +189,7 @@ impl Filters {
                 }
             }
             Mode::Relevance | Mode::RelevanceLinkType => {
-                let joined = format!("{title}\n{text}");
-                let r = relevance::relevance(&self.relevance, &joined);
+                let r = relevance::relevance_of_parts(&self.relevance, &[title, text]);
                 let relevant = r.relevant(&self.relevance);
                 // Links of an irrelevant page are followed only when the
                 // policy does not restrict them to relevant pages.

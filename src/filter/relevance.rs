@@ -46,7 +46,17 @@ impl Relevance {
 
 /// Relevance of a page whose text (title and body together) is `text`.
 pub fn relevance(topic: &Topic, text: &str) -> Relevance {
-    let counts = topic.keywords.counts(text);
+    relevance_of_parts(topic, &[text])
+}
+
+/// [`relevance`] of text given in parts (title, body) without joining them.
+pub fn relevance_of_parts(topic: &Topic, parts: &[&str]) -> Relevance {
+    let mut counts = vec![0u32; topic.weights.len()];
+    for part in parts {
+        for (c, n) in counts.iter_mut().zip(topic.keywords.counts(part)) {
+            *c += n;
+        }
+    }
     let max = counts.iter().copied().max().unwrap_or(0);
     if max == 0 {
         return Relevance {

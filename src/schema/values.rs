@@ -271,10 +271,13 @@ pub struct LinkRecord {
     /// `page:<verdict>`, `domain`, `link-type`, `scope`, …).
     pub verdict: String,
     pub verdict_detail: String,
+    // Version 3:
+    /// The target's host, so the domain filter needs no URL lookup.
+    pub dst_host: String,
 }
 
 impl Versioned for LinkRecord {
-    const VERSION: u8 = 2;
+    const VERSION: u8 = 3;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
         match bytes.first() {
@@ -294,6 +297,30 @@ impl Versioned for LinkRecord {
                     after: v.after,
                     nofollow: v.nofollow,
                     ..Default::default()
+                })
+            }
+            Some(2) => {
+                #[derive(Deserialize)]
+                struct V2 {
+                    anchor: String,
+                    before: String,
+                    after: String,
+                    nofollow: bool,
+                    link_type: String,
+                    verdict: String,
+                    verdict_detail: String,
+                }
+                let v: V2 = postcard::from_bytes(&bytes[1..])
+                    .map_err(|e| super::CodecError::Malformed(e.to_string()))?;
+                Ok(LinkRecord {
+                    anchor: v.anchor,
+                    before: v.before,
+                    after: v.after,
+                    nofollow: v.nofollow,
+                    link_type: v.link_type,
+                    verdict: v.verdict,
+                    verdict_detail: v.verdict_detail,
+                    dst_host: String::new(),
                 })
             }
             _ => super::decode_current(bytes),
