@@ -192,12 +192,15 @@ impl Engine {
                 bump(&mut self.counters.filtered, &format!("page-{new}"), 1);
             }
         }
-        if let Some(doc) = &w.doc {
-            b.put(CF_DOCS, &w.key, doc);
-        }
         report.links_changed += w.links_changed;
-        for (lk, rec) in &w.links {
-            b.put(CF_LINKS, lk, rec);
+        // A dry run never writes its batches: skip encoding into them.
+        if !report.dry_run {
+            if let Some(doc) = &w.doc {
+                b.put(CF_DOCS, &w.key, doc);
+            }
+            for (lk, rec) in &w.links {
+                b.put(CF_LINKS, lk, rec);
+            }
         }
         for (dst, text, forced) in w.queue {
             let text = match text {
