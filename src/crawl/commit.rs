@@ -61,13 +61,18 @@ pub(super) fn bump(map: &mut std::collections::BTreeMap<String, u64>, key: &str,
 impl Engine {
     /// Adds seeds: new ones are queued at depth 0, ones filtered before are
     /// queued again, fetched ones are left alone.
-    pub(super) fn add_seeds(&mut self, seeds: &[CanonicalUrl]) -> Result<(), StoreError> {
-        let mut list: SeedList = self.store.seeds()?;
-        for s in &list.urls {
+    /// Loads the stored seeds into the scope and the filters (reads only).
+    pub(super) fn load_seeds(&mut self) -> Result<(), StoreError> {
+        for s in &self.store.seeds()?.urls {
             if let Ok(u) = model::normalize(s) {
                 self.scope.add(&u);
             }
         }
+        self.rebuild_filters()
+    }
+
+    pub(super) fn add_seeds(&mut self, seeds: &[CanonicalUrl]) -> Result<(), StoreError> {
+        let mut list: SeedList = self.store.seeds()?;
         let store = self.store.clone();
         let mut b = store.batch();
         let mut pending = HashSet::new();
@@ -214,7 +219,9 @@ impl Engine {
         match state {
             SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
             _ => {
-                let host = url.host_id();
+                // One serialization of the origin serves both id and record.
+                let origin = url.host_key();
+                let host = HostId::of(&origin);
                 let key = FrontierKey {
                     host,
                     priority: FrontierKey::bfs_priority(d.depth, self.counters.next_seq),
@@ -231,7 +238,7 @@ impl Engine {
                 };
                 b.put(CF_FRONTIER, &key.to_key(), &entry);
                 self.counters.queued += 1;
-                let h = self.host(host, &url.host_key())?;
+                let h = self.host(host, &origin)?;
                 h.record.queued += 1;
                 h.queue.push(key, entry);
                 if !touched.contains(&host) {

@@ -151,7 +151,7 @@ impl Engine {
             rate_samples: Default::default(),
         };
         engine.load_seen_front()?;
-        engine.add_seeds(&[])?;
+        engine.load_seeds()?;
         let control = Control {
             stop: stop_rx,
             paused: paused_rx,

@@ -280,48 +280,28 @@ impl Versioned for LinkRecord {
     const VERSION: u8 = 3;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        // Each version appends fields, so an older value is a prefix of the
+        // current layout: read the fields it has, leave the rest empty.
+        let bad = |e: postcard::Error| super::CodecError::Malformed(e.to_string());
         match bytes.first() {
-            Some(1) => {
-                #[derive(Deserialize)]
-                struct V1 {
-                    anchor: String,
-                    before: String,
-                    after: String,
-                    nofollow: bool,
+            Some(&v @ (1 | 2)) => {
+                let ((anchor, before, after, nofollow), rest) =
+                    postcard::take_from_bytes::<(String, String, String, bool)>(&bytes[1..])
+                        .map_err(bad)?;
+                let mut rec = LinkRecord {
+                    anchor,
+                    before,
+                    after,
+                    nofollow,
+                    ..LinkRecord::default()
+                };
+                if v == 2 {
+                    let ((link_type, verdict, verdict_detail), _) =
+                        postcard::take_from_bytes::<(String, String, String)>(rest).map_err(bad)?;
+                    (rec.link_type, rec.verdict, rec.verdict_detail) =
+                        (link_type, verdict, verdict_detail);
                 }
-                let v: V1 = postcard::from_bytes(&bytes[1..])
-                    .map_err(|e| super::CodecError::Malformed(e.to_string()))?;
-                Ok(LinkRecord {
-                    anchor: v.anchor,
-                    before: v.before,
-                    after: v.after,
-                    nofollow: v.nofollow,
-                    ..Default::default()
-                })
-            }
-            Some(2) => {
-                #[derive(Deserialize)]
-                struct V2 {
-                    anchor: String,
-                    before: String,
-                    after: String,
-                    nofollow: bool,
-                    link_type: String,
-                    verdict: String,
-                    verdict_detail: String,
-                }
-                let v: V2 = postcard::from_bytes(&bytes[1..])
-                    .map_err(|e| super::CodecError::Malformed(e.to_string()))?;
-                Ok(LinkRecord {
-                    anchor: v.anchor,
-                    before: v.before,
-                    after: v.after,
-                    nofollow: v.nofollow,
-                    link_type: v.link_type,
-                    verdict: v.verdict,
-                    verdict_detail: v.verdict_detail,
-                    dst_host: String::new(),
-                })
+                Ok(rec)
             }
             _ => super::decode_current(bytes),
         }
