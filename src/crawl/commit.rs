@@ -2,6 +2,7 @@
 //! the seen marks and frontier entries of what it discovered, the host's
 //! state and the counters, all written together.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::engine::Engine;
@@ -12,8 +13,8 @@ use crate::filter::{Filters, PageVerdict};
 use crate::model::{self, CanonicalUrl, HostId, UrlId, now_ms};
 use crate::schema::{
     CF_CONTENT, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_SEEN,
-    CF_URLS, DocRecord, FilterReason, FrontierEntry, FrontierKey, LinkKey, LinkLimits, LinkRecord,
-    PageRecord, SeedList, SeenRecord, SeenState, Versioned, meta_keys,
+    CF_URLS, CF_VERDICTS, DocRecord, FilterReason, FrontierEntry, FrontierKey, LinkKey, LinkLimits,
+    LinkView, PageRecord, SeedList, SeenRecord, SeenState, Versioned, meta_keys,
 };
 use crate::store::{Batch, StoreError};
 
@@ -33,21 +34,36 @@ pub(super) struct Discovery {
 impl Discovery {
     /// A link from page `parent` that refilter now follows (or drops with
     /// `filtered`): one hop deeper than the page, its old verdict void.
+    /// `parent_depth` is the page's depth, if it has one.
     pub(super) fn rejudged(
-        store: &crate::store::Store,
         parent: UrlId,
+        parent_depth: Option<u16>,
         filtered: Option<FilterReason>,
-    ) -> Result<Discovery, StoreError> {
-        let depth = store.seen(parent)?.map_or(1, |s| s.depth.saturating_add(1));
-        Ok(Discovery {
-            depth,
+    ) -> Discovery {
+        Discovery {
+            depth: parent_depth.map_or(1, |d| d.saturating_add(1)),
             parent: Some(parent),
             redirects: 0,
             seed: false,
             rejudge: true,
             filtered,
-        })
+        }
     }
+}
+
+/// Whether re-judging a link (after new settings) reconsiders a URL seen
+/// in `state`: only verdicts that settings can change are reopened.
+pub(super) fn rejudge_reconsiders(state: SeenState) -> bool {
+    matches!(
+        state,
+        SeenState::Filtered(
+            FilterReason::Depth
+                | FilterReason::Scope
+                | FilterReason::Domain
+                | FilterReason::LinkType
+                | FilterReason::Refiltered,
+        )
+    )
 }
 
 pub(super) fn bump(map: &mut std::collections::BTreeMap<String, u64>, key: &str, by: i64) {
@@ -172,13 +188,7 @@ impl Engine {
             // A URL is reconsidered only where the earlier verdict may change:
             // a seed given again, or a shallower path to one that was too deep.
             let retry = match prior.state {
-                SeenState::Filtered(
-                    FilterReason::Depth
-                    | FilterReason::Scope
-                    | FilterReason::Domain
-                    | FilterReason::LinkType
-                    | FilterReason::Refiltered,
-                ) if d.rejudge => true,
+                state if d.rejudge && rejudge_reconsiders(state) => true,
                 SeenState::Filtered(FilterReason::Depth) => {
                     d.seed || (d.depth < prior.depth && within_depth)
                 }
@@ -491,43 +501,53 @@ impl Engine {
                 self.counters.duplicates += 1;
             } else {
                 for link in &page.links {
-                    let mut rec = LinkRecord {
-                        anchor: link.anchor.clone(),
-                        before: link.before.clone(),
-                        after: link.after.clone(),
-                        nofollow: link.nofollow,
-                        dst_host: link.url.host().to_string(),
-                        ..LinkRecord::default()
-                    };
                     let kind = links::classify(job.url.url(), link.url.url());
                     let judge = LinkJudge {
                         filters: &self.filters,
                         follow_nofollow: self.settings.follow_nofollow,
                     };
-                    let (_, forced) = judge_link(
+                    let text = LinkText {
+                        nofollow: link.nofollow,
+                        before: &link.before,
+                        anchor: &link.anchor,
+                        after: &link.after,
+                    };
+                    let decision = judge_link(
                         judge,
                         kind,
                         (id, link.url.id()),
                         Some(link.url.host()),
                         page.nofollow,
                         &verdict,
-                        &mut rec,
+                        text,
                     );
-                    let follow = rec.verdict == "follow" || forced.is_some();
+                    let forced = decision.forced;
+                    let follow = decision.follows() || forced.is_some();
+                    // Encoded from borrowed fields: no copy of the link's text.
+                    let rec = LinkView {
+                        anchor: &link.anchor,
+                        before: &link.before,
+                        after: &link.after,
+                        nofollow: link.nofollow,
+                        link_type: kind.name(),
+                        verdict: decision.why,
+                        verdict_detail: &decision.detail,
+                        dst_host: link.url.host(),
+                    };
                     // Every link target's URL is kept, so a later refilter can queue it.
                     b.put_raw(
                         CF_URLS,
                         &link.url.id().to_bytes(),
                         link.url.as_str().as_bytes(),
                     );
-                    b.put(
+                    b.put_raw(
                         CF_LINKS,
                         &LinkKey {
                             first: id,
                             second: link.url.id(),
                         }
                         .to_key(),
-                        &rec,
+                        &rec.encode(),
                     );
                     b.put_raw(
                         CF_INLINKS,
@@ -588,6 +608,7 @@ impl Engine {
                 verdict_detail: verdict.detail,
             };
             b.put(CF_DOCS, &id.to_bytes(), &doc);
+            b.put(CF_VERDICTS, &id.to_bytes(), &doc.verdict_record());
         }
         self.finish(b, &touched)?;
         Ok(next_at)
@@ -601,54 +622,84 @@ pub(super) struct LinkJudge<'a> {
     pub follow_nofollow: bool,
 }
 
-/// Sets `rec`'s type and verdict for a link on a page judged `verdict`;
-/// returns whether `rec` changed, and the filter to record on the
-/// target when a link filter dropped it.
-pub(super) fn judge_link(
+/// The parts of a link its judgement reads.
+#[derive(Clone, Copy)]
+pub(super) struct LinkText<'a> {
+    pub nofollow: bool,
+    pub before: &'a str,
+    pub anchor: &'a str,
+    pub after: &'a str,
+}
+
+/// Whether a link is followed, why, and the numbers that decided it.
+pub(super) struct LinkDecision<'v> {
+    /// `follow`, or the reason it is not (`nofollow`, `page:<verdict>`,
+    /// `domain`, `link-type`).
+    pub why: &'static str,
+    pub detail: Cow<'v, str>,
+    /// The filter to record on the target when a link filter dropped it.
+    pub forced: Option<FilterReason>,
+}
+
+impl LinkDecision<'_> {
+    pub fn follows(&self) -> bool {
+        self.why == "follow"
+    }
+
+    /// Whether a stored link of this `kind` says something else.
+    pub fn differs(&self, kind: LinkType, stored: &LinkView<'_>) -> bool {
+        stored.link_type != kind.name()
+            || stored.verdict != self.why
+            || stored.verdict_detail != self.detail
+    }
+}
+
+/// Judges a link of type `kind` on a page judged `verdict`.
+pub(super) fn judge_link<'v>(
     judge: LinkJudge<'_>,
     kind: LinkType,
     ids: (UrlId, UrlId),
     dst_host: Option<&str>,
     page_nofollow: bool,
-    verdict: &PageVerdict,
-    rec: &mut LinkRecord,
-) -> (bool, Option<FilterReason>) {
-    let judged = judge.filters.link(
-        kind,
-        (ids.0.0, ids.1.0),
-        dst_host,
-        [&rec.before, &rec.anchor, &rec.after],
-        verdict,
-    );
-    // The most basic reason first.
-    let (why, detail, forced): (&str, &str, _) = if page_nofollow {
-        ("page:nofollow", "", None)
-    } else if rec.nofollow && !judge.follow_nofollow {
-        ("nofollow", "", None)
+    verdict: &'v PageVerdict,
+    link: LinkText<'_>,
+) -> LinkDecision<'v> {
+    let decided = |why, detail, forced| LinkDecision {
+        why,
+        detail,
+        forced,
+    };
+    // The most basic reason first; the link policy runs only when the page
+    // itself lets its links be followed.
+    if page_nofollow {
+        decided("page:nofollow", Cow::Borrowed(""), None)
+    } else if link.nofollow && !judge.follow_nofollow {
+        decided("nofollow", Cow::Borrowed(""), None)
     } else if !verdict.follow {
         let why = match verdict.verdict {
             "topic" => "page:topic",
             "relevance" => "page:relevance",
             _ => "page:filtered",
         };
-        (why, verdict.detail.as_str(), None)
-    } else if let Some(by) = judged.dropped_by {
-        let reason = if by == "domain" {
-            FilterReason::Domain
-        } else {
-            FilterReason::LinkType
-        };
-        (by, judged.detail.as_str(), Some(reason))
+        decided(why, Cow::Borrowed(verdict.detail.as_str()), None)
     } else {
-        ("follow", "", None)
-    };
-    // Assign only what changed: refilter writes back only changed links.
-    let changed =
-        rec.link_type != judged.kind.name() || rec.verdict != why || rec.verdict_detail != detail;
-    if changed {
-        rec.link_type = judged.kind.name().to_string();
-        rec.verdict = why.to_string();
-        rec.verdict_detail = detail.to_string();
+        let judged = judge.filters.link(
+            kind,
+            (ids.0.0, ids.1.0),
+            dst_host,
+            [link.before, link.anchor, link.after],
+            verdict,
+        );
+        match judged.dropped_by {
+            Some(by) => {
+                let reason = if by == "domain" {
+                    FilterReason::Domain
+                } else {
+                    FilterReason::LinkType
+                };
+                decided(by, Cow::Owned(judged.detail), Some(reason))
+            }
+            None => decided("follow", Cow::Borrowed(""), None),
+        }
     }
-    (changed, forced)
 }

@@ -8,17 +8,17 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::commit::{Discovery, LinkJudge, bump, judge_link};
+use super::commit::{Discovery, LinkJudge, LinkText, bump, judge_link, rejudge_reconsiders};
 use super::engine::{CrawlError, Engine};
 use super::settings::CrawlSettings;
+use crate::filter::Mode;
 use crate::filter::links::{self, LinkType};
-use crate::filter::{Mode, PageVerdict};
 use crate::model::{self, UrlId};
 use crate::schema::{
-    CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, DocRecord, FilterReason, FrontierEntry,
-    FrontierKey, LinkKey, LinkRecord, SeenRecord, SeenState, Versioned,
+    CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_VERDICTS, DocRecord, FilterReason,
+    FrontierEntry, FrontierKey, LinkKey, LinkView, SeenRecord, SeenState, VerdictRecord, Versioned,
 };
-use crate::store::{Store, StoreError};
+use crate::store::{Cursor, Store, StoreError};
 
 /// Pages per write batch.
 const BATCH_PAGES: usize = 512;
@@ -57,18 +57,24 @@ pub fn refilter(
 struct PageWork {
     id: UrlId,
     key: Box<[u8]>,
-    src: model::CanonicalUrl,
+    /// The page's URL, when judging it needed it.
+    src: Option<model::CanonicalUrl>,
     old: String,
-    verdict: PageVerdict,
-    /// The doc to write back, when its scores or verdict changed.
-    doc: Option<DocRecord>,
-    /// Link records to write back.
-    links: Vec<(Box<[u8]>, LinkRecord)>,
+    verdict: &'static str,
+    /// The page's `verdicts` value, encoded, when its scores or verdict
+    /// changed (never in a dry run).
+    verdict_value: Option<Vec<u8>>,
+    /// Link records to write back, encoded (none in a dry run).
+    links: Vec<(Box<[u8]>, Vec<u8>)>,
     links_changed: u64,
-    /// Targets to queue (URL text, filter to record if a link filter dropped it).
-    queue: Vec<(UrlId, Option<String>, Option<FilterReason>)>,
+    /// Targets whose seen verdict may change: their URL, and the filter to
+    /// record if a link filter dropped the link.
+    queue: Vec<(String, Option<FilterReason>)>,
     unfollowed: Vec<UrlId>,
 }
+
+/// Pages per chunk sent from a scanner to the applier.
+const CHUNK_PAGES: usize = 64;
 
 /// Scanner threads: each takes a share of the `docs` key space.
 const SCANNERS: u8 = 2;
@@ -90,9 +96,13 @@ impl Engine {
         let mut unfollowed: HashSet<UrlId> = HashSet::new();
         let stop = std::sync::atomic::AtomicBool::new(false);
         let filters = self.filters.clone();
-        let follow_nofollow = self.settings.follow_nofollow;
-        let domain_mode = self.settings.filter.mode == Mode::Domain;
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<PageWork, StoreError>>(4096);
+        let judging = Judging {
+            follow_nofollow: self.settings.follow_nofollow,
+            domain_mode: self.settings.filter.mode == Mode::Domain,
+            dry_run,
+        };
+        // Work crosses threads in chunks: one wake-up per chunk, not per page.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<PageWork>, StoreError>>(64);
         std::thread::scope(|scope| -> Result<(), StoreError> {
             for part in 0..SCANNERS {
                 let (tx, store, filters, stop) = (tx.clone(), &store, &filters, &stop);
@@ -100,56 +110,73 @@ impl Engine {
                     let from = [part * (256 / SCANNERS as u16) as u8];
                     let to =
                         (part + 1 < SCANNERS).then(|| [(part + 1) * (256 / SCANNERS as u16) as u8]);
-                    for row in store.scan_range(CF_DOCS, &from, to.as_ref().map(|t| &t[..])) {
+                    let to = to.as_ref().map(|t| &t[..]);
+                    let mut chunk = Vec::with_capacity(CHUNK_PAGES);
+                    // Links are keyed by their source first, like docs: one
+                    // cursor walks them alongside the docs (a merge join).
+                    let mut cursors = Cursors {
+                        links: store.cursor_range(CF_LINKS, &from, to),
+                        verdicts: store.cursor_range(CF_VERDICTS, &from, to),
+                    };
+                    for row in store.scan_range(CF_DOCS, &from, to) {
                         if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                            break;
+                            return;
                         }
                         let work = row.and_then(|(k, v)| {
-                            judge_page(store, filters, follow_nofollow, domain_mode, k, &v)
+                            judge_page(store, filters, judging, &mut cursors, k, &v)
                         });
                         match work {
-                            Ok(Some(w)) => {
-                                if tx.send(Ok(w)).is_err() {
-                                    break;
-                                }
-                            }
+                            Ok(Some(w)) => chunk.push(w),
                             Ok(None) => {}
                             Err(e) => {
                                 let _ = tx.send(Err(e));
-                                break;
+                                return;
                             }
                         }
+                        if chunk.len() == CHUNK_PAGES
+                            && tx
+                                .send(Ok(std::mem::replace(
+                                    &mut chunk,
+                                    Vec::with_capacity(CHUNK_PAGES),
+                                )))
+                                .is_err()
+                        {
+                            return;
+                        }
                     }
+                    let _ = tx.send(Ok(chunk));
                 });
             }
             drop(tx);
             let mut b = store.batch();
             let (mut pending, mut touched, mut in_batch) = (HashSet::new(), Vec::new(), 0usize);
-            for work in rx.iter() {
+            for chunk in rx.iter() {
                 if report.interrupted {
                     continue; // drain so the scanners can finish
                 }
-                let w = work?;
-                self.apply_page(
-                    &mut b,
-                    &mut pending,
-                    &mut touched,
-                    &mut report,
-                    &mut unfollowed,
-                    w,
-                )?;
-                in_batch += 1;
-                if in_batch >= BATCH_PAGES {
-                    self.flush_batch(
-                        std::mem::replace(&mut b, store.batch()),
+                for w in chunk? {
+                    self.apply_page(
+                        &mut b,
+                        &mut pending,
                         &mut touched,
-                        dry_run,
+                        &mut report,
+                        &mut unfollowed,
+                        w,
                     )?;
-                    pending.clear();
-                    in_batch = 0;
-                    if !progress(report.pages, total) {
-                        report.interrupted = true;
-                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    in_batch += 1;
+                    if in_batch >= BATCH_PAGES {
+                        self.flush_batch(
+                            std::mem::replace(&mut b, store.batch()),
+                            &mut touched,
+                            dry_run,
+                        )?;
+                        pending.clear();
+                        in_batch = 0;
+                        if !progress(report.pages, total) {
+                            report.interrupted = true;
+                            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                            break;
+                        }
                     }
                 }
             }
@@ -175,15 +202,17 @@ impl Engine {
         w: PageWork,
     ) -> Result<(), StoreError> {
         report.pages += 1;
-        let new = w.verdict.verdict;
-        *report.before.entry(w.old.clone()).or_default() += 1;
-        *report.after.entry(new.to_string()).or_default() += 1;
+        let new = w.verdict;
+        tally(&mut report.before, &w.old);
+        tally(&mut report.after, new);
         if w.old != new {
             report.changed += 1;
             if report.sample.len() < 10 {
-                report
-                    .sample
-                    .push((w.src.as_str().to_string(), w.old.clone(), new.to_string()));
+                let url = match &w.src {
+                    Some(u) => u.as_str().to_string(),
+                    None => self.store.url(w.id)?.unwrap_or_default(),
+                };
+                report.sample.push((url, w.old.clone(), new.to_string()));
             }
             if w.old != "keep" {
                 bump(&mut self.counters.filtered, &format!("page-{}", w.old), -1);
@@ -194,21 +223,22 @@ impl Engine {
         }
         report.links_changed += w.links_changed;
         // A dry run never writes its batches: skip encoding into them.
-        if !report.dry_run {
-            if let Some(doc) = &w.doc {
-                b.put(CF_DOCS, &w.key, doc);
-            }
-            for (lk, rec) in &w.links {
-                b.put(CF_LINKS, lk, rec);
-            }
+        // Encoded by the scanners; a dry run's are never encoded.
+        if let Some(v) = &w.verdict_value {
+            b.put_raw(CF_VERDICTS, &w.key, v);
         }
-        for (dst, text, forced) in w.queue {
-            let text = match text {
-                Some(t) => Some(t),
-                None => self.store.url(dst)?,
-            };
-            if let Some(d) = text.and_then(|t| model::normalize(&t).ok()) {
-                let disc = Discovery::rejudged(&self.store, w.id, forced)?;
+        for (lk, rec) in &w.links {
+            b.put_raw(CF_LINKS, lk, rec);
+        }
+        // The page's depth is read once, for its first queued link.
+        let mut depth: Option<Option<u16>> = None;
+        for (text, forced) in w.queue {
+            if let Ok(d) = model::normalize(&text) {
+                let parent_depth = match depth {
+                    Some(d) => d,
+                    None => *depth.insert(self.store.seen(w.id)?.map(|s| s.depth)),
+                };
+                let disc = Discovery::rejudged(w.id, parent_depth, forced);
                 self.discover(b, pending, touched, &d, disc)?;
             }
         }
@@ -238,46 +268,26 @@ impl Engine {
         dry_run: bool,
     ) -> Result<u64, StoreError> {
         let store = self.store.clone();
-        let mut drop: HashSet<UrlId> = HashSet::new();
-        for &dst in candidates {
-            if !matches!(store.seen(dst)?.map(|s| s.state), Some(SeenState::Queued)) {
-                continue;
-            }
-            let mut still_linked = false;
-            for row in store.scan(CF_INLINKS, &dst.to_bytes()) {
-                let (k, _) = row?;
-                let Some(k) = LinkKey::from_key(&k) else {
-                    continue;
-                };
-                let fwd = LinkKey {
-                    first: k.second,
-                    second: k.first,
-                }
-                .to_key();
-                if let Some(v) = store.get_raw(CF_LINKS, &fwd)?
-                    && LinkRecord::decode(&v).is_ok_and(|l| l.verdict == "follow")
-                {
-                    still_linked = true;
-                    break;
-                }
-            }
-            if !still_linked {
-                drop.insert(dst);
-            }
-        }
-        if drop.is_empty() {
+        if candidates.is_empty() {
             return Ok(0);
         }
-        // One pass over the frontier finds the keys of the URLs to drop.
+        // Only queued URLs can leave the frontier: one pass over it finds
+        // the candidates there, and only those have their in-links read.
         let mut rows: Vec<(FrontierKey, FrontierEntry)> = Vec::new();
         for row in store.scan(CF_FRONTIER, &[]) {
             let (k, v) = row?;
-            if let Some(key) = FrontierKey::from_key(&k)
-                && drop.contains(&key.url)
-                && let Ok(e) = FrontierEntry::decode(&v)
-            {
+            let Some(key) = FrontierKey::from_key(&k) else {
+                continue;
+            };
+            if !candidates.contains(&key.url) || still_linked(&store, key.url)? {
+                continue;
+            }
+            if let Ok(e) = FrontierEntry::decode(&v) {
                 rows.push((key, e));
             }
+        }
+        if rows.is_empty() {
+            return Ok(0);
         }
         let n = rows.len() as u64;
         let mut b = store.batch();
@@ -308,27 +318,97 @@ impl Engine {
     }
 }
 
+/// Counts one more `key` without allocating once the key is there.
+fn tally(counts: &mut BTreeMap<String, u64>, key: &str) {
+    match counts.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(key.to_string(), 1);
+        }
+    }
+}
+
+/// Whether some page links to `dst` with a `follow` verdict.
+fn still_linked(store: &Store, dst: UrlId) -> Result<bool, StoreError> {
+    for row in store.scan(CF_INLINKS, &dst.to_bytes()) {
+        let (k, _) = row?;
+        let Some(k) = LinkKey::from_key(&k) else {
+            continue;
+        };
+        let fwd = LinkKey {
+            first: k.second,
+            second: k.first,
+        }
+        .to_key();
+        if let Some(v) = store.get_raw(CF_LINKS, &fwd)?
+            && LinkView::decode(&v).is_ok_and(|l| l.verdict == "follow")
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// A scanner's cursors over the column families keyed like `docs` (by
+/// the page's url id first), walked alongside it.
+struct Cursors<'a> {
+    links: Cursor<'a>,
+    verdicts: Cursor<'a>,
+}
+
+/// The settings a scanner thread judges pages with.
+#[derive(Clone, Copy)]
+struct Judging {
+    follow_nofollow: bool,
+    domain_mode: bool,
+    dry_run: bool,
+}
+
 /// The pure part of refiltering one page, run on a scanner thread.
 fn judge_page(
     store: &Store,
     filters: &crate::filter::Filters,
-    follow_nofollow: bool,
-    domain_mode: bool,
+    judging: Judging,
+    cursors: &mut Cursors<'_>,
     key: Box<[u8]>,
     value: &[u8],
 ) -> Result<Option<PageWork>, StoreError> {
+    let Judging {
+        follow_nofollow,
+        domain_mode,
+        dry_run,
+    } = judging;
     let (Some(id), Ok(mut doc)) = (UrlId::from_slice(&key), DocRecord::decode(value)) else {
         return Ok(None);
     };
-    let Some(src) = store.url(id)?.and_then(|u| model::normalize(&u).ok()) else {
-        return Ok(None);
-    };
+    // The stored verdict: the `verdicts` row with this key, if any (a
+    // schema 1 doc without one carries its own).
+    let verdicts = &mut cursors.verdicts;
+    while verdicts.current()?.is_some_and(|(k, _)| k < &key[..]) {
+        verdicts.advance();
+    }
+    if let Some((k, v)) = verdicts.current()?
+        && k == &key[..]
+        && let Ok(v) = VerdictRecord::decode(v)
+    {
+        doc.set_verdict(v);
+    }
+    let links_cursor = &mut cursors.links;
+    // The page's URL is a point read: done only when the mode judges by
+    // host or a link's type must be worked out from the URLs.
+    let mut src: Option<model::CanonicalUrl> = None;
+    if filters.settings.mode == Mode::DomainTopic {
+        src = source_url(store, id)?;
+        if src.is_none() {
+            return Ok(None);
+        }
+    }
     let old = if doc.verdict.is_empty() {
         "keep".to_string()
     } else {
         doc.verdict.clone()
     };
-    let verdict = filters.page(src.host(), &doc.title, &doc.text);
+    let verdict = filters.page(src.as_ref().map_or("", |u| u.host()), &doc.title, &doc.text);
     let scores = (
         verdict.topic_score,
         verdict.relevance,
@@ -345,46 +425,71 @@ fn judge_page(
     let mut w = PageWork {
         id,
         key: key.clone(),
-        src,
+        src: None,
         old,
-        verdict: verdict.clone(),
-        doc: None,
+        verdict: verdict.verdict,
+        verdict_value: None,
         links: Vec::new(),
         links_changed: 0,
         queue: Vec::new(),
         unfollowed: Vec::new(),
     };
-    for lrow in store.scan(CF_LINKS, &key) {
-        let (lk, lv) = lrow?;
-        let (Some(lkey), Ok(mut rec)) = (LinkKey::from_key(&lk), LinkRecord::decode(&lv)) else {
+    // Targets whose verdict may change, checked after the loop.
+    let mut maybe_queue: Vec<(UrlId, Option<String>, Option<FilterReason>)> = Vec::new();
+    // Rows of pages before this one (no doc) are skipped; the loop
+    // advances the cursor past this page's rows as it reads them.
+    while links_cursor.current()?.is_some_and(|(lk, _)| lk < &key[..]) {
+        links_cursor.advance();
+    }
+    let mut first = true;
+    loop {
+        if !std::mem::take(&mut first) {
+            links_cursor.advance();
+        }
+        let Some((lk, lv)) = links_cursor.current()? else {
+            break;
+        };
+        if !lk.starts_with(&key) {
+            break;
+        }
+        let (Some(lkey), Ok(rec)) = (LinkKey::from_key(lk), LinkView::decode(lv)) else {
             continue;
         };
         // The target's URL is read only when it matters: an unknown link
         // type, or the domain filter (which needs just its host).
         let mut text: Option<String> = None;
-        let kind = match LinkType::parse(&rec.link_type) {
+        let kind = match LinkType::parse(rec.link_type) {
             Some(k) => k,
             None => {
                 text = store.url(lkey.second)?;
                 let Some(d) = text.as_deref().and_then(|t| model::normalize(t).ok()) else {
                     continue;
                 };
-                links::classify(w.src.url(), d.url())
+                if src.is_none() {
+                    src = source_url(store, id)?;
+                }
+                let Some(p) = &src else {
+                    continue;
+                };
+                links::classify(p.url(), d.url())
             }
         };
         // Records before v3 lack the host: read it from the stored URL.
         if domain_mode && rec.dst_host.is_empty() && text.is_none() {
             text = store.url(lkey.second)?;
         }
-        let was_followed = rec.verdict == "follow";
-        // Taken out of the record for the call and put back: no copy.
-        let stored_host = std::mem::take(&mut rec.dst_host);
-        let host: Option<&str> = if !stored_host.is_empty() {
-            Some(&stored_host)
+        let host: Option<&str> = if !rec.dst_host.is_empty() {
+            Some(rec.dst_host)
         } else {
             text.as_deref().map(model::host_of)
         };
-        let (changed, forced) = judge_link(
+        let link = LinkText {
+            nofollow: rec.nofollow,
+            before: rec.before,
+            anchor: rec.anchor,
+            after: rec.after,
+        };
+        let decision = judge_link(
             LinkJudge {
                 filters,
                 follow_nofollow,
@@ -394,27 +499,63 @@ fn judge_page(
             host,
             doc.nofollow,
             &verdict,
-            &mut rec,
+            link,
         );
-        rec.dst_host = stored_host;
-        let follows = rec.verdict == "follow";
+        let changed = decision.differs(kind, &rec);
+        let forced = decision.forced;
+        let was_followed = rec.verdict == "follow";
+        let follows = decision.follows();
         if (follows && !was_followed) || (forced.is_some() && changed) {
-            w.queue.push((lkey.second, text, forced));
+            maybe_queue.push((lkey.second, text.take(), forced));
         }
         if was_followed && !follows {
             w.unfollowed.push(lkey.second);
         }
         if changed {
             w.links_changed += 1;
-            w.links.push((lk, rec));
+            if !dry_run {
+                let new = LinkView {
+                    link_type: kind.name(),
+                    verdict: decision.why,
+                    verdict_detail: &decision.detail,
+                    ..rec
+                };
+                w.links.push((lk.into(), new.encode()));
+            }
         }
     }
-    if doc_changed {
-        doc.topic_score = verdict.topic_score;
-        doc.relevance = verdict.relevance;
-        doc.verdict = verdict.verdict.to_string();
-        doc.verdict_detail = verdict.detail;
-        w.doc = Some(doc);
+    // Targets already fetched, queued or failed stay as they are. Their seen
+    // records are read here, in parallel and in one MultiGet per page, so
+    // the applier does not.
+    if !maybe_queue.is_empty() {
+        let ids: Vec<UrlId> = maybe_queue.iter().map(|(id, _, _)| *id).collect();
+        let seen = store.seen_many(&ids)?;
+        for ((dst, text, forced), prior) in maybe_queue.into_iter().zip(seen) {
+            if prior.is_some_and(|p| !rejudge_reconsiders(p.state)) {
+                continue;
+            }
+            let text = match text {
+                Some(t) => Some(t),
+                None => store.url(dst)?,
+            };
+            if let Some(t) = text {
+                w.queue.push((t, forced));
+            }
+        }
+    }
+    w.src = src;
+    if doc_changed && !dry_run {
+        let v = VerdictRecord {
+            topic_score: verdict.topic_score,
+            relevance: verdict.relevance,
+            verdict: verdict.verdict.to_string(),
+            verdict_detail: verdict.detail,
+        };
+        w.verdict_value = Some(v.encode());
     }
     Ok(Some(w))
+}
+
+fn source_url(store: &Store, id: UrlId) -> Result<Option<model::CanonicalUrl>, StoreError> {
+    Ok(store.url(id)?.and_then(|u| model::normalize(&u).ok()))
 }

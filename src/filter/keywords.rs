@@ -41,17 +41,25 @@ impl Keywords {
     /// `研究生` also counts for a keyword `研究`).
     pub fn counts(&self, text: &str) -> Vec<u32> {
         let mut counts = vec![0u32; self.words.len()];
+        self.add_counts(text, &mut counts);
+        counts
+    }
+
+    /// Adds the occurrences of each keyword in `text` to `counts` (one slot
+    /// per keyword), so parts of a page are counted without allocating.
+    pub fn add_counts(&self, text: &str, counts: &mut [u32]) {
         if let Some(ac) = &self.automaton {
             for m in ac.find_overlapping_iter(text) {
                 counts[m.pattern().as_usize()] += 1;
             }
         }
-        counts
     }
 
     /// Total occurrences of all keywords in `text`.
     pub fn total(&self, text: &str) -> u32 {
-        self.counts(text).iter().sum()
+        self.automaton
+            .as_ref()
+            .map_or(0, |ac| ac.find_overlapping_iter(text).count() as u32)
     }
 }
 

@@ -53,9 +53,7 @@ pub fn relevance(topic: &Topic, text: &str) -> Relevance {
 pub fn relevance_of_parts(topic: &Topic, parts: &[&str]) -> Relevance {
     let mut counts = vec![0u32; topic.weights.len()];
     for part in parts {
-        for (c, n) in counts.iter_mut().zip(topic.keywords.counts(part)) {
-            *c += n;
-        }
+        topic.keywords.add_counts(part, &mut counts);
     }
     let max = counts.iter().copied().max().unwrap_or(0);
     if max == 0 {

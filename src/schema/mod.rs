@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v1.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v2.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -13,7 +13,7 @@ pub use keys::{FrontierKey, LinkKey};
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -22,12 +22,13 @@ pub const CF_FRONTIER: &str = "frontier";
 pub const CF_HOSTS: &str = "hosts";
 pub const CF_PAGES: &str = "pages";
 pub const CF_DOCS: &str = "docs";
+pub const CF_VERDICTS: &str = "verdicts";
 pub const CF_LINKS: &str = "links";
 pub const CF_INLINKS: &str = "inlinks";
 pub const CF_CONTENT: &str = "content";
 
 /// Every column family trawl opens, in documentation order.
-pub const COLUMN_FAMILIES: [&str; 10] = [
+pub const COLUMN_FAMILIES: [&str; 11] = [
     CF_META,
     CF_URLS,
     CF_SEEN,
@@ -35,6 +36,7 @@ pub const COLUMN_FAMILIES: [&str; 10] = [
     CF_HOSTS,
     CF_PAGES,
     CF_DOCS,
+    CF_VERDICTS,
     CF_LINKS,
     CF_INLINKS,
     CF_CONTENT,
@@ -102,11 +104,11 @@ pub fn decode_current<T: Versioned>(bytes: &[u8]) -> Result<T, CodecError> {
 mod tests {
     use super::*;
 
-    /// `schema/v1.md` has one `## \`name\`` section per column family the
+    /// `schema/v2.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v1.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v2.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -114,7 +116,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v1.md sections vs COLUMN_FAMILIES"
+            "schema/v2.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"
@@ -168,12 +170,40 @@ mod tests {
             (l.anchor.as_str(), l.nofollow, l.link_type.as_str()),
             ("a", true, "")
         );
+        // Version 2: the nine fields, then the verdict (now in `verdicts`).
+        let mut b = vec![2u8];
+        b.extend(
+            postcard::to_stdvec(&(
+                DocV1("t", "x", "UTF-8", "http", None, false, true, 3, Some(5)),
+                Some(1.5f64),
+                None::<f64>,
+                "topic",
+                "score 1.5",
+            ))
+            .unwrap(),
+        );
+        let d = DocRecord::decode(&b).unwrap();
+        assert_eq!(
+            (d.title.as_str(), d.duplicate_of, d.topic_score),
+            ("t", Some(5), Some(1.5))
+        );
+        assert_eq!(
+            (d.verdict.as_str(), d.verdict_detail.as_str()),
+            ("topic", "score 1.5")
+        );
+        // Version 3 leaves the verdict out: it is a `verdicts` row.
         let cur = DocRecord {
-            topic_score: Some(1.5),
-            verdict: "topic".into(),
+            title: "t".into(),
             ..DocRecord::default()
         };
-        assert_eq!(DocRecord::decode(&cur.encode()).unwrap(), cur);
+        let with_verdict = DocRecord {
+            topic_score: Some(1.5),
+            verdict: "topic".into(),
+            ..cur.clone()
+        };
+        assert_eq!(DocRecord::decode(&with_verdict.encode()).unwrap(), cur);
+        let v = with_verdict.verdict_record();
+        assert_eq!(VerdictRecord::decode(&v.encode()).unwrap(), v);
     }
 
     #[test]

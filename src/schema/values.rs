@@ -205,22 +205,72 @@ pub struct DocRecord {
     pub outlinks: u32,
     /// Url id of the first page with the same MD5, when this one repeats it.
     pub duplicate_of: Option<u128>,
-    // Version 2:
+    // Version 2 stored the page's verdict here; from version 3 it lives in
+    // `verdicts` (a small value, so refilter rewrites no text) and these
+    // fields are filled from there by `Store::doc`.
     /// Formula (1) of document 000, when the topic filter ran.
+    #[serde(skip)]
     pub topic_score: Option<f64>,
     /// Cosine relevance of document 001, when it ran.
+    #[serde(skip)]
     pub relevance: Option<f64>,
     /// `keep`, or the filter that stopped the page's links (`topic`, `relevance`).
+    #[serde(skip)]
     pub verdict: String,
     /// The numbers behind the verdict.
+    #[serde(skip)]
     pub verdict_detail: String,
 }
 
+impl DocRecord {
+    /// The verdict fields as a `verdicts` value.
+    pub fn verdict_record(&self) -> VerdictRecord {
+        VerdictRecord {
+            topic_score: self.topic_score,
+            relevance: self.relevance,
+            verdict: self.verdict.clone(),
+            verdict_detail: self.verdict_detail.clone(),
+        }
+    }
+
+    /// Takes the page's verdict from its `verdicts` value.
+    pub fn set_verdict(&mut self, v: VerdictRecord) {
+        self.topic_score = v.topic_score;
+        self.relevance = v.relevance;
+        self.verdict = v.verdict;
+        self.verdict_detail = v.verdict_detail;
+    }
+}
+
+/// `verdicts` value: a fetched page's scores and whether its links are
+/// followed, as the filters last judged it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct VerdictRecord {
+    pub topic_score: Option<f64>,
+    pub relevance: Option<f64>,
+    pub verdict: String,
+    pub verdict_detail: String,
+}
+
+impl Versioned for VerdictRecord {
+    const VERSION: u8 = 1;
+}
+
 impl Versioned for DocRecord {
-    const VERSION: u8 = 2;
+    const VERSION: u8 = 3;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
         match bytes.first() {
+            // Version 2: the version 3 fields, then the verdict (kept: a db
+            // written then has no `verdicts` rows until it is refiltered).
+            Some(2) => {
+                let bad = |e: postcard::Error| super::CodecError::Malformed(e.to_string());
+                let (mut doc, rest) =
+                    postcard::take_from_bytes::<DocRecord>(&bytes[1..]).map_err(bad)?;
+                let (verdict, _) = postcard::take_from_bytes::<VerdictRecord>(rest).map_err(bad)?;
+                doc.set_verdict(verdict);
+                Ok(doc)
+            }
             Some(1) => {
                 #[derive(Deserialize)]
                 struct V1 {
@@ -280,30 +330,74 @@ impl Versioned for LinkRecord {
     const VERSION: u8 = 3;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
-        // Each version appends fields, so an older value is a prefix of the
-        // current layout: read the fields it has, leave the rest empty.
+        LinkView::decode(bytes).map(|v| v.to_record())
+    }
+}
+
+/// A `links` value read in place: its strings borrow the stored bytes, so
+/// scanning millions of links (refilter, the shell) allocates nothing.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Default)]
+pub struct LinkView<'a> {
+    pub anchor: &'a str,
+    pub before: &'a str,
+    pub after: &'a str,
+    pub nofollow: bool,
+    pub link_type: &'a str,
+    pub verdict: &'a str,
+    pub verdict_detail: &'a str,
+    pub dst_host: &'a str,
+}
+
+impl<'a> LinkView<'a> {
+    /// Reads any version: each appends fields, so an older value is a
+    /// prefix of the current layout and its missing fields stay empty.
+    pub fn decode(bytes: &'a [u8]) -> Result<LinkView<'a>, super::CodecError> {
         let bad = |e: postcard::Error| super::CodecError::Malformed(e.to_string());
-        match bytes.first() {
-            Some(&v @ (1 | 2)) => {
-                let ((anchor, before, after, nofollow), rest) =
-                    postcard::take_from_bytes::<(String, String, String, bool)>(&bytes[1..])
-                        .map_err(bad)?;
-                let mut rec = LinkRecord {
-                    anchor,
-                    before,
-                    after,
-                    nofollow,
-                    ..LinkRecord::default()
-                };
-                if v == 2 {
-                    let ((link_type, verdict, verdict_detail), _) =
-                        postcard::take_from_bytes::<(String, String, String)>(rest).map_err(bad)?;
-                    (rec.link_type, rec.verdict, rec.verdict_detail) =
-                        (link_type, verdict, verdict_detail);
-                }
-                Ok(rec)
+        let (&version, rest) = bytes.split_first().ok_or(super::CodecError::Empty)?;
+        if !(1..=LinkRecord::VERSION).contains(&version) {
+            return Err(super::CodecError::Version {
+                found: version,
+                known: LinkRecord::VERSION,
+            });
+        }
+        let ((anchor, before, after, nofollow), rest) =
+            postcard::take_from_bytes::<(&str, &str, &str, bool)>(rest).map_err(bad)?;
+        let mut view = LinkView {
+            anchor,
+            before,
+            after,
+            nofollow,
+            ..LinkView::default()
+        };
+        if version >= 2 {
+            let ((link_type, verdict, verdict_detail), rest) =
+                postcard::take_from_bytes::<(&str, &str, &str)>(rest).map_err(bad)?;
+            (view.link_type, view.verdict, view.verdict_detail) =
+                (link_type, verdict, verdict_detail);
+            if version >= 3 {
+                view.dst_host = postcard::take_from_bytes::<&str>(rest).map_err(bad)?.0;
             }
-            _ => super::decode_current(bytes),
+        }
+        Ok(view)
+    }
+
+    /// The same bytes as [`LinkRecord`]'s encoding of these fields.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![LinkRecord::VERSION];
+        out.extend(postcard::to_stdvec(self).unwrap_or_default());
+        out
+    }
+
+    pub fn to_record(&self) -> LinkRecord {
+        LinkRecord {
+            anchor: self.anchor.to_string(),
+            before: self.before.to_string(),
+            after: self.after.to_string(),
+            nofollow: self.nofollow,
+            link_type: self.link_type.to_string(),
+            verdict: self.verdict.to_string(),
+            verdict_detail: self.verdict_detail.to_string(),
+            dst_host: self.dst_host.to_string(),
         }
     }
 }

@@ -103,7 +103,17 @@ pub(super) fn open_primary(path: &Path) -> Result<DB> {
         .map_err(|e| classify(path, e))?;
     let meta = db.cf_handle(CF_META).expect("meta opened");
     match db.get_cf(meta, meta_keys::SCHEMA_VERSION)? {
-        Some(v) => check_version(path, &v)?,
+        Some(v) => {
+            // An older format is upgraded by marking it: its values stay
+            // readable, and new ones are written in the current versions.
+            if check_version(path, &v)? < SCHEMA_VERSION {
+                db.put_cf(
+                    meta,
+                    meta_keys::SCHEMA_VERSION,
+                    SCHEMA_VERSION.to_be_bytes(),
+                )?;
+            }
+        }
         None if existed => {
             return Err(StoreError::NotTrawl(
                 path.into(),
@@ -133,7 +143,9 @@ pub(super) fn open_secondary(path: &Path, scratch: &Path) -> Result<DB> {
         .map_err(|e| classify(path, e))?;
     let meta = db.cf_handle(CF_META).expect("meta opened");
     match db.get_cf(meta, meta_keys::SCHEMA_VERSION)? {
-        Some(v) => check_version(path, &v)?,
+        Some(v) => {
+            check_version(path, &v)?;
+        }
         None => {
             return Err(StoreError::NotTrawl(
                 path.into(),
@@ -144,7 +156,8 @@ pub(super) fn open_secondary(path: &Path, scratch: &Path) -> Result<DB> {
     Ok(db)
 }
 
-fn check_version(path: &Path, v: &[u8]) -> Result<()> {
+/// The stored format version, if this build can read it.
+fn check_version(path: &Path, v: &[u8]) -> Result<u32> {
     let found = v
         .try_into()
         .map(u32::from_be_bytes)
@@ -156,5 +169,5 @@ fn check_version(path: &Path, v: &[u8]) -> Result<()> {
             supported: SCHEMA_VERSION,
         });
     }
-    Ok(())
+    Ok(found)
 }
