@@ -15,8 +15,8 @@ use crate::filter::Mode;
 use crate::filter::links::{self, LinkType};
 use crate::model::{self, UrlId};
 use crate::schema::{
-    CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_VERDICTS, DocRecord, FilterReason,
-    FrontierEntry, FrontierKey, LinkKey, LinkView, SeenRecord, SeenState, VerdictRecord, Versioned,
+    CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_VERDICTS, DocView, FilterReason, FrontierEntry,
+    FrontierKey, LinkKey, LinkView, SeenRecord, SeenState, VerdictRecord, Versioned,
 };
 use crate::store::{Cursor, Store, StoreError};
 
@@ -378,7 +378,7 @@ fn judge_page(
         domain_mode,
         dry_run,
     } = judging;
-    let (Some(id), Ok(mut doc)) = (UrlId::from_slice(&key), DocRecord::decode(value)) else {
+    let (Some(id), Ok(doc)) = (UrlId::from_slice(&key), DocView::decode(value)) else {
         return Ok(None);
     };
     // The stored verdict: the `verdicts` row with this key, if any (a
@@ -387,12 +387,12 @@ fn judge_page(
     while verdicts.current()?.is_some_and(|(k, _)| k < &key[..]) {
         verdicts.advance();
     }
-    if let Some((k, v)) = verdicts.current()?
-        && k == &key[..]
-        && let Ok(v) = VerdictRecord::decode(v)
-    {
-        doc.set_verdict(v);
+    let stored = match verdicts.current()? {
+        Some((k, v)) if k == &key[..] => VerdictRecord::decode(v).ok(),
+        _ => None,
     }
+    .or(doc.legacy_verdict)
+    .unwrap_or_default();
     let links_cursor = &mut cursors.links;
     // The page's URL is a point read: done only when the mode judges by
     // host or a link's type must be worked out from the URLs.
@@ -403,12 +403,21 @@ fn judge_page(
             return Ok(None);
         }
     }
-    let old = if doc.verdict.is_empty() {
+    let old = if stored.verdict.is_empty() {
         "keep".to_string()
     } else {
-        doc.verdict.clone()
+        stored.verdict.clone()
     };
-    let verdict = filters.page(src.as_ref().map_or("", |u| u.host()), &doc.title, &doc.text);
+    // Title and text are validated only when the mode reads them.
+    let (title, text) = if filters.reads_text() {
+        (
+            String::from_utf8_lossy(doc.title),
+            String::from_utf8_lossy(doc.text),
+        )
+    } else {
+        Default::default()
+    };
+    let verdict = filters.page(src.as_ref().map_or("", |u| u.host()), &title, &text);
     let scores = (
         verdict.topic_score,
         verdict.relevance,
@@ -417,10 +426,10 @@ fn judge_page(
     );
     let doc_changed = scores
         != (
-            doc.topic_score,
-            doc.relevance,
-            doc.verdict.as_str(),
-            doc.verdict_detail.as_str(),
+            stored.topic_score,
+            stored.relevance,
+            stored.verdict.as_str(),
+            stored.verdict_detail.as_str(),
         );
     let mut w = PageWork {
         id,

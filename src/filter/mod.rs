@@ -155,6 +155,11 @@ impl Filters {
         }
     }
 
+    /// Whether [`Filters::page`] reads the title and text in this mode.
+    pub fn reads_text(&self) -> bool {
+        !matches!(self.settings.mode, Mode::None | Mode::Domain)
+    }
+
     /// Judges a fetched page on `host` from its title and body text.
     pub fn page(&self, host: &str, title: &str, text: &str) -> PageVerdict {
         let s = &self.settings;

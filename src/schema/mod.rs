@@ -202,6 +202,17 @@ mod tests {
             ..cur.clone()
         };
         assert_eq!(DocRecord::decode(&with_verdict.encode()).unwrap(), cur);
+        // The in-place view reads all three versions alike.
+        let view = DocView::decode(&b).unwrap();
+        assert_eq!(
+            (view.title, view.text, view.nofollow),
+            (&b"t"[..], &b"x"[..], true)
+        );
+        assert_eq!(view.legacy_verdict.unwrap().verdict, "topic");
+        let v3 = with_verdict.encode();
+        let view = DocView::decode(&v3).unwrap();
+        assert_eq!((view.title, view.legacy_verdict), (&b"t"[..], None));
+        assert!(DocView::decode(&[9, 0]).is_err());
         let v = with_verdict.verdict_record();
         assert_eq!(VerdictRecord::decode(&v.encode()).unwrap(), v);
     }

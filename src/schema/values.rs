@@ -242,6 +242,63 @@ impl DocRecord {
     }
 }
 
+/// A `docs` value read in place, for scans over every page: the title and
+/// text stay unvalidated bytes until a filter reads them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DocView<'a> {
+    pub title: &'a [u8],
+    pub text: &'a [u8],
+    pub nofollow: bool,
+    /// The verdict a version 1 or 2 value carries (v1: `keep`).
+    pub legacy_verdict: Option<VerdictRecord>,
+}
+
+impl<'a> DocView<'a> {
+    pub fn decode(bytes: &'a [u8]) -> Result<DocView<'a>, super::CodecError> {
+        let bad = |e: postcard::Error| super::CodecError::Malformed(e.to_string());
+        let (&version, rest) = bytes.split_first().ok_or(super::CodecError::Empty)?;
+        if !(1..=DocRecord::VERSION).contains(&version) {
+            return Err(super::CodecError::Version {
+                found: version,
+                known: DocRecord::VERSION,
+            });
+        }
+        // postcard writes a string as a length and its bytes, like a byte
+        // slice: read as bytes, nothing is validated or copied.
+        type Fields<'b> = (
+            &'b [u8],
+            &'b [u8],
+            &'b [u8],
+            &'b [u8],
+            Option<&'b [u8]>,
+            bool,
+            bool,
+            u32,
+            Option<u128>,
+        );
+        let ((title, text, _, _, _, _, nofollow, _, _), rest) =
+            postcard::take_from_bytes::<Fields<'a>>(rest).map_err(bad)?;
+        let legacy_verdict = match version {
+            1 => Some(VerdictRecord {
+                verdict: "keep".into(),
+                ..VerdictRecord::default()
+            }),
+            2 => Some(
+                postcard::take_from_bytes::<VerdictRecord>(rest)
+                    .map_err(bad)?
+                    .0,
+            ),
+            _ => None,
+        };
+        Ok(DocView {
+            title,
+            text,
+            nofollow,
+            legacy_verdict,
+        })
+    }
+}
+
 /// `verdicts` value: a fetched page's scores and whether its links are
 /// followed, as the filters last judged it.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
