@@ -12,6 +12,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::crawl::{self, CrawlHandle, CrawlSettings, Scope, Summary};
 use crate::shell::{Shell, batch, repl};
+use crate::site::bench::BenchWeb;
 use crate::site::demo::Demo;
 use crate::store::Store;
 
@@ -39,6 +40,22 @@ enum Command {
     /// Document 000's experiment on a built-in web: each seed site crawled
     /// with filters none, domain and domain+topic; links fetched, time, TLP.
     TlpExperiment(TlpArgs),
+    /// Serve the benchmark web on 127.0.0.1 until interrupted; prints each
+    /// host's front page URL (the seeds) on stdout.
+    BenchWeb(BenchWebArgs),
+}
+
+#[derive(Args)]
+struct BenchWebArgs {
+    /// Pages over all hosts.
+    #[arg(long, default_value_t = 100_000)]
+    pages: usize,
+    /// Virtual hosts, one port each.
+    #[arg(long, default_value_t = 4)]
+    hosts: usize,
+    /// First port (the hosts take consecutive ones); default: free ports.
+    #[arg(long)]
+    port: Option<u16>,
 }
 
 #[derive(Args)]
@@ -192,6 +209,7 @@ pub fn main() -> ExitCode {
         Command::Shell(a) => cmd_shell(a, &rt),
         Command::Run(a) => cmd_run(a, &rt),
         Command::TlpExperiment(a) => rt.block_on(cmd_tlp(a)),
+        Command::BenchWeb(a) => rt.block_on(cmd_bench_web(a)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -245,6 +263,35 @@ async fn cmd_demo(a: DemoArgs) -> anyhow::Result<()> {
     let summary = run(store.clone(), settings, &demo.seeds()).await?;
     print_summary(&summary, &store);
     drop(demo);
+    Ok(())
+}
+
+async fn cmd_bench_web(a: BenchWebArgs) -> anyhow::Result<()> {
+    if a.pages == 0 || a.hosts == 0 || a.hosts > 64 {
+        bail!("--pages must be at least 1 and --hosts between 1 and 64");
+    }
+    let web = BenchWeb::start(a.pages, a.hosts, a.port)
+        .await
+        .context("cannot start the bench web (is the port free?)")?;
+    eprintln!(
+        "bench-web: {} pages over {} hosts; Ctrl-C stops",
+        web.pages,
+        web.servers.len()
+    );
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        for s in web.seeds() {
+            writeln!(out, "{s}")?;
+        }
+        out.flush()?;
+    }
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    drop(web);
     Ok(())
 }
 
