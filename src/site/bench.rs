@@ -136,7 +136,7 @@ fn hash(parts: &[usize]) -> usize {
 fn words(seed: usize, n: usize, out: &mut String) {
     for k in 0..n {
         let r = hash(&[seed, k]);
-        if r % 3 == 0 {
+        if r.is_multiple_of(3) {
             out.push_str(WORDS_ZH[r / 3 % WORDS_ZH.len()]);
         } else {
             if !out.is_empty() && !out.ends_with(' ') {
