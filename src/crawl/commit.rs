@@ -534,12 +534,15 @@ impl Engine {
                         verdict_detail: &decision.detail,
                         dst_host: link.url.host(),
                     };
-                    // Every link target's URL is kept, so a later refilter can queue it.
-                    b.put_raw(
-                        CF_URLS,
-                        &link.url.id().to_bytes(),
-                        link.url.as_str().as_bytes(),
-                    );
+                    // Every link target's URL is kept, so a later refilter can
+                    // queue it; a followed one gets it from `discover` when new.
+                    if !follow {
+                        b.put_raw(
+                            CF_URLS,
+                            &link.url.id().to_bytes(),
+                            link.url.as_str().as_bytes(),
+                        );
+                    }
                     b.put_raw(
                         CF_LINKS,
                         &LinkKey {
