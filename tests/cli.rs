@@ -118,3 +118,38 @@ fn bad_input_gets_one_line_errors() {
         "newer trawl",
     );
 }
+
+#[test]
+fn bench_web_serves_a_web_every_page_of_which_a_crawl_reaches() {
+    use std::io::BufRead;
+    let mut server = Command::new(env!("CARGO_BIN_EXE_trawl"))
+        .args(["bench-web", "--pages", "300", "--hosts", "2"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(server.stdout.take().unwrap()).lines();
+    let seeds: Vec<String> = (0..2).map(|_| lines.next().unwrap().unwrap()).collect();
+    assert!(seeds.iter().all(|s| s.starts_with("http://127.0.0.1:")));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let mut args = vec!["crawl", "--db", db.to_str().unwrap(), "--delay-ms", "0"];
+    args.extend(["--per-host", "4"]);
+    for s in &seeds {
+        args.extend(["--seed", s.as_str()]);
+    }
+    let o = trawl(&args);
+    // Stop the server before asserting, so a failure does not leak it.
+    unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
+    let status = server.wait().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(status.success(), "bench-web exits cleanly on SIGTERM");
+    let store = trawl::store::Store::open(&db).unwrap();
+    let c = store.counters().unwrap();
+    // 2 hosts × (150 pages + the front page), all reachable from `/`;
+    // the 8 pages a host links into /private/ are disallowed by robots.txt.
+    assert_eq!(c.fetched, 302, "{c:?}");
+    assert_eq!(c.filtered.get("robots"), Some(&16), "{c:?}");
+    assert!(c.links > 302 * 9, "10–30 links a page: {c:?}");
+    assert_one_line_error(&trawl(&["bench-web", "--hosts", "0"]), "--hosts");
+}
