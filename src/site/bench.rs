@@ -117,6 +117,12 @@ impl BenchWeb {
     }
 }
 
+/// Page `i` of host `host` in a 100,000-page, 4-host benchmark web whose
+/// hosts listen on ports 1–4: the input of the per-page micro-benchmarks.
+pub fn sample_page(host: usize, i: usize) -> String {
+    Web::new(100_000, vec![1, 2, 3, 4]).page(host % 4, i)
+}
+
 /// The web's content, shared by its hosts.
 struct Web {
     ports: Vec<u16>,

@@ -1,0 +1,137 @@
+//! The per-page hot path, piece by piece, on a page of the benchmark web
+//! (~13 KB, ~20 links): decode + parse + extract links, URL normalization,
+//! the topic score and cosine relevance, and one page's RocksDB write batch.
+//!
+//! Run: `cargo bench --bench hot_path` (add `-- --quick` for a fast pass;
+//! `cargo test --release` runs each once so they cannot rot).
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use trawl::filter::{FilterSettings, Filters, Mode};
+use trawl::model::{self, UrlId};
+use trawl::parse;
+use trawl::schema::{
+    CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_PAGES, CF_SEEN, CF_URLS, CF_VERDICTS, DocRecord,
+    FrontierEntry, FrontierKey, LinkKey, LinkView, PageRecord, SeenRecord, SeenState,
+    VerdictRecord,
+};
+use trawl::store::Store;
+
+// The same allocator as the `trawl` binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn bench(c: &mut Criterion) {
+    let html = trawl::site::bench::sample_page(1, 1234);
+    let url = model::normalize("http://127.0.0.1:2/s2/p1234.html").unwrap();
+    let body = html.as_bytes();
+    c.bench_function("decode+parse 13KB page", |b| {
+        b.iter(|| {
+            let d = parse::decode(black_box(body), Some("text/html; charset=utf-8"));
+            parse::parse_html(&d.text, url.url(), d.charset, "trawl")
+        })
+    });
+    let page = {
+        let d = parse::decode(body, Some("text/html; charset=utf-8"));
+        parse::parse_html(&d.text, url.url(), d.charset, "trawl")
+    };
+    let hrefs: Vec<String> = page
+        .links
+        .iter()
+        .map(|l| l.url.as_str().to_string())
+        .collect();
+    c.bench_function("normalize one URL", |b| {
+        let mut i = 0;
+        b.iter(|| {
+            i = (i + 1) % hrefs.len();
+            model::normalize(black_box(&hrefs[i]))
+        })
+    });
+    for mode in [Mode::DomainTopic, Mode::Relevance] {
+        let settings = FilterSettings {
+            mode,
+            ..FilterSettings::default()
+        };
+        let filters = Filters::new(&settings, ["127.0.0.1"]);
+        c.bench_function(&format!("score a page ({})", mode.name()), |b| {
+            b.iter(|| filters.page(black_box("127.0.0.1"), &page.title, &page.text))
+        });
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let body_zstd = zstd::bulk::compress(body, 3).unwrap();
+    let mut n = 0u64;
+    c.bench_function("one page's write batch", |b| {
+        b.iter(|| {
+            // What the engine writes for a page: its record, doc, verdict,
+            // each link both ways, and each new target's seen/url/frontier rows.
+            n += 1;
+            let id = UrlId::of(&format!("{}?{n}", url.as_str()));
+            let mut batch = store.batch();
+            let rec = PageRecord {
+                url: url.as_str().to_string(),
+                status: 200,
+                body_zstd: body_zstd.clone(),
+                ..PageRecord::default()
+            };
+            batch.put(CF_PAGES, &id.to_bytes(), &rec);
+            let doc = DocRecord {
+                title: page.title.clone(),
+                text: page.text.clone(),
+                ..DocRecord::default()
+            };
+            batch.put(CF_DOCS, &id.to_bytes(), &doc);
+            batch.put(CF_VERDICTS, &id.to_bytes(), &VerdictRecord::default());
+            for l in &page.links {
+                let dst = UrlId::of(&format!("{}?{n}", l.url.as_str()));
+                let view = LinkView {
+                    anchor: &l.anchor,
+                    before: &l.before,
+                    after: &l.after,
+                    link_type: "horizontal",
+                    verdict: "follow",
+                    dst_host: l.url.host(),
+                    ..LinkView::default()
+                };
+                let fwd = LinkKey {
+                    first: id,
+                    second: dst,
+                };
+                let back = LinkKey {
+                    first: dst,
+                    second: id,
+                };
+                batch.put_raw(CF_LINKS, &fwd.to_key(), &view.encode());
+                batch.put_raw(CF_INLINKS, &back.to_key(), &[]);
+                batch.put_raw(CF_URLS, &dst.to_bytes(), l.url.as_str().as_bytes());
+                let seen = SeenRecord {
+                    state: SeenState::Queued,
+                    depth: 1,
+                    parent: Some(id.0),
+                    redirects: 0,
+                    updated_ms: 0,
+                };
+                batch.put(CF_SEEN, &dst.to_bytes(), &seen);
+                let key = FrontierKey {
+                    host: model::HostId::of(&l.url.host_key()),
+                    priority: n,
+                    url: dst,
+                };
+                let entry = FrontierEntry {
+                    url: l.url.as_str().to_string(),
+                    depth: 1,
+                    parent: Some(id.0),
+                    redirects: 0,
+                    attempts: 0,
+                    enqueued_ms: 0,
+                };
+                batch.put(CF_FRONTIER, &key.to_key(), &entry);
+            }
+            batch.write().unwrap()
+        })
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
