@@ -111,7 +111,11 @@ fn in_process_session_queries_a_finished_crawl() {
         lines[0].starts_with("status  depth  size") && lines[1].starts_with("200 "),
         "{t}"
     );
-    assert_eq!((lines.len(), lines[4]), (5, "(3 pages)"));
+    // `status` terms are answered from the page index (schema 3).
+    assert_eq!(
+        (lines.len(), lines[4]),
+        (5, "(3 pages; 3 candidates from the page index)")
+    );
     sh.execute("count pages where title ~ '研究生' and status = 200")
         .unwrap();
     assert_eq!(out.take().trim(), "8");
@@ -122,6 +126,39 @@ fn in_process_session_queries_a_finished_crawl() {
         t.contains("/p/9") && t.contains("/p/8") && t.contains("(2 pages)"),
         "{t}"
     );
+
+    // A db without a complete index (as one from before schema 3) scans,
+    // with the same answer, until `reindex` fills the index.
+    let mut b = store.batch();
+    b.delete(
+        trawl::schema::CF_META,
+        trawl::schema::meta_keys::PAGE_INDEX_COMPLETE,
+    );
+    b.write().unwrap();
+    sh.execute("pages where status = 404 order by url").unwrap();
+    let scanned = out.take();
+    assert!(scanned.ends_with("(2 pages)\n"), "{scanned}");
+    sh.execute("reindex").unwrap();
+    assert_eq!(
+        out.take()
+            .lines()
+            .next()
+            .map(|l| l.starts_with("indexed 11 pages")),
+        Some(true)
+    );
+    sh.execute("timing on").unwrap();
+    sh.execute("pages where status = 404 order by url").unwrap();
+    let t = out.take();
+    assert!(
+        t.contains("(2 pages; 2 candidates from the page index)") && t.contains("/p/7"),
+        "{t}"
+    );
+    assert!(t.lines().last().unwrap().starts_with("time: "), "{t}");
+    sh.execute("count pages where host = '127.0.0.1' and status = 200")
+        .unwrap();
+    assert_eq!(out.take().lines().next(), Some("9"));
+    sh.execute("timing off").unwrap();
+    out.take();
 
     sh.execute(&format!("why {}", f.url("/private/x"))).unwrap();
     let t = out.take();

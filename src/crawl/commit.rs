@@ -12,9 +12,10 @@ use crate::filter::links::{self, LinkType};
 use crate::filter::{Filters, PageVerdict};
 use crate::model::{self, CanonicalUrl, HostId, UrlId, now_ms};
 use crate::schema::{
-    CF_CONTENT, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_SEEN,
-    CF_URLS, CF_VERDICTS, DocRecord, FilterReason, FrontierEntry, FrontierKey, LinkKey, LinkLimits,
-    LinkView, PageRecord, SeedList, SeenRecord, SeenState, Versioned, meta_keys,
+    CF_CONTENT, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGE_INDEX,
+    CF_PAGES, CF_SEEN, CF_URLS, CF_VERDICTS, DocRecord, FilterReason, FrontierEntry, FrontierKey,
+    LinkKey, LinkLimits, LinkView, PageRecord, SeedList, SeenRecord, SeenState, Versioned,
+    meta_keys, page_index,
 };
 use crate::store::{Batch, StoreError};
 
@@ -462,6 +463,9 @@ impl Engine {
                 ),
                 Err(_) => self.counters.invalid_links += 1,
             }
+        }
+        for key in page_index::keys(f.status, job.url.url().host_str().unwrap_or(""), id) {
+            b.put_raw(CF_PAGE_INDEX, &key, &[]);
         }
         b.put(
             CF_PAGES,

@@ -69,6 +69,49 @@ impl LinkKey {
     }
 }
 
+/// `page_index` keys: field tag (1) ‖ value ‖ url id (16), no value.
+/// `status` values are a `u16` big-endian, so a range of statuses is a key
+/// range; `host` values are the host name and a 0 byte, so one host is one
+/// prefix. Rows are hints: `pages where` re-checks every candidate against
+/// the page's records, so a row left behind by a refetch that changed the
+/// status costs one lookup, never a wrong answer.
+pub mod page_index {
+    use crate::model::UrlId;
+
+    pub const STATUS: u8 = 1;
+    pub const HOST: u8 = 2;
+
+    /// Bounds `from <= key < to` of the rows with `lo <= status < hi`.
+    pub fn status_range(lo: u32, hi: u32) -> (Vec<u8>, Vec<u8>) {
+        let bound = |s: u32| match u16::try_from(s) {
+            Ok(s) => [&[STATUS][..], &s.to_be_bytes()].concat(),
+            Err(_) => vec![STATUS + 1],
+        };
+        (bound(lo.min(hi)), bound(hi))
+    }
+
+    /// The prefix of one host's rows.
+    pub fn host_prefix(host: &str) -> Vec<u8> {
+        [&[HOST][..], host.as_bytes(), &[0]].concat()
+    }
+
+    /// A page's rows.
+    pub fn keys(status: u16, host: &str, id: UrlId) -> [Vec<u8>; 2] {
+        let id = id.to_bytes();
+        [
+            [&[STATUS][..], &status.to_be_bytes(), &id].concat(),
+            [host_prefix(host).as_slice(), &id].concat(),
+        ]
+    }
+
+    /// The page a row indexes.
+    pub fn url_id(key: &[u8]) -> Option<UrlId> {
+        key.len()
+            .checked_sub(16)
+            .and_then(|at| UrlId::from_slice(&key[at..]))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v2.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v3.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -9,11 +9,11 @@
 mod keys;
 mod values;
 
-pub use keys::{FrontierKey, LinkKey};
+pub use keys::{FrontierKey, LinkKey, page_index};
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -26,9 +26,10 @@ pub const CF_VERDICTS: &str = "verdicts";
 pub const CF_LINKS: &str = "links";
 pub const CF_INLINKS: &str = "inlinks";
 pub const CF_CONTENT: &str = "content";
+pub const CF_PAGE_INDEX: &str = "page_index";
 
 /// Every column family trawl opens, in documentation order.
-pub const COLUMN_FAMILIES: [&str; 11] = [
+pub const COLUMN_FAMILIES: [&str; 12] = [
     CF_META,
     CF_URLS,
     CF_SEEN,
@@ -40,6 +41,7 @@ pub const COLUMN_FAMILIES: [&str; 11] = [
     CF_LINKS,
     CF_INLINKS,
     CF_CONTENT,
+    CF_PAGE_INDEX,
 ];
 
 /// Names of the `meta` column family's keys.
@@ -50,6 +52,9 @@ pub mod meta_keys {
     pub const SEEDS: &[u8] = b"seeds";
     pub const LINK_LIMITS: &[u8] = b"link_limits";
     pub const CONFIG: &[u8] = b"config";
+    /// Present when `page_index` covers every stored page: set when a db is
+    /// created, and by `reindex` on a db from before schema 3.
+    pub const PAGE_INDEX_COMPLETE: &[u8] = b"page_index_complete";
     /// Prefix of run records: `run:` ‖ started_ms (u64 BE).
     pub const RUN_PREFIX: &[u8] = b"run:";
 
@@ -104,11 +109,11 @@ pub fn decode_current<T: Versioned>(bytes: &[u8]) -> Result<T, CodecError> {
 mod tests {
     use super::*;
 
-    /// `schema/v2.md` has one `## \`name\`` section per column family the
+    /// `schema/v3.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v2.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v3.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -116,7 +121,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v2.md sections vs COLUMN_FAMILIES"
+            "schema/v3.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"

@@ -79,6 +79,14 @@ pub static COMMANDS: &[Command] = &[
         false
     ),
     cmd!(
+        "timing",
+        ["on", "off"],
+        "timing [on|off]",
+        "print each command's wall time after it (like psql's \\timing)",
+        ["timing on"],
+        false
+    ),
+    cmd!(
         "frontier",
         ["top", "host"],
         "frontier | frontier top N | frontier host HOST",
@@ -163,6 +171,14 @@ pub static COMMANDS: &[Command] = &[
         "refilter [--dry-run]",
         "recompute every stored page's scores and verdicts with the current settings (no fetching); queue links of pages that now pass, drop queued URLs nothing passing links to",
         ["set topic.threshold 0.3", "refilter --dry-run", "refilter"],
+        true
+    ),
+    cmd!(
+        "reindex",
+        [],
+        "reindex",
+        "build the page index `pages where` uses for status and host terms (needed once on a db from before schema 3)",
+        ["reindex"],
         true
     ),
     cmd!(

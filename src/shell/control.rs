@@ -298,6 +298,46 @@ impl Shell {
         }
     }
 
+    pub(super) fn cmd_reindex(&mut self, args: &[&str]) -> Result<Reply, String> {
+        if !args.is_empty() {
+            return Err("usage: reindex".into());
+        }
+        let total = self.store.counters().map_err(|e| e.to_string())?.fetched;
+        let started = Instant::now();
+        let interrupt = self.interrupt.clone();
+        let tty = self.progress_tty;
+        let (n, complete) = self
+            .store
+            .reindex_pages(&mut |done| {
+                if tty {
+                    eprint!(
+                        "\r\x1b[Kreindex: {} of {} pages",
+                        table::thousands(done),
+                        table::thousands(total)
+                    );
+                }
+                !interrupt.swap(false, std::sync::atomic::Ordering::SeqCst)
+            })
+            .map_err(|e| e.to_string())?;
+        if tty {
+            eprint!("\r\x1b[K");
+        }
+        if !complete {
+            return Err(format!(
+                "interrupted after {} pages; the index stays incomplete and queries scan until reindex finishes",
+                table::thousands(n)
+            ));
+        }
+        Ok(Reply::with(
+            format!(
+                "indexed {} pages in {:.1} s",
+                table::thousands(n),
+                started.elapsed().as_secs_f64()
+            ),
+            serde_json::json!({ "pages": n }),
+        ))
+    }
+
     pub(super) fn cmd_refilter(&mut self, args: &[&str]) -> Result<Reply, String> {
         let dry_run = match args {
             [] => false,

@@ -9,6 +9,7 @@ pub mod commands;
 pub mod config;
 mod control;
 pub mod expr;
+mod plan;
 mod query;
 pub mod repl;
 mod table;
@@ -44,6 +45,8 @@ pub struct Shell {
     source_depth: usize,
     progress_tty: bool,
     last_progress: Option<std::time::Instant>,
+    /// `timing on`: each command's wall time is printed after it.
+    timing: bool,
 }
 
 impl Shell {
@@ -80,6 +83,7 @@ impl Shell {
             source_depth: 0,
             progress_tty: std::io::IsTerminal::is_terminal(&std::io::stderr()),
             last_progress: None,
+            timing: false,
         };
         for n in notes {
             shell.say(&n);
@@ -191,6 +195,7 @@ impl Shell {
     /// Runs one command line. Errors are one line, for the caller to show.
     pub fn execute(&mut self, line: &str) -> Result<(), String> {
         self.interrupt.store(false, Ordering::SeqCst);
+        let started = std::time::Instant::now();
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             return Ok(());
@@ -244,7 +249,17 @@ impl Shell {
             "links" => self.cmd_links(&args)?,
             "why" => self.cmd_why(&args)?,
             "refilter" => self.cmd_refilter(&args)?,
+            "reindex" => self.cmd_reindex(&args)?,
             "runs" => self.cmd_runs(&args)?,
+            "timing" => {
+                self.timing = match args[..] {
+                    ["on"] => true,
+                    ["off"] => false,
+                    [] => !self.timing,
+                    _ => return Err("usage: timing [on|off]".into()),
+                };
+                Reply::text(format!("timing {}", if self.timing { "on" } else { "off" }))
+            }
             "pages" | "count" => {
                 // The expression is the raw text after the command words, so
                 // quoting survives and errors can point at a column.
@@ -265,6 +280,10 @@ impl Shell {
         };
         if !text.is_empty() {
             self.say(&text);
+        }
+        if self.timing && cmd.name != "timing" {
+            let ms = started.elapsed().as_secs_f64() * 1e3;
+            self.say(&format!("time: {ms:.1} ms"));
         }
         Ok(())
     }

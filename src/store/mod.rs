@@ -7,6 +7,7 @@
 //! returns; a secondary sees it after its next [`Store::catch_up`].
 
 mod open;
+mod reindex;
 
 use std::path::{Path, PathBuf};
 
