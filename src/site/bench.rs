@@ -123,6 +123,49 @@ pub fn sample_page(host: usize, i: usize) -> String {
     Web::new(100_000, vec![1, 2, 3, 4]).page(host % 4, i)
 }
 
+/// The URLs of a `pages`-page benchmark web over `hosts` hosts whose ports
+/// are 8081, 8082, …: what the URL-seen benchmark feeds its structures.
+pub struct BenchUrls {
+    web: Web,
+}
+
+impl BenchUrls {
+    pub fn new(pages: usize, hosts: usize) -> BenchUrls {
+        let ports = (0..hosts.max(1)).map(|h| 8081 + h as u16).collect();
+        BenchUrls {
+            web: Web::new(pages.max(1), ports),
+        }
+    }
+
+    fn absolute(&self, host: usize, href: &str) -> String {
+        if href.starts_with("http") {
+            href.to_string()
+        } else {
+            format!("http://127.0.0.1:{}{href}", self.web.ports[host])
+        }
+    }
+
+    /// Every page's URL once, in the order a breadth-first crawl finds them
+    /// (the child tree is level-ordered by page number), hosts interleaved.
+    pub fn pages(&self) -> impl Iterator<Item = String> + '_ {
+        let hosts = self.web.ports.len();
+        (0..self.web.per_host * hosts).map(move |k| self.absolute(k % hosts, &Web::path(k / hosts)))
+    }
+
+    /// The absolute URLs of every page's links, page by page in the same
+    /// order: a crawl's stream of seen-set queries (mostly repeats).
+    pub fn links(&self) -> impl Iterator<Item = String> + '_ {
+        let hosts = self.web.ports.len();
+        (0..self.web.per_host * hosts).flat_map(move |k| {
+            let (host, i) = (k % hosts, k / hosts);
+            self.web
+                .links(host, i)
+                .into_iter()
+                .map(move |(href, _)| self.absolute(host, &href))
+        })
+    }
+}
+
 /// The web's content, shared by its hosts.
 struct Web {
     ports: Vec<u16>,
@@ -202,23 +245,10 @@ impl Web {
         h
     }
 
-    /// Page `i` of `host`: about 12 KB.
-    fn page(&self, host: usize, i: usize) -> String {
+    /// The links of page `i` of `host` besides the nav bar's 3 and the
+    /// footer's 1 (6–26): href and the number their words are drawn from.
+    fn links(&self, host: usize, i: usize) -> Vec<(String, usize)> {
         let seed = hash(&[host, i]);
-        let mut title = String::new();
-        words(seed, 5, &mut title);
-        let title = title.trim();
-        let mut h = String::with_capacity(14_000);
-        let _ = write!(
-            h,
-            "<!DOCTYPE html><html lang=\"zh\"><head><meta charset=\"utf-8\"><title>{title}</title>\
-             <meta name=\"description\" content=\"{title}\"></head><body>\
-             <header><nav><a href=\"/\">home</a> | <a href=\"{}\">first</a> | <a href=\"{}\">section</a></nav></header>\
-             <main><h1>{title}</h1>",
-            Self::path(0),
-            Self::path(i / FOLDER * FOLDER),
-        );
-        // The links besides the nav bar's 3 and the footer's 1: 6–26.
         let mut links: Vec<(String, usize)> = Vec::new();
         for c in (i * FANOUT + 1..=i * FANOUT + FANOUT).filter(|&c| c < self.per_host) {
             links.push((Self::path(c), c));
@@ -244,6 +274,26 @@ impl Web {
             links.push((Self::path(j), j));
             k += 1;
         }
+        links
+    }
+
+    /// Page `i` of `host`: about 12 KB.
+    fn page(&self, host: usize, i: usize) -> String {
+        let seed = hash(&[host, i]);
+        let mut title = String::new();
+        words(seed, 5, &mut title);
+        let title = title.trim();
+        let mut h = String::with_capacity(14_000);
+        let _ = write!(
+            h,
+            "<!DOCTYPE html><html lang=\"zh\"><head><meta charset=\"utf-8\"><title>{title}</title>\
+             <meta name=\"description\" content=\"{title}\"></head><body>\
+             <header><nav><a href=\"/\">home</a> | <a href=\"{}\">first</a> | <a href=\"{}\">section</a></nav></header>\
+             <main><h1>{title}</h1>",
+            Self::path(0),
+            Self::path(i / FOLDER * FOLDER),
+        );
+        let links = self.links(host, i);
         // Three sections, each a heading, paragraphs and a share of the links.
         let per_section = links.len().div_ceil(3);
         for (s, chunk) in links.chunks(per_section.max(1)).enumerate() {
