@@ -13,7 +13,8 @@ const CHUNK: usize = 4096;
 impl Store {
     /// Writes every stored page's index rows, then marks the index complete.
     /// `progress(done)` returns false to stop early (the index then stays
-    /// incomplete, and queries keep scanning). Returns the pages indexed.
+    /// incomplete, and queries keep scanning). Returns the pages indexed and
+    /// whether every page was.
     pub fn reindex_pages(&self, progress: &mut dyn FnMut(u64) -> bool) -> Result<(u64, bool)> {
         let mut done = 0u64;
         let mut b = self.batch();
