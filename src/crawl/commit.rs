@@ -464,7 +464,7 @@ impl Engine {
                 Err(_) => self.counters.invalid_links += 1,
             }
         }
-        for key in page_index::keys(f.status, job.url.url().host_str().unwrap_or(""), id) {
+        for key in page_index::keys(f.status, job.url.host(), id) {
             b.put_raw(CF_PAGE_INDEX, &key, &[]);
         }
         b.put(

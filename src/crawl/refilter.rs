@@ -384,9 +384,7 @@ fn judge_page(
     // The stored verdict: the `verdicts` row with this key, if any (a
     // schema 1 doc without one carries its own).
     let verdicts = &mut cursors.verdicts;
-    while verdicts.current()?.is_some_and(|(k, _)| k < &key[..]) {
-        verdicts.advance();
-    }
+    verdicts.skip_before(&key)?;
     let stored = match verdicts.current()? {
         Some((k, v)) if k == &key[..] => VerdictRecord::decode(v).ok(),
         _ => None,
@@ -445,19 +443,10 @@ fn judge_page(
     };
     // Targets whose verdict may change, checked after the loop.
     let mut maybe_queue: Vec<(UrlId, Option<String>, Option<FilterReason>)> = Vec::new();
-    // Rows of pages before this one (no doc) are skipped; the loop
-    // advances the cursor past this page's rows as it reads them.
-    while links_cursor.current()?.is_some_and(|(lk, _)| lk < &key[..]) {
-        links_cursor.advance();
-    }
-    let mut first = true;
-    loop {
-        if !std::mem::take(&mut first) {
-            links_cursor.advance();
-        }
-        let Some((lk, lv)) = links_cursor.current()? else {
-            break;
-        };
+    // Rows of pages before this one (no doc) are skipped; the loop reads
+    // this page's rows and stops on the next page's first.
+    links_cursor.skip_before(&key)?;
+    while let Some((lk, lv)) = links_cursor.next_row()? {
         if !lk.starts_with(&key) {
             break;
         }

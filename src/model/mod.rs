@@ -8,7 +8,7 @@ mod url;
 
 pub use ids::{HostId, UrlId};
 pub use url::{
-    CanonicalUrl, MAX_URL_BYTES, QueryEncoder, UrlError, host_of, normalize, resolve,
+    CanonicalUrl, MAX_URL_BYTES, QueryEncoder, UrlError, host_of, normalize, parsed_host, resolve,
     resolve_encoded,
 };
 

@@ -73,6 +73,16 @@ pub fn host_of(url: &str) -> &str {
     &rest[..end]
 }
 
+/// The host of a stored URL as [`CanonicalUrl::host`] gives it (an IPv6
+/// address in brackets, unlike [`host_of`]): what `pages where host`
+/// compares and the page index keys by. Empty when there is none.
+pub fn parsed_host(url: &str) -> String {
+    url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
 /// Parses and normalizes an absolute URL.
 pub fn normalize(input: &str) -> Result<CanonicalUrl, UrlError> {
     let url =

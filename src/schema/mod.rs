@@ -95,14 +95,29 @@ pub trait Versioned: serde::Serialize + serde::de::DeserializeOwned {
 
 /// Decodes a value written at `T::VERSION`.
 pub fn decode_current<T: Versioned>(bytes: &[u8]) -> Result<T, CodecError> {
-    let (&v, rest) = bytes.split_first().ok_or(CodecError::Empty)?;
-    if v != T::VERSION {
+    let (_, rest) = split_version(bytes, T::VERSION, T::VERSION)?;
+    postcard::from_bytes(rest).map_err(malformed)
+}
+
+/// A value's version byte, checked to be one a reader understands
+/// (`oldest..=known`), and the bytes after it.
+pub(crate) fn split_version(
+    bytes: &[u8],
+    oldest: u8,
+    known: u8,
+) -> Result<(u8, &[u8]), CodecError> {
+    let (&version, rest) = bytes.split_first().ok_or(CodecError::Empty)?;
+    if !(oldest..=known).contains(&version) {
         return Err(CodecError::Version {
-            found: v,
-            known: T::VERSION,
+            found: version,
+            known,
         });
     }
-    postcard::from_bytes(rest).map_err(|e| CodecError::Malformed(e.to_string()))
+    Ok((version, rest))
+}
+
+pub(crate) fn malformed(e: postcard::Error) -> CodecError {
+    CodecError::Malformed(e.to_string())
 }
 
 #[cfg(test)]

@@ -255,14 +255,7 @@ pub struct DocView<'a> {
 
 impl<'a> DocView<'a> {
     pub fn decode(bytes: &'a [u8]) -> Result<DocView<'a>, super::CodecError> {
-        let bad = |e: postcard::Error| super::CodecError::Malformed(e.to_string());
-        let (&version, rest) = bytes.split_first().ok_or(super::CodecError::Empty)?;
-        if !(1..=DocRecord::VERSION).contains(&version) {
-            return Err(super::CodecError::Version {
-                found: version,
-                known: DocRecord::VERSION,
-            });
-        }
+        let (version, rest) = super::split_version(bytes, 1, DocRecord::VERSION)?;
         // postcard writes a string as a length and its bytes, like a byte
         // slice: read as bytes, nothing is validated or copied.
         type Fields<'b> = (
@@ -277,7 +270,7 @@ impl<'a> DocView<'a> {
             Option<u128>,
         );
         let ((title, text, _, _, _, _, nofollow, _, _), rest) =
-            postcard::take_from_bytes::<Fields<'a>>(rest).map_err(bad)?;
+            postcard::take_from_bytes::<Fields<'a>>(rest).map_err(super::malformed)?;
         let legacy_verdict = match version {
             1 => Some(VerdictRecord {
                 verdict: "keep".into(),
@@ -285,7 +278,7 @@ impl<'a> DocView<'a> {
             }),
             2 => Some(
                 postcard::take_from_bytes::<VerdictRecord>(rest)
-                    .map_err(bad)?
+                    .map_err(super::malformed)?
                     .0,
             ),
             _ => None,
@@ -321,10 +314,10 @@ impl Versioned for DocRecord {
             // Version 2: the version 3 fields, then the verdict (kept: a db
             // written then has no `verdicts` rows until it is refiltered).
             Some(2) => {
-                let bad = |e: postcard::Error| super::CodecError::Malformed(e.to_string());
-                let (mut doc, rest) =
-                    postcard::take_from_bytes::<DocRecord>(&bytes[1..]).map_err(bad)?;
-                let (verdict, _) = postcard::take_from_bytes::<VerdictRecord>(rest).map_err(bad)?;
+                let (mut doc, rest) = postcard::take_from_bytes::<DocRecord>(&bytes[1..])
+                    .map_err(super::malformed)?;
+                let (verdict, _) =
+                    postcard::take_from_bytes::<VerdictRecord>(rest).map_err(super::malformed)?;
                 doc.set_verdict(verdict);
                 Ok(doc)
             }
@@ -341,8 +334,7 @@ impl Versioned for DocRecord {
                     outlinks: u32,
                     duplicate_of: Option<u128>,
                 }
-                let v: V1 = postcard::from_bytes(&bytes[1..])
-                    .map_err(|e| super::CodecError::Malformed(e.to_string()))?;
+                let v: V1 = postcard::from_bytes(&bytes[1..]).map_err(super::malformed)?;
                 Ok(DocRecord {
                     title: v.title,
                     text: v.text,
@@ -409,16 +401,10 @@ impl<'a> LinkView<'a> {
     /// Reads any version: each appends fields, so an older value is a
     /// prefix of the current layout and its missing fields stay empty.
     pub fn decode(bytes: &'a [u8]) -> Result<LinkView<'a>, super::CodecError> {
-        let bad = |e: postcard::Error| super::CodecError::Malformed(e.to_string());
-        let (&version, rest) = bytes.split_first().ok_or(super::CodecError::Empty)?;
-        if !(1..=LinkRecord::VERSION).contains(&version) {
-            return Err(super::CodecError::Version {
-                found: version,
-                known: LinkRecord::VERSION,
-            });
-        }
+        let (version, rest) = super::split_version(bytes, 1, LinkRecord::VERSION)?;
         let ((anchor, before, after, nofollow), rest) =
-            postcard::take_from_bytes::<(&str, &str, &str, bool)>(rest).map_err(bad)?;
+            postcard::take_from_bytes::<(&str, &str, &str, bool)>(rest)
+                .map_err(super::malformed)?;
         let mut view = LinkView {
             anchor,
             before,
@@ -428,11 +414,13 @@ impl<'a> LinkView<'a> {
         };
         if version >= 2 {
             let ((link_type, verdict, verdict_detail), rest) =
-                postcard::take_from_bytes::<(&str, &str, &str)>(rest).map_err(bad)?;
+                postcard::take_from_bytes::<(&str, &str, &str)>(rest).map_err(super::malformed)?;
             (view.link_type, view.verdict, view.verdict_detail) =
                 (link_type, verdict, verdict_detail);
             if version >= 3 {
-                view.dst_host = postcard::take_from_bytes::<&str>(rest).map_err(bad)?.0;
+                view.dst_host = postcard::take_from_bytes::<&str>(rest)
+                    .map_err(super::malformed)?
+                    .0;
             }
         }
         Ok(view)

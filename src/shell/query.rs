@@ -919,15 +919,9 @@ fn stream_row(c: &[String; 5]) -> String {
 
 /// A page field's value for the expression language.
 fn field(p: &PageRecord, d: &DocRecord, inlinks: u64, now: f64, name: &str) -> Val {
-    let host = || {
-        url::Url::parse(&p.url)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_string))
-            .unwrap_or_default()
-    };
     match name {
         "url" => Val::Str(p.url.clone()),
-        "host" => Val::Str(host()),
+        "host" => Val::Str(model::parsed_host(&p.url)),
         "title" => Val::Str(d.title.clone()),
         "content_type" => Val::Str(p.content_type.clone()),
         "charset" => Val::Str(d.charset.clone()),

@@ -81,6 +81,17 @@ impl Cursor<'_> {
         self.first = false;
         self.it.next();
     }
+
+    /// Moves past the rows with keys before `key` (a merge join's step to
+    /// the next key of the other side); [`next_row`](Self::next_row) then
+    /// returns the row the cursor stopped at.
+    pub fn skip_before(&mut self, key: &[u8]) -> Result<()> {
+        while self.current()?.is_some_and(|(k, _)| k < key) {
+            self.it.next();
+        }
+        self.first = true;
+        Ok(())
+    }
 }
 
 /// The smallest key after every key that starts with `prefix` (None when
@@ -290,13 +301,7 @@ impl Store {
     /// A cursor over the rows whose key starts with `prefix`: rows are
     /// lent, not copied, for scans that read most rows and keep few.
     pub fn cursor(&self, cf: &'static str, prefix: &[u8]) -> Cursor<'_> {
-        let mut opts = ReadOptions::default();
-        if let Some(end) = prefix_end(prefix) {
-            opts.set_iterate_upper_bound(end);
-        }
-        let mut it = self.db.raw_iterator_cf_opt(self.cf(cf), opts);
-        it.seek(prefix);
-        Cursor { it, first: true }
+        self.cursor_range(cf, prefix, prefix_end(prefix).as_deref())
     }
 
     /// A cursor over the rows with `from <= key < to` (`to` None: to the

@@ -2,7 +2,7 @@
 //! whose pages were stored without index rows.
 
 use super::{Result, Store};
-use crate::model::UrlId;
+use crate::model::{self, UrlId};
 use crate::schema::{
     CF_META, CF_PAGE_INDEX, CF_PAGES, PageRecord, Versioned, meta_keys, page_index,
 };
@@ -23,10 +23,7 @@ impl Store {
             let (Some(id), Ok(page)) = (UrlId::from_slice(&k), PageRecord::decode(&v)) else {
                 continue;
             };
-            let host = url::Url::parse(&page.url)
-                .ok()
-                .and_then(|u| u.host_str().map(str::to_string))
-                .unwrap_or_default();
+            let host = model::parsed_host(&page.url);
             for key in page_index::keys(page.status, &host, id) {
                 b.put_raw(CF_PAGE_INDEX, &key, &[]);
             }
