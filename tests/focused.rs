@@ -333,6 +333,52 @@ async fn refilter_requeues_and_drops_without_fetching() {
     );
 }
 
+/// Refilter stops when its progress callback says so (the shell's Ctrl-C):
+/// the pages done keep their new verdicts, the rest their old ones, and a
+/// later run finishes the job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refilter_is_interruptible_and_keeps_work_done() {
+    let web = trawl::site::bench::BenchWeb::start(1_200, 1, None)
+        .await
+        .unwrap();
+    let db = Db::new();
+    let s = CrawlSettings {
+        scope: Scope::Host,
+        ..common::fast()
+    };
+    db.crawl(s.clone(), &web.seeds()).await;
+    drop(web);
+    let total = db.store.scan(trawl::schema::CF_DOCS, &[]).count() as u64;
+    assert!(total > 1_000, "{total} pages stored");
+
+    // A keyword no page has: every page fails relevance.
+    let mut s = s;
+    s.filter.mode = Mode::Relevance;
+    s.filter.relevance_keywords = vec![("zzqx".into(), 1.0)];
+    let run = |stop_at_first: bool| {
+        let (store, s) = (db.store.clone(), s.clone());
+        move || {
+            let mut calls = 0;
+            trawl::crawl::refilter(store, s, false, &mut |_, _| {
+                calls += 1;
+                !(stop_at_first && calls == 1)
+            })
+            .unwrap()
+        }
+    };
+    let r = tokio::task::spawn_blocking(run(true)).await.unwrap();
+    assert!(r.interrupted, "{r:?}");
+    assert!(r.pages > 0 && r.pages < total, "{} of {total}", r.pages);
+    assert_eq!(r.changed, r.pages);
+
+    let r2 = tokio::task::spawn_blocking(run(false)).await.unwrap();
+    assert!(!r2.interrupted);
+    assert_eq!(r2.pages, total);
+    assert_eq!(r2.before.get("relevance"), Some(&r.pages), "{r2:?}");
+    assert_eq!(r2.before.get("keep"), Some(&(total - r.pages)));
+    assert_eq!(r2.after.get("relevance"), Some(&total));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shell_explains_verdicts_refilters_and_lists_runs() {
     let site = Site::start().await;
