@@ -70,6 +70,48 @@ async fn depth_limit_and_scope() {
     assert_eq!(f.count("/d/6"), 0);
 }
 
+/// A URL first found too deep is queued when a shallower link to it turns
+/// up later in the same run (the repeat-link cache must not hide it), and
+/// links to URLs already settled change nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shallower_link_later_in_the_run_queues_a_url_found_too_deep() {
+    let fast_host = std::sync::Arc::new(std::sync::OnceLock::<String>::new());
+    let target = fast_host.clone();
+    // The slow host's page links to the target at depth 2, but answers only
+    // after the fast host has found the target at depth 3.
+    let slow = Fixture::start(move |p: &str| match p {
+        "/robots.txt" => Response::status(404),
+        _ => page(
+            "slow",
+            &[&format!("{}/t", target.get().cloned().unwrap_or_default())],
+        )
+        .delayed(Duration::from_millis(600)),
+    })
+    .await;
+    let slow_url = slow.url("/y");
+    let f = Fixture::start(move |p: &str| match p {
+        "/robots.txt" => Response::status(404),
+        "/" => page("root", &["/x1", &slow_url, "/x1"]),
+        "/x1" => page("x1", &["/x2", "/", "/x1"]),
+        "/x2" => page("x2", &["/t", "/x1", "/"]),
+        _ => page("leaf", &["/", "/x1", "/x2"]),
+    })
+    .await;
+    fast_host.set(f.url("").trim_end_matches('/').to_string()).unwrap();
+    let db = Db::new();
+    let mut s = fast();
+    s.max_depth = Some(2);
+    s.scope = Scope::Any;
+    db.crawl(s, &[f.url("/")]).await;
+    assert_eq!(slow.count("/y"), 1);
+    assert_eq!(f.count("/t"), 1, "the shallower path queued /t");
+    let t = db.seen(&f.url("/t")).unwrap();
+    assert_eq!((t.state, t.depth), (SeenState::Fetched { status: 200 }, 2));
+    for p in ["/", "/x1", "/x2"] {
+        assert_eq!(f.count(p), 1, "{p} fetched once");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_pages_stops_the_crawl_and_counts_the_whole_db() {
     let f = Fixture::start(chain("/d/0".into())).await;

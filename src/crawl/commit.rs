@@ -179,6 +179,12 @@ impl Engine {
         if !pending.insert(id) {
             return Ok(());
         }
+        // Seeds and re-judged links may reopen any verdict: they always read
+        // the stored one.
+        let ordinary = !d.seed && !d.rejudge;
+        if ordinary && self.settled.contains(id) {
+            return Ok(());
+        }
         let prior = if self.front.may_contain(id) {
             self.store.seen(id)?
         } else {
@@ -197,6 +203,9 @@ impl Engine {
                 _ => false,
             };
             if !retry {
+                if ordinary && prior.state != SeenState::Filtered(FilterReason::Depth) {
+                    self.settled.insert(id);
+                }
                 return Ok(());
             }
             if let SeenState::Filtered(r) = prior.state {
@@ -227,6 +236,12 @@ impl Engine {
             updated_ms: now,
         };
         b.put(CF_SEEN, &id.to_bytes(), &rec);
+        if state == SeenState::Filtered(FilterReason::Depth) {
+            // A shallower link may still queue it.
+            self.settled.remove(id);
+        } else {
+            self.settled.insert(id);
+        }
         match state {
             SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
             _ => {

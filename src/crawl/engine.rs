@@ -14,7 +14,7 @@ use super::settings::CrawlSettings;
 use super::worker::{self, Done, PageJob};
 use crate::fetch::{ClientError, HttpClient, RobotsRules};
 use crate::filter::{FilterSettings, Filters};
-use crate::frontier::{HostQueue, ReadyHeap, SeenFront};
+use crate::frontier::{HostQueue, ReadyHeap, SeenFront, SettledSet};
 use crate::model::{self, HostId, UrlError, now_ms};
 use crate::schema::{CF_SEEN, Counters, HostRecord, RobotsOutcome, RobotsRecord};
 use crate::store::{Store, StoreError};
@@ -76,6 +76,8 @@ pub(super) struct Engine {
     pub hosts: HashMap<HostId, HostState>,
     pub ready: ReadyHeap,
     pub front: SeenFront,
+    /// Recently seen URLs no ordinary link can change: skips their lookup.
+    pub settled: SettledSet,
     shared: Arc<Shared>,
     tasks: JoinSet<Done>,
     pages_in_flight: u64,
@@ -104,7 +106,6 @@ pub fn start(
         .map(|s| model::normalize(s))
         .collect::<Result<Vec<_>, _>>()?;
     let (mut engine, rx) = Engine::new(store, settings)?;
-    engine.load_seen_front()?;
     engine.add_seeds(&seeds)?;
     engine.rejudge_if_limits_changed()?;
     engine.resume_hosts()?;
@@ -142,6 +143,7 @@ impl Engine {
             hosts: HashMap::new(),
             ready: ReadyHeap::default(),
             front: SeenFront::with_capacity(0),
+            settled: SettledSet::default(),
             shared,
             tasks: JoinSet::new(),
             pages_in_flight: 0,

@@ -6,4 +6,4 @@ mod queue;
 mod seen;
 
 pub use queue::{HostQueue, ReadyHeap};
-pub use seen::SeenFront;
+pub use seen::{SeenFront, SettledSet};

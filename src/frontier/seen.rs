@@ -1,6 +1,12 @@
 //! In-memory front of the URL-seen set: a Bloom filter over url ids. A
 //! "no" is certain and saves the RocksDB lookup (most links are new); a
-//! "maybe" is settled by the exact `seen` CF.
+//! "maybe" is settled by the exact `seen` CF — unless the URL is in the
+//! [`SettledSet`], which remembers recently seen URLs whose verdict no
+//! ordinary link can change, so the crawl's many repeat links (19 of a
+//! typical page's 20) need no RocksDB lookup either.
+
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::UrlId;
 
@@ -65,9 +71,101 @@ impl SeenFront {
     }
 }
 
+/// Entries per generation: 7/8 of 2^20 buckets, the most hashbrown holds
+/// without doubling, so a generation stays at ~9.4 MB (8-byte key + 1
+/// control byte per bucket) and both at ~19 MB.
+const GENERATION: usize = (1 << 20) / 8 * 7;
+
+/// A bounded cache of URLs that are seen and settled: their `seen` state is
+/// one an ordinary link cannot change (anything but filtered for depth).
+/// Two generations: when the young one is full the old one is dropped, so
+/// the URLs linked recently (which a crawl's links mostly point to) stay.
+/// Keys are the low 64 bits of the xxh3-128 url id — the fingerprint
+/// Heritrix's seen set keeps; two URLs of one crawl sharing it is about
+/// one chance in 10^13 per lookup at this size.
+#[derive(Default)]
+pub struct SettledSet {
+    young: HashSet<u64, BuildHasherDefault<IdHasher>>,
+    old: HashSet<u64, BuildHasherDefault<IdHasher>>,
+}
+
+impl SettledSet {
+    pub fn contains(&self, id: UrlId) -> bool {
+        let k = id.0 as u64;
+        self.young.contains(&k) || self.old.contains(&k)
+    }
+
+    pub fn insert(&mut self, id: UrlId) {
+        let k = id.0 as u64;
+        if self.old.contains(&k) {
+            return;
+        }
+        if self.young.len() >= GENERATION {
+            self.old = std::mem::take(&mut self.young);
+            self.young.reserve(GENERATION);
+        }
+        self.young.insert(k);
+    }
+
+    /// The URL's verdict may change again (it was filtered for depth).
+    pub fn remove(&mut self, id: UrlId) {
+        let k = id.0 as u64;
+        self.young.remove(&k);
+        self.old.remove(&k);
+    }
+
+    pub fn len(&self) -> usize {
+        self.young.len() + self.old.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The ids are uniform hashes already: hashing them again is wasted work.
+#[derive(Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settled_set_keeps_two_generations_and_forgets_older_ones() {
+        let mut s = SettledSet::default();
+        let id = |i: usize| UrlId::of(&format!("http://h/{i}"));
+        for i in 0..GENERATION {
+            s.insert(id(i));
+        }
+        assert!(s.contains(id(0)) && s.contains(id(GENERATION - 1)));
+        assert!(!s.contains(id(GENERATION)));
+        // The young generation is full: the next insert ages it.
+        for i in GENERATION..2 * GENERATION + 1 {
+            s.insert(id(i));
+        }
+        assert!(!s.contains(id(0)), "the first generation is dropped");
+        assert!(s.contains(id(GENERATION)) && s.contains(id(2 * GENERATION)));
+        s.remove(id(GENERATION));
+        assert!(!s.contains(id(GENERATION)));
+        assert!(s.len() <= 2 * GENERATION);
+    }
 
     #[test]
     fn no_false_negatives_and_few_false_positives() {
