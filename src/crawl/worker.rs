@@ -85,16 +85,16 @@ fn internal(e: tokio::task::JoinError) -> FetchError {
     }
 }
 
-/// zstd level 3 with one compression context per thread: creating a
+/// zstd level 1 with one compression context per thread: creating a
 /// context per page showed in the crawl's profile.
 fn compress(body: &[u8]) -> Vec<u8> {
     thread_local! {
         static ZSTD: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
-            std::cell::RefCell::new(zstd::bulk::Compressor::new(3).ok());
+            std::cell::RefCell::new(zstd::bulk::Compressor::new(1).ok());
     }
     ZSTD.with(|z| match z.borrow_mut().as_mut() {
         Some(c) => c.compress(body).ok(),
-        None => zstd::bulk::compress(body, 3).ok(),
+        None => zstd::bulk::compress(body, 1).ok(),
     })
     .unwrap_or_default()
 }
