@@ -173,6 +173,8 @@ impl Engine {
 
     fn load_seen_front(&mut self) -> Result<(), StoreError> {
         let n = self.counters.seen as usize;
+        // The old filter goes first: holding both would double its memory.
+        self.front = SeenFront::with_capacity(0);
         self.front = SeenFront::with_capacity((n * 2).max(1 << 20));
         for row in self.store.scan(CF_SEEN, &[]) {
             let (k, _) = row?;

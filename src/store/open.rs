@@ -16,7 +16,7 @@ use crate::schema::{
 /// hot. With the block cache it is most of a crawl's memory; the two are
 /// sized so that a 1,000,000-page crawl stays under 256 MB of RSS.
 const WRITE_BUFFER_TOTAL: usize = 64 << 20;
-const BLOCK_CACHE: usize = 48 << 20;
+const BLOCK_CACHE: usize = 40 << 20;
 
 fn db_options() -> Options {
     let mut o = Options::default();
