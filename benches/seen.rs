@@ -1,6 +1,8 @@
 //! Document 004's comparison of URL-seen structures, on URLs of the
 //! benchmark web: the RocksDB `seen` CF alone; RocksDB behind trawl's
-//! in-memory front (a Bloom filter over url ids, what the crawl uses); an
+//! in-memory front (a Bloom filter over url ids); that plus the crawl's
+//! bounded cache of settled URLs (what the crawl uses: two generations of
+//! 64-bit fingerprints, at most ~19 MB); an
 //! in-memory `HashSet<u128>` of url ids; and the document's character trie
 //! (a "generalized list": first-child / next-sibling nodes, one per byte).
 //!
@@ -16,7 +18,7 @@
 //! Times include hashing the URL to its id where a structure keys by id.
 //! RAM is the Rust heap the structure holds (a counting allocator): for the
 //! RocksDB rows that is the front alone, since RocksDB's own memory is
-//! capped (64 MB of memtables, 48 MB of block cache) whatever N is; the
+//! capped (64 MB of memtables, 40 MB of block cache) whatever N is; the
 //! process's RSS growth is printed to stderr as a cross-check.
 //!
 //! Run: `cargo bench --bench seen` (16,000 and 10,000,000 URLs, a few
@@ -29,7 +31,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
-use trawl::frontier::SeenFront;
+use trawl::frontier::{SeenFront, SettledSet};
 use trawl::model::UrlId;
 use trawl::schema::{CF_SEEN, SeenRecord, SeenState};
 use trawl::site::bench::BenchUrls;
@@ -98,21 +100,24 @@ trait SeenSet {
 /// Writes are grouped per page, as the crawl's one batch per page does.
 const LINKS_PER_PAGE: usize = 20;
 
-/// The `seen` CF of a trawl db, optionally behind the crawl's Bloom front.
+/// The `seen` CF of a trawl db, optionally behind the crawl's Bloom front
+/// and its cache of settled URLs (what the crawl uses: both).
 struct Rocks {
     store: Store,
     front: Option<SeenFront>,
+    settled: Option<SettledSet>,
     pending: Vec<UrlId>,
     _dir: tempfile::TempDir,
 }
 
 impl Rocks {
-    fn new(front_for: Option<usize>) -> Rocks {
+    fn new(front_for: Option<usize>, settled: bool) -> Rocks {
         let dir = tempfile::tempdir().expect("temp dir");
         Rocks {
             store: Store::open(dir.path()).expect("open store"),
             // Sized as the engine sizes it for a db of n URLs.
             front: front_for.map(|n| SeenFront::with_capacity((n * 2).max(1 << 20))),
+            settled: settled.then(SettledSet::default),
             pending: Vec::with_capacity(LINKS_PER_PAGE),
             _dir: dir,
         }
@@ -133,8 +138,8 @@ impl Rocks {
         b.write().expect("write batch");
     }
 
-    fn known(&self, id: UrlId) -> bool {
-        if self.pending.contains(&id) {
+    fn known(&mut self, id: UrlId) -> bool {
+        if self.pending.contains(&id) || self.settled.as_ref().is_some_and(|s| s.contains(id)) {
             return true;
         }
         if let Some(f) = &self.front
@@ -142,7 +147,11 @@ impl Rocks {
         {
             return false;
         }
-        self.store.seen(id).expect("read seen").is_some()
+        let found = self.store.seen(id).expect("read seen").is_some();
+        if found && let Some(s) = &mut self.settled {
+            s.insert(id);
+        }
+        found
     }
 }
 
@@ -154,6 +163,9 @@ impl SeenSet for Rocks {
         }
         if let Some(f) = &mut self.front {
             f.insert(id);
+        }
+        if let Some(s) = &mut self.settled {
+            s.insert(id);
         }
         self.pending.push(id);
         if self.pending.len() == LINKS_PER_PAGE {
@@ -398,7 +410,7 @@ fn report(n: usize, rows: &[Row]) {
         );
     }
     println!(
-        "(RAM of the RocksDB rows is trawl's heap, i.e. the front; RocksDB itself holds at most 64 MB of memtables and 48 MB of block cache whatever N is)"
+        "(RAM of the RocksDB rows is trawl's heap, i.e. the front; RocksDB itself holds at most 64 MB of memtables and 40 MB of block cache whatever N is)"
     );
 }
 
@@ -415,9 +427,14 @@ fn main() {
     for n in sizes {
         let streams = Streams::new(n);
         let rows = vec![
-            measure("rocksdb seen CF", &streams, || Box::new(Rocks::new(None))),
+            measure("rocksdb seen CF", &streams, || {
+                Box::new(Rocks::new(None, false))
+            }),
             measure("rocksdb + bloom front", &streams, || {
-                Box::new(Rocks::new(Some(n)))
+                Box::new(Rocks::new(Some(n), false))
+            }),
+            measure("+ settled cache (crawl)", &streams, || {
+                Box::new(Rocks::new(Some(n), true))
             }),
             measure("HashSet<u128> of ids", &streams, || {
                 Box::new(IdSet::default())

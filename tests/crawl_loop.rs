@@ -97,7 +97,9 @@ async fn a_shallower_link_later_in_the_run_queues_a_url_found_too_deep() {
         _ => page("leaf", &["/", "/x1", "/x2"]),
     })
     .await;
-    fast_host.set(f.url("").trim_end_matches('/').to_string()).unwrap();
+    fast_host
+        .set(f.url("").trim_end_matches('/').to_string())
+        .unwrap();
     let db = Db::new();
     let mut s = fast();
     s.max_depth = Some(2);
