@@ -203,8 +203,8 @@ impl Engine {
                 _ => false,
             };
             if !retry {
-                if ordinary && prior.state != SeenState::Filtered(FilterReason::Depth) {
-                    self.settled.insert(id);
+                if ordinary {
+                    self.settled.record(id, prior.state);
                 }
                 return Ok(());
             }
@@ -236,12 +236,7 @@ impl Engine {
             updated_ms: now,
         };
         b.put(CF_SEEN, &id.to_bytes(), &rec);
-        if state == SeenState::Filtered(FilterReason::Depth) {
-            // A shallower link may still queue it.
-            self.settled.remove(id);
-        } else {
-            self.settled.insert(id);
-        }
+        self.settled.record(id, state);
         match state {
             SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
             _ => {

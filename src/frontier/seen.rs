@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::UrlId;
+use crate::schema::{FilterReason, SeenState};
 
 const BITS_PER_URL: usize = 10;
 const HASHES: u64 = 7;
@@ -113,8 +114,18 @@ impl SettledSet {
         self.young.insert(k);
     }
 
+    /// Keeps the URL if `state` is settled, forgets it if not.
+    pub fn record(&mut self, id: UrlId, state: SeenState) {
+        if state == SeenState::Filtered(FilterReason::Depth) {
+            // A shallower link may still queue it.
+            self.remove(id);
+        } else {
+            self.insert(id);
+        }
+    }
+
     /// The URL's verdict may change again (it was filtered for depth).
-    pub fn remove(&mut self, id: UrlId) {
+    fn remove(&mut self, id: UrlId) {
         let k = id.0 as u64;
         self.young.remove(&k);
         self.old.remove(&k);

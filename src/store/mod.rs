@@ -76,12 +76,6 @@ impl Cursor<'_> {
         Ok(self.it.key().zip(self.it.value()))
     }
 
-    /// Moves to the next row.
-    pub fn advance(&mut self) {
-        self.first = false;
-        self.it.next();
-    }
-
     /// Moves past the rows with keys before `key` (a merge join's step to
     /// the next key of the other side); [`next_row`](Self::next_row) then
     /// returns the row the cursor stopped at.
@@ -444,13 +438,12 @@ mod tests {
             c.current().unwrap().map(|(k, _)| k.to_vec()),
             Some(vec![1, 2])
         );
-        c.advance();
-        c.advance();
+        c.skip_before(&[2, 1]).unwrap();
         assert_eq!(
             c.current().unwrap().map(|(k, _)| k.to_vec()),
             Some(vec![2, 0xff])
         );
-        c.advance();
+        c.skip_before(&[3]).unwrap();
         assert_eq!(c.current().unwrap(), None, "the upper bound is exclusive");
     }
 }
