@@ -92,6 +92,7 @@ fn bench(c: &mut Criterion) {
                     link_type: "horizontal",
                     verdict: "follow",
                     dst_host: l.url.host(),
+                    dst_url: l.url.as_str(),
                     ..LinkView::default()
                 };
                 let fwd = LinkKey {

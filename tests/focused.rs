@@ -204,6 +204,27 @@ async fn relevance_modes_follow_links_of_relevant_pages_by_type() {
         site.fetched("www.uestc.edu.cn/shop/d.html"),
         "relevance alone ignores link types"
     );
+    // The irrelevant page's link was never followed, so its target has no
+    // seen row; refilter without focusing queues it from the link row.
+    let child = site.url("www.other.com", "/child");
+    assert!(db.seen(&child).is_none());
+    let store = db.store.clone();
+    let s = CrawlSettings {
+        scope: Scope::Any,
+        max_depth: Some(3),
+        ..common::fast()
+    };
+    let r = tokio::task::spawn_blocking(move || {
+        trawl::crawl::refilter(store, s, false, &mut |_, _| true).unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(r.enqueued >= 1, "{r:?}");
+    assert_eq!(db.seen(&child).unwrap().state, SeenState::Queued);
+    assert_eq!(
+        db.store.url(common::id(&child)).unwrap().as_deref(),
+        Some(child.as_str())
+    );
 
     let site = Site::start().await;
     let db = crawl(&site, Mode::RelevanceLinkType).await;
@@ -214,10 +235,10 @@ async fn relevance_modes_follow_links_of_relevant_pages_by_type() {
         .map(|r| {
             let (k, v) = r.unwrap();
             let dst = trawl::model::UrlId::from_slice(&k[16..]).unwrap();
-            (
-                db.store.url(dst).unwrap().unwrap(),
-                LinkRecord::decode(&v).unwrap(),
-            )
+            let l = LinkRecord::decode(&v).unwrap();
+            // The row carries its target's URL (link version 4).
+            assert_eq!(common::id(&l.dst_url), dst);
+            (l.dst_url.clone(), l)
         })
         .collect();
     let kind = |suffix: &str| {

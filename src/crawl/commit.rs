@@ -547,16 +547,11 @@ impl Engine {
                         verdict: decision.why,
                         verdict_detail: &decision.detail,
                         dst_host: link.url.host(),
+                        // A later refilter queues an unfollowed target from
+                        // here; a followed one gets a `urls` row from
+                        // `discover` when new.
+                        dst_url: link.url.as_str(),
                     };
-                    // Every link target's URL is kept, so a later refilter can
-                    // queue it; a followed one gets it from `discover` when new.
-                    if !follow {
-                        b.put_raw(
-                            CF_URLS,
-                            &link.url.id().to_bytes(),
-                            link.url.as_str().as_bytes(),
-                        );
-                    }
                     b.put_raw(
                         CF_LINKS,
                         &LinkKey {

@@ -453,13 +453,18 @@ fn judge_page(
         let (Some(lkey), Ok(rec)) = (LinkKey::from_key(lk), LinkView::decode(lv)) else {
             continue;
         };
-        // The target's URL is read only when it matters: an unknown link
-        // type, or the domain filter (which needs just its host).
+        // The target's URL: in the row since link version 4; for older rows
+        // it is read only when it matters (an unknown link type, the domain
+        // filter without a stored host, a target to queue).
+        let stored_url = Some(rec.dst_url).filter(|u| !u.is_empty());
         let mut text: Option<String> = None;
         let kind = match LinkType::parse(rec.link_type) {
             Some(k) => k,
             None => {
-                text = store.url(lkey.second)?;
+                text = match stored_url {
+                    Some(u) => Some(u.to_string()),
+                    None => store.url(lkey.second)?,
+                };
                 let Some(d) = text.as_deref().and_then(|t| model::normalize(t).ok()) else {
                     continue;
                 };
@@ -474,7 +479,10 @@ fn judge_page(
         };
         // Records before v3 lack the host: read it from the stored URL.
         if domain_mode && rec.dst_host.is_empty() && text.is_none() {
-            text = store.url(lkey.second)?;
+            text = match stored_url {
+                Some(u) => Some(u.to_string()),
+                None => store.url(lkey.second)?,
+            };
         }
         let host: Option<&str> = if !rec.dst_host.is_empty() {
             Some(rec.dst_host)
@@ -504,7 +512,8 @@ fn judge_page(
         let was_followed = rec.verdict == "follow";
         let follows = decision.follows();
         if (follows && !was_followed) || (forced.is_some() && changed) {
-            maybe_queue.push((lkey.second, text.take(), forced));
+            let text = text.take().or_else(|| stored_url.map(str::to_string));
+            maybe_queue.push((lkey.second, text, forced));
         }
         if was_followed && !follows {
             w.unfollowed.push(lkey.second);

@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v3.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v4.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -13,7 +13,7 @@ pub use keys::{FrontierKey, LinkKey, page_index};
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -124,11 +124,11 @@ pub(crate) fn malformed(e: postcard::Error) -> CodecError {
 mod tests {
     use super::*;
 
-    /// `schema/v3.md` has one `## \`name\`` section per column family the
+    /// `schema/v4.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v3.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v4.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -136,7 +136,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v3.md sections vs COLUMN_FAMILIES"
+            "schema/v4.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"
@@ -189,6 +189,22 @@ mod tests {
         assert_eq!(
             (l.anchor.as_str(), l.nofollow, l.link_type.as_str()),
             ("a", true, "")
+        );
+        // Link version 3 ends at the target's host; version 4 adds its URL.
+        let mut b = vec![3u8];
+        b.extend(
+            postcard::to_stdvec(&("a", "b", "c", false, "outward", "follow", "", "h.org")).unwrap(),
+        );
+        let l = LinkRecord::decode(&b).unwrap();
+        assert_eq!((l.dst_host.as_str(), l.dst_url.as_str()), ("h.org", ""));
+        let v4 = LinkRecord {
+            dst_url: "http://h.org/x".into(),
+            ..l
+        };
+        assert_eq!(LinkRecord::decode(&v4.encode()).unwrap(), v4);
+        assert_eq!(
+            LinkView::decode(&v4.encode()).unwrap().dst_url,
+            "http://h.org/x"
         );
         // Version 2: the nine fields, then the verdict (now in `verdicts`).
         let mut b = vec![2u8];

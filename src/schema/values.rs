@@ -373,10 +373,14 @@ pub struct LinkRecord {
     // Version 3:
     /// The target's host, so the domain filter needs no URL lookup.
     pub dst_host: String,
+    // Version 4:
+    /// The target's URL, so listing a page's out-links (the shell's `page`,
+    /// `links from`) or queueing one (refilter) reads no `urls` row.
+    pub dst_url: String,
 }
 
 impl Versioned for LinkRecord {
-    const VERSION: u8 = 3;
+    const VERSION: u8 = 4;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
         LinkView::decode(bytes).map(|v| v.to_record())
@@ -395,6 +399,7 @@ pub struct LinkView<'a> {
     pub verdict: &'a str,
     pub verdict_detail: &'a str,
     pub dst_host: &'a str,
+    pub dst_url: &'a str,
 }
 
 impl<'a> LinkView<'a> {
@@ -418,9 +423,14 @@ impl<'a> LinkView<'a> {
             (view.link_type, view.verdict, view.verdict_detail) =
                 (link_type, verdict, verdict_detail);
             if version >= 3 {
-                view.dst_host = postcard::take_from_bytes::<&str>(rest)
-                    .map_err(super::malformed)?
-                    .0;
+                let (dst_host, rest) =
+                    postcard::take_from_bytes::<&str>(rest).map_err(super::malformed)?;
+                view.dst_host = dst_host;
+                if version >= 4 {
+                    view.dst_url = postcard::take_from_bytes::<&str>(rest)
+                        .map_err(super::malformed)?
+                        .0;
+                }
             }
         }
         Ok(view)
@@ -443,6 +453,7 @@ impl<'a> LinkView<'a> {
             verdict: self.verdict.to_string(),
             verdict_detail: self.verdict_detail.to_string(),
             dst_host: self.dst_host.to_string(),
+            dst_url: self.dst_url.to_string(),
         }
     }
 }

@@ -504,36 +504,53 @@ impl Shell {
     }
 
     fn links_from(&self, id: UrlId, n: usize) -> Result<Vec<(String, LinkRecord)>, String> {
-        let mut out = Vec::new();
+        let mut links = Vec::new();
         for row in self.store.scan(CF_LINKS, &id.to_bytes()).take(n) {
             let (k, v) = row.map_err(err)?;
             if let (Some(k), Ok(l)) = (LinkKey::from_key(&k), LinkRecord::decode(&v)) {
-                out.push((
-                    self.store
-                        .url(k.second)
-                        .map_err(err)?
-                        .unwrap_or_else(|| k.second.to_string()),
-                    l,
-                ));
+                links.push((k.second, l));
             }
         }
-        Ok(out)
+        // Rows before link version 4 lack the target's URL: one MultiGet
+        // of `urls` for those.
+        let missing: Vec<UrlId> = links
+            .iter()
+            .filter(|(_, l)| l.dst_url.is_empty())
+            .map(|(id, _)| *id)
+            .collect();
+        let mut looked_up = self.urls_of(&missing)?.into_iter();
+        Ok(links
+            .into_iter()
+            .map(|(_, mut l)| {
+                let url = if l.dst_url.is_empty() {
+                    looked_up.next().unwrap_or_default()
+                } else {
+                    std::mem::take(&mut l.dst_url)
+                };
+                (url, l)
+            })
+            .collect())
     }
 
     fn links_to(&self, id: UrlId, n: usize) -> Result<Vec<String>, String> {
-        let mut out = Vec::new();
+        let mut ids = Vec::new();
         for row in self.store.scan(CF_INLINKS, &id.to_bytes()).take(n) {
             let (k, _) = row.map_err(err)?;
             if let Some(k) = LinkKey::from_key(&k) {
-                out.push(
-                    self.store
-                        .url(k.second)
-                        .map_err(err)?
-                        .unwrap_or_else(|| k.second.to_string()),
-                );
+                ids.push(k.second);
             }
         }
-        Ok(out)
+        self.urls_of(&ids)
+    }
+
+    /// The URLs of `ids`, in order; an id without a `urls` row shows as hex.
+    fn urls_of(&self, ids: &[UrlId]) -> Result<Vec<String>, String> {
+        let urls = self.store.urls_many(ids).map_err(err)?;
+        Ok(urls
+            .into_iter()
+            .zip(ids)
+            .map(|(u, id)| u.unwrap_or_else(|| id.to_string()))
+            .collect())
     }
 
     pub(super) fn cmd_links(&mut self, args: &[&str]) -> Result<Reply, String> {

@@ -192,6 +192,17 @@ impl Store {
             .map(|v| String::from_utf8_lossy(&v).into_owned()))
     }
 
+    /// The URLs of many ids at once (one RocksDB MultiGet, which sorts the
+    /// keys and reads each block once): a page's out- and in-links.
+    pub fn urls_many(&self, ids: &[UrlId]) -> Result<Vec<Option<String>>> {
+        let keys: Vec<[u8; 16]> = ids.iter().map(|id| id.to_bytes()).collect();
+        self.db
+            .batched_multi_get_cf(self.cf(CF_URLS), keys.iter(), false)
+            .into_iter()
+            .map(|r| Ok(r?.map(|v| String::from_utf8_lossy(&v).into_owned())))
+            .collect()
+    }
+
     pub fn page(&self, id: UrlId) -> Result<Option<PageRecord>> {
         self.get(CF_PAGES, &id.to_bytes())
     }

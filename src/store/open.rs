@@ -9,7 +9,8 @@ use rocksdb::{
 
 use super::{Result, StoreError};
 use crate::schema::{
-    self, CF_DOCS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_SEEN, SCHEMA_VERSION, meta_keys,
+    self, CF_CONTENT, CF_DOCS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_SEEN, CF_URLS,
+    CF_VERDICTS, SCHEMA_VERSION, meta_keys,
 };
 
 /// Total memtable budget across CFs: keeps RSS bounded however many CFs are
@@ -17,6 +18,9 @@ use crate::schema::{
 /// sized so that a 1,000,000-page crawl stays under 256 MB of RSS.
 const WRITE_BUFFER_TOTAL: usize = 64 << 20;
 const BLOCK_CACHE: usize = 40 << 20;
+
+/// The CFs read by point lookups (Get, MultiGet), not only by scans.
+const POINT_LOOKUP_CFS: [&str; 6] = [CF_SEEN, CF_URLS, CF_CONTENT, CF_PAGES, CF_DOCS, CF_VERDICTS];
 
 fn db_options() -> Options {
     let mut o = Options::default();
@@ -58,9 +62,11 @@ fn cf_options(name: &str, cache: &Cache) -> Options {
     table.set_cache_index_and_filter_blocks_with_high_priority(true);
     table.set_pin_top_level_index_and_filter(true);
     table.set_pin_l0_filter_and_index_blocks_in_cache(true);
-    if name == CF_SEEN {
-        // Most lookups are misses (a new URL): a bloom filter answers them
-        // without touching a data block.
+    if POINT_LOOKUP_CFS.contains(&name) {
+        // Read by whole key: a bloom filter answers a level that lacks the
+        // key without touching a data block. For `seen` and `content` most
+        // lookups are misses (a new URL, a new body); for the others it
+        // spares the upper levels of every shell lookup.
         table.set_bloom_filter(10.0, false);
         table.set_partition_filters(true);
     }
