@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Modules, lowest first: [`model`] (ids, canonical URLs), [`schema`] (the
-//! on-disk format, mirrored by `schema/v4.md`), [`store`] (the only code
+//! on-disk format, mirrored by `schema/v5.md`), [`store`] (the only code
 //! that touches RocksDB), [`fetch`], [`parse`], [`frontier`], [`crawl`]
 //! (the engine and its handle), [`shell`] (the query shell and `.crawlrc`
 //! batches), [`site`] (servers on loopback for the demo and tests), [`cli`].

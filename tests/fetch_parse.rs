@@ -240,10 +240,10 @@ async fn base_href_nofollow_and_meta_robots() {
     let noidx = db.doc(&f.url("/noidx")).unwrap();
     assert!(noidx.noindex && noidx.text.is_empty());
     // The links are still recorded, with their flags.
-    let links: Vec<_> = db
+    let links = db
         .store
-        .scan(trawl::schema::CF_LINKS, &common::id(&f.url("/")).to_bytes())
-        .collect();
+        .links_from(common::id(&f.url("/")), usize::MAX)
+        .unwrap();
     assert_eq!(links.len(), 6);
 }
 

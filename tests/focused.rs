@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use common::Db;
 use trawl::crawl::{CrawlSettings, Scope};
 use trawl::filter::Mode;
-use trawl::schema::{CF_LINKS, FilterReason, LinkRecord, SeenState, Versioned};
+use trawl::schema::{FilterReason, LinkRecord, SeenState};
 use trawl::site::{Response, Server, handler};
 
 /// Neutral text that keeps keywords of one link out of the next one's context.
@@ -129,11 +129,10 @@ async fn domain_mode_drops_hosts_without_a_key_domain() {
     );
     let links: Vec<LinkRecord> = db
         .store
-        .scan(
-            CF_LINKS,
-            &common::id(&site.url("www.uestc.edu.cn", "/")).to_bytes(),
-        )
-        .map(|r| LinkRecord::decode(&r.unwrap().1).unwrap())
+        .links_from(common::id(&site.url("www.uestc.edu.cn", "/")), usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|(_, l)| l)
         .collect();
     let dropped: Vec<&LinkRecord> = links.iter().filter(|l| l.verdict == "domain").collect();
     assert_eq!(dropped.len(), 2);
@@ -231,11 +230,10 @@ async fn relevance_modes_follow_links_of_relevant_pages_by_type() {
     let news = common::id(&site.url("www.uestc.edu.cn", "/news/index.html"));
     let links: Vec<(String, LinkRecord)> = db
         .store
-        .scan(CF_LINKS, &news.to_bytes())
-        .map(|r| {
-            let (k, v) = r.unwrap();
-            let dst = trawl::model::UrlId::from_slice(&k[16..]).unwrap();
-            let l = LinkRecord::decode(&v).unwrap();
+        .links_from(news, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|(dst, l)| {
             // The row carries its target's URL (link version 4).
             assert_eq!(common::id(&l.dst_url), dst);
             (l.dst_url.clone(), l)

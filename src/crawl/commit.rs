@@ -14,8 +14,8 @@ use crate::model::{self, CanonicalUrl, HostId, UrlId, now_ms};
 use crate::schema::{
     CF_CONTENT, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGE_INDEX,
     CF_PAGES, CF_SEEN, CF_URLS, CF_VERDICTS, DocRecord, FilterReason, FrontierEntry, FrontierKey,
-    LinkKey, LinkLimits, LinkView, PageRecord, SeedList, SeenRecord, SeenState, Versioned,
-    meta_keys, page_index,
+    LinkKey, LinkLimits, LinkView, PageLinksBuilder, PageRecord, SeedList, SeenRecord, SeenState,
+    Versioned, meta_keys, page_index,
 };
 use crate::store::{Batch, StoreError};
 
@@ -514,6 +514,7 @@ impl Engine {
             if duplicate_of.is_some() {
                 self.counters.duplicates += 1;
             } else {
+                let mut row = PageLinksBuilder::default();
                 for link in &page.links {
                     let kind = links::classify(job.url.url(), link.url.url());
                     let judge = LinkJudge {
@@ -552,15 +553,7 @@ impl Engine {
                         // `discover` when new.
                         dst_url: link.url.as_str(),
                     };
-                    b.put_raw(
-                        CF_LINKS,
-                        &LinkKey {
-                            first: id,
-                            second: link.url.id(),
-                        }
-                        .to_key(),
-                        &rec.encode(),
-                    );
+                    row.push(link.url.id(), &rec);
                     b.put_raw(
                         CF_INLINKS,
                         &LinkKey {
@@ -581,6 +574,9 @@ impl Engine {
                         };
                         self.discover(&mut b, &mut pending, &mut touched, &link.url, d)?;
                     }
+                }
+                if !row.is_empty() {
+                    b.put_raw(CF_LINKS, &id.to_bytes(), &row.encode());
                 }
                 self.counters.links += page.links.len() as u64;
                 self.run_links += page.links.len() as u64;

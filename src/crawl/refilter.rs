@@ -16,7 +16,8 @@ use crate::filter::links::{self, LinkType};
 use crate::model::{self, UrlId};
 use crate::schema::{
     CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_VERDICTS, DocView, FilterReason, FrontierEntry,
-    FrontierKey, LinkKey, LinkView, SeenRecord, SeenState, VerdictRecord, Versioned,
+    FrontierKey, LinkKey, LinkView, PageLinks, PageLinksBuilder, SeenRecord, SeenState,
+    VerdictRecord, Versioned,
 };
 use crate::store::{Cursor, Store, StoreError};
 
@@ -335,13 +336,9 @@ fn still_linked(store: &Store, dst: UrlId) -> Result<bool, StoreError> {
         let Some(k) = LinkKey::from_key(&k) else {
             continue;
         };
-        let fwd = LinkKey {
-            first: k.second,
-            second: k.first,
-        }
-        .to_key();
-        if let Some(v) = store.get_raw(CF_LINKS, &fwd)?
-            && LinkView::decode(&v).is_ok_and(|l| l.verdict == "follow")
+        if store
+            .link(k.second, dst)?
+            .is_some_and(|l| l.verdict == "follow")
         {
             return Ok(true);
         }
@@ -444,15 +441,42 @@ fn judge_page(
     // Targets whose verdict may change, checked after the loop.
     let mut maybe_queue: Vec<(UrlId, Option<String>, Option<FilterReason>)> = Vec::new();
     // Rows of pages before this one (no doc) are skipped; the loop reads
-    // this page's rows and stops on the next page's first.
+    // this page's rows and stops on the next page's first: its `links` row
+    // (schema 5; it sorts first and supersedes per-link rows an earlier
+    // fetch under schema 4 left) or, in an older db, one row per link.
+    // Copied out, as the cursor lends one row at a time.
     links_cursor.skip_before(&key)?;
+    let mut page_row: Option<Vec<u8>> = None;
+    let mut legacy: Vec<(Box<[u8]>, Vec<u8>)> = Vec::new();
     while let Some((lk, lv)) = links_cursor.next_row()? {
         if !lk.starts_with(&key) {
             break;
         }
-        let (Some(lkey), Ok(rec)) = (LinkKey::from_key(lk), LinkView::decode(lv)) else {
-            continue;
-        };
+        if lk.len() == key.len() {
+            page_row = Some(lv.to_vec());
+        } else if page_row.is_none() {
+            legacy.push((lk.into(), lv.to_vec()));
+        }
+    }
+    // (target, link, the key of its per-link row if it has one)
+    let mut entries: Vec<(UrlId, LinkView<'_>, Option<&[u8]>)> = Vec::new();
+    match &page_row {
+        Some(row) => {
+            if let Ok(links) = PageLinks::decode(row) {
+                entries.extend(links.into_iter().map(|(dst, l)| (dst, l, None)));
+            }
+        }
+        None => {
+            for (k, v) in &legacy {
+                if let (Some(lkey), Ok(rec)) = (LinkKey::from_key(k), LinkView::decode(v)) {
+                    entries.push((lkey.second, rec, Some(&k[..])));
+                }
+            }
+        }
+    }
+    // Page-row links whose judgement changed: (index, type, verdict, detail).
+    let mut row_changes: Vec<(usize, &'static str, &'static str, String)> = Vec::new();
+    for (i, &(dst, rec, legacy_key)) in entries.iter().enumerate() {
         // The target's URL: in the row since link version 4; for older rows
         // it is read only when it matters (an unknown link type, the domain
         // filter without a stored host, a target to queue).
@@ -463,7 +487,7 @@ fn judge_page(
             None => {
                 text = match stored_url {
                     Some(u) => Some(u.to_string()),
-                    None => store.url(lkey.second)?,
+                    None => store.url(dst)?,
                 };
                 let Some(d) = text.as_deref().and_then(|t| model::normalize(t).ok()) else {
                     continue;
@@ -481,7 +505,7 @@ fn judge_page(
         if domain_mode && rec.dst_host.is_empty() && text.is_none() {
             text = match stored_url {
                 Some(u) => Some(u.to_string()),
-                None => store.url(lkey.second)?,
+                None => store.url(dst)?,
             };
         }
         let host: Option<&str> = if !rec.dst_host.is_empty() {
@@ -501,7 +525,7 @@ fn judge_page(
                 follow_nofollow,
             },
             kind,
-            (id, lkey.second),
+            (id, dst),
             host,
             doc.nofollow,
             &verdict,
@@ -513,23 +537,54 @@ fn judge_page(
         let follows = decision.follows();
         if (follows && !was_followed) || (forced.is_some() && changed) {
             let text = text.take().or_else(|| stored_url.map(str::to_string));
-            maybe_queue.push((lkey.second, text, forced));
+            maybe_queue.push((dst, text, forced));
         }
         if was_followed && !follows {
-            w.unfollowed.push(lkey.second);
+            w.unfollowed.push(dst);
         }
         if changed {
             w.links_changed += 1;
             if !dry_run {
-                let new = LinkView {
-                    link_type: kind.name(),
-                    verdict: decision.why,
-                    verdict_detail: &decision.detail,
-                    ..rec
-                };
-                w.links.push((lk.into(), new.encode()));
+                match legacy_key {
+                    Some(k) => {
+                        let new = LinkView {
+                            link_type: kind.name(),
+                            verdict: decision.why,
+                            verdict_detail: &decision.detail,
+                            ..rec
+                        };
+                        w.links.push((k.into(), new.encode()));
+                    }
+                    None => row_changes.push((
+                        i,
+                        kind.name(),
+                        decision.why,
+                        decision.detail.into_owned(),
+                    )),
+                }
             }
         }
+    }
+    // A page row is rewritten whole when any of its links changed.
+    if !row_changes.is_empty() {
+        let mut row = PageLinksBuilder::default();
+        let mut changes = row_changes.iter().peekable();
+        for (i, &(dst, rec, _)) in entries.iter().enumerate() {
+            match changes.peek() {
+                Some((j, link_type, verdict, detail)) if *j == i => {
+                    let new = LinkView {
+                        link_type,
+                        verdict,
+                        verdict_detail: detail,
+                        ..rec
+                    };
+                    row.push(dst, &new);
+                    changes.next();
+                }
+                _ => row.push(dst, &rec),
+            }
+        }
+        w.links.push((key.clone(), row.encode()));
     }
     // Targets already fetched, queued or failed stay as they are. Their seen
     // records are read here, in parallel and in one MultiGet per page, so

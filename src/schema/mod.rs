@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v4.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v5.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -13,7 +13,7 @@ pub use keys::{FrontierKey, LinkKey, page_index};
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -124,11 +124,11 @@ pub(crate) fn malformed(e: postcard::Error) -> CodecError {
 mod tests {
     use super::*;
 
-    /// `schema/v4.md` has one `## \`name\`` section per column family the
+    /// `schema/v5.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v4.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v5.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -136,11 +136,32 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v4.md sections vs COLUMN_FAMILIES"
+            "schema/v5.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"
         )));
+    }
+
+    #[test]
+    fn a_page_links_row_keeps_order_and_the_last_link_to_a_target() {
+        let link = |anchor| LinkView {
+            anchor,
+            verdict: "follow",
+            dst_url: "http://h.org/x",
+            ..LinkView::default()
+        };
+        let (a, b) = (crate::model::UrlId(1), crate::model::UrlId(u128::MAX));
+        let mut row = PageLinksBuilder::default();
+        assert!(row.is_empty());
+        row.push(b, &link("first"));
+        row.push(a, &link("other"));
+        row.push(b, &link("again"));
+        let bytes = row.encode();
+        let links = PageLinks::decode(&bytes).unwrap();
+        assert_eq!(links, vec![(b, link("again")), (a, link("other"))]);
+        assert!(PageLinks::decode(&[2, 0]).is_err());
+        assert!(PageLinks::decode(&bytes[..bytes.len() - 3]).is_err());
     }
 
     #[test]

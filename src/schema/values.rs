@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::Versioned;
+use crate::model::UrlId;
 
 /// Why a URL was seen but not fetched.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -389,7 +390,7 @@ impl Versioned for LinkRecord {
 
 /// A `links` value read in place: its strings borrow the stored bytes, so
 /// scanning millions of links (refilter, the shell) allocates nothing.
-#[derive(Serialize, Clone, Copy, Debug, PartialEq, Default)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Default)]
 pub struct LinkView<'a> {
     pub anchor: &'a str,
     pub before: &'a str,
@@ -455,6 +456,64 @@ impl<'a> LinkView<'a> {
             dst_host: self.dst_host.to_string(),
             dst_url: self.dst_url.to_string(),
         }
+    }
+}
+
+/// `links` value since schema 5: all of a page's out-links in one row, as
+/// (target id, link) pairs in page order, each link in [`LinkRecord`]'s
+/// current layout. One row instead of one per link: a page costs ~20 fewer
+/// memtable inserts, and the row (usually ≥ 1 KiB) goes to a blob file that
+/// compaction does not rewrite.
+pub struct PageLinks;
+
+impl PageLinks {
+    pub const VERSION: u8 = 1;
+
+    /// The links of a page row, borrowing its bytes.
+    pub fn decode(bytes: &[u8]) -> Result<Vec<(UrlId, LinkView<'_>)>, super::CodecError> {
+        let (_, rest) = super::split_version(bytes, 1, Self::VERSION)?;
+        let links: Vec<(u128, LinkView<'_>)> =
+            postcard::from_bytes(rest).map_err(super::malformed)?;
+        Ok(links.into_iter().map(|(id, l)| (UrlId(id), l)).collect())
+    }
+}
+
+/// Builds a [`PageLinks`] row one link at a time (each is encoded when
+/// added, so the link's fields need not outlive the call). A second link to
+/// the same target replaces the first, as a second put of a per-link row did.
+#[derive(Default)]
+pub struct PageLinksBuilder {
+    links: Vec<(UrlId, Vec<u8>)>,
+    index: std::collections::HashMap<UrlId, usize>,
+}
+
+impl PageLinksBuilder {
+    pub fn push(&mut self, dst: UrlId, link: &LinkView<'_>) {
+        let bytes = postcard::to_stdvec(&(dst.0, link)).unwrap_or_default();
+        match self.index.get(&dst) {
+            Some(&i) => self.links[i].1 = bytes,
+            None => {
+                self.index.insert(dst, self.links.len());
+                self.links.push((dst, bytes));
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.links.is_empty()
+    }
+
+    /// The row's bytes: version, link count, then the links.
+    pub fn encode(&self) -> Vec<u8> {
+        let len: usize = self.links.iter().map(|(_, b)| b.len()).sum();
+        let mut out = Vec::with_capacity(len + 11);
+        out.push(PageLinks::VERSION);
+        // postcard writes a sequence's length as a varint, like a usize.
+        out.extend(postcard::to_stdvec(&self.links.len()).unwrap_or_default());
+        for (_, b) in &self.links {
+            out.extend_from_slice(b);
+        }
+        out
     }
 }
 

@@ -8,9 +8,9 @@ use super::{Reply, Shell, table};
 use crate::fetch::RobotsRules;
 use crate::model::{self, HostId, UrlId, now_ms};
 use crate::schema::{
-    CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGE_INDEX, CF_PAGES, DocRecord,
-    FilterReason, FrontierEntry, FrontierKey, HostRecord, LinkKey, LinkRecord, PageRecord,
-    RobotsOutcome, RunRecord, SeenState, Versioned, meta_keys, page_index,
+    CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_META, CF_PAGE_INDEX, CF_PAGES, DocRecord, FilterReason,
+    FrontierEntry, FrontierKey, HostRecord, LinkKey, LinkRecord, PageRecord, RobotsOutcome,
+    RunRecord, SeenState, Versioned, meta_keys, page_index,
 };
 use crate::store::{self, Store, StoreError};
 
@@ -504,13 +504,7 @@ impl Shell {
     }
 
     fn links_from(&self, id: UrlId, n: usize) -> Result<Vec<(String, LinkRecord)>, String> {
-        let mut links = Vec::new();
-        for row in self.store.scan(CF_LINKS, &id.to_bytes()).take(n) {
-            let (k, v) = row.map_err(err)?;
-            if let (Some(k), Ok(l)) = (LinkKey::from_key(&k), LinkRecord::decode(&v)) {
-                links.push((k.second, l));
-            }
-        }
+        let links = self.store.links_from(id, n).map_err(err)?;
         // Rows before link version 4 lack the target's URL: one MultiGet
         // of `urls` for those.
         let missing: Vec<UrlId> = links
@@ -729,18 +723,7 @@ impl Shell {
         for row in self.store.scan(CF_INLINKS, &u.id().to_bytes()).take(1) {
             let (k, _) = row.map_err(err)?;
             if let Some(k) = LinkKey::from_key(&k)
-                && let Some(v) = self
-                    .store
-                    .get_raw(
-                        CF_LINKS,
-                        &LinkKey {
-                            first: k.second,
-                            second: k.first,
-                        }
-                        .to_key(),
-                    )
-                    .map_err(err)?
-                && let Ok(l) = LinkRecord::decode(&v)
+                && let Some(l) = self.store.link(k.second, u.id()).map_err(err)?
             {
                 return Ok(format!(" ({} link: {})", l.link_type, l.verdict_detail));
             }

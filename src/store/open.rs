@@ -86,6 +86,14 @@ fn cf_options(name: &str, cache: &Cache) -> Options {
         o.set_enable_blob_gc(false);
         o.set_write_buffer_size(32 << 20);
     }
+    if name == CF_LINKS {
+        // A page's links are one row of a few KiB (schema 5), written once
+        // per fetch: LZ4 blob files, like the docs text.
+        o.set_enable_blob_files(true);
+        o.set_min_blob_size(1024);
+        o.set_blob_compression_type(DBCompressionType::Lz4);
+        o.set_enable_blob_gc(false);
+    }
     if name == CF_LINKS || name == CF_INLINKS {
         o.set_compaction_style(rocksdb::DBCompactionStyle::Universal);
     }
