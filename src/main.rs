@@ -13,7 +13,7 @@ fn main() -> std::process::ExitCode {
 /// per thread that ever allocated, and an mmap threshold that rises after
 /// each freed memtable block so later blocks land in (and fragment) the
 /// heap. Two arenas and a fixed threshold: a 100,000-page crawl peaked at
-/// 148 MB instead of 191, at the same CPU per page.
+/// 145 MB instead of 191, at the same CPU per page.
 fn tune_glibc_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator parameters; called before any

@@ -87,12 +87,15 @@ fn cf_options(name: &str, cache: &Cache) -> Options {
         o.set_write_buffer_size(32 << 20);
     }
     if name == CF_LINKS {
-        // A page's links are one row of a few KiB (schema 5), written once
-        // per fetch: LZ4 blob files, like the docs text.
+        // A page's links are one row of a few KiB (schema 5): LZ4 blob
+        // files, like the docs text. Unlike a page, a row is rewritten by
+        // every refilter that changes one of its links, so blob GC stays on
+        // to reclaim the old rows (it cost no measurable CPU in a crawl:
+        // 472–514 µs a page with it, 457–501 without).
         o.set_enable_blob_files(true);
         o.set_min_blob_size(1024);
         o.set_blob_compression_type(DBCompressionType::Lz4);
-        o.set_enable_blob_gc(false);
+        o.set_enable_blob_gc(true);
     }
     if name == CF_LINKS || name == CF_INLINKS {
         o.set_compaction_style(rocksdb::DBCompactionStyle::Universal);
