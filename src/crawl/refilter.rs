@@ -481,14 +481,17 @@ fn judge_page(
         // it is read only when it matters (an unknown link type, the domain
         // filter without a stored host, a target to queue).
         let stored_url = Some(rec.dst_url).filter(|u| !u.is_empty());
+        let target_url = || -> Result<Option<String>, StoreError> {
+            match stored_url {
+                Some(u) => Ok(Some(u.to_string())),
+                None => store.url(dst),
+            }
+        };
         let mut text: Option<String> = None;
         let kind = match LinkType::parse(rec.link_type) {
             Some(k) => k,
             None => {
-                text = match stored_url {
-                    Some(u) => Some(u.to_string()),
-                    None => store.url(dst)?,
-                };
+                text = target_url()?;
                 let Some(d) = text.as_deref().and_then(|t| model::normalize(t).ok()) else {
                     continue;
                 };
@@ -503,10 +506,7 @@ fn judge_page(
         };
         // Records before v3 lack the host: read it from the stored URL.
         if domain_mode && rec.dst_host.is_empty() && text.is_none() {
-            text = match stored_url {
-                Some(u) => Some(u.to_string()),
-                None => store.url(dst)?,
-            };
+            text = target_url()?;
         }
         let host: Option<&str> = if !rec.dst_host.is_empty() {
             Some(rec.dst_host)

@@ -172,17 +172,24 @@ impl Store {
 
     /// Looks up many URLs at once (one RocksDB MultiGet).
     pub fn seen_many(&self, ids: &[UrlId]) -> Result<Vec<Option<SeenRecord>>> {
+        self.get_many(CF_SEEN, ids, |v| {
+            SeenRecord::decode(v).map_err(|err| StoreError::Codec { cf: CF_SEEN, err })
+        })
+    }
+
+    /// The values of many ids' rows in one RocksDB MultiGet (it sorts the
+    /// keys and reads each block once), each read by `read`.
+    fn get_many<T>(
+        &self,
+        cf: &'static str,
+        ids: &[UrlId],
+        read: impl Fn(&[u8]) -> Result<T>,
+    ) -> Result<Vec<Option<T>>> {
         let keys: Vec<[u8; 16]> = ids.iter().map(|id| id.to_bytes()).collect();
-        let cf = self.cf(CF_SEEN);
         self.db
-            .batched_multi_get_cf(cf, keys.iter(), false)
+            .batched_multi_get_cf(self.cf(cf), keys.iter(), false)
             .into_iter()
-            .map(|r| match r? {
-                Some(v) => SeenRecord::decode(&v)
-                    .map(Some)
-                    .map_err(|err| StoreError::Codec { cf: CF_SEEN, err }),
-                None => Ok(None),
-            })
+            .map(|r| r?.map(|v| read(&v)).transpose())
             .collect()
     }
 
@@ -192,15 +199,13 @@ impl Store {
             .map(|v| String::from_utf8_lossy(&v).into_owned()))
     }
 
-    /// The URLs of many ids at once (one RocksDB MultiGet, which sorts the
-    /// keys and reads each block once): a page's out- and in-links.
+    /// The URLs of many ids at once: a page's out- and in-links.
     pub fn urls_many(&self, ids: &[UrlId]) -> Result<Vec<Option<String>>> {
-        let keys: Vec<[u8; 16]> = ids.iter().map(|id| id.to_bytes()).collect();
-        self.db
-            .batched_multi_get_cf(self.cf(CF_URLS), keys.iter(), false)
-            .into_iter()
-            .map(|r| Ok(r?.map(|v| String::from_utf8_lossy(&v).into_owned())))
-            .collect()
+        self.get_many(
+            CF_URLS,
+            ids,
+            |v| Ok(String::from_utf8_lossy(v).into_owned()),
+        )
     }
 
     /// A page's out-links (at most `limit`): its `links` row, and in a db

@@ -76,14 +76,12 @@ fn cf_options(name: &str, cache: &Cache) -> Options {
         // once: in blob files compaction never rewrites them (the docs CF's
         // text was 75 % of all compaction work of a 100,000-page crawl).
         // Bodies are zstd-compressed by trawl already.
-        o.set_enable_blob_files(true);
-        o.set_min_blob_size(1024);
-        o.set_blob_compression_type(if name == CF_PAGES {
+        let compression = if name == CF_PAGES {
             DBCompressionType::None
         } else {
             DBCompressionType::Lz4
-        });
-        o.set_enable_blob_gc(false);
+        };
+        blob_files(&mut o, compression, false);
         o.set_write_buffer_size(32 << 20);
     }
     if name == CF_LINKS {
@@ -92,15 +90,21 @@ fn cf_options(name: &str, cache: &Cache) -> Options {
         // every refilter that changes one of its links, so blob GC stays on
         // to reclaim the old rows (it cost no measurable CPU in a crawl:
         // 472–514 µs a page with it, 457–501 without).
-        o.set_enable_blob_files(true);
-        o.set_min_blob_size(1024);
-        o.set_blob_compression_type(DBCompressionType::Lz4);
-        o.set_enable_blob_gc(true);
+        blob_files(&mut o, DBCompressionType::Lz4, true);
     }
     if name == CF_LINKS || name == CF_INLINKS {
         o.set_compaction_style(rocksdb::DBCompactionStyle::Universal);
     }
     o
+}
+
+/// Values of 1 KiB and more go to blob files, compressed with
+/// `compression`; `gc` reclaims the space of overwritten ones.
+fn blob_files(o: &mut Options, compression: DBCompressionType, gc: bool) {
+    o.set_enable_blob_files(true);
+    o.set_min_blob_size(1024);
+    o.set_blob_compression_type(compression);
+    o.set_enable_blob_gc(gc);
 }
 
 fn descriptors() -> Vec<ColumnFamilyDescriptor> {
