@@ -2,7 +2,10 @@
 # build trawl, and keeps build output where the next run can reuse it.
 
 # librocksdb-sys generates its bindings with bindgen, which needs libclang.
-if ! ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 && ! ldconfig -p 2>/dev/null | grep -q libclang; then
+# Look for libclang itself: libclang-cpp (a different library, installed
+# by other packages) does not satisfy bindgen.
+if ! ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 \
+    && ! ldconfig -p 2>/dev/null | grep -Eq 'libclang(-[0-9.]+)?\.so'; then
     echo "setup: installing libclang-dev (needed to build RocksDB)" >&2
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq libclang-dev >/dev/null
