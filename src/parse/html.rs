@@ -89,11 +89,12 @@ pub fn parse_html(
             continue;
         };
         match node {
-            tl::Node::Raw(raw) => text.push(&decode_entities(&raw.as_utf8_str())),
+            tl::Node::Raw(raw) => text.push(&decode_entities(&utf8(raw))),
             tl::Node::Comment(_) => {}
             tl::Node::Tag(tag) => {
-                let name = tag.name().as_utf8_str().to_ascii_lowercase();
-                match name.as_str() {
+                let mut lower = [0u8; 16];
+                let name = tag_name(tag.name().as_bytes(), &mut lower);
+                match name {
                     "script" | "style" | "noscript" | "template" | "svg" => continue,
                     "title" => {
                         if page.title.is_empty() {
@@ -149,7 +150,7 @@ pub fn parse_html(
                     "br" | "hr" => text.newline(),
                     _ => {}
                 }
-                if is_block(&name) {
+                if is_block(name) {
                     text.newline();
                     stack.push(Step::LeaveBlock);
                 }
@@ -284,6 +285,28 @@ fn is_block(name: &str) -> bool {
     )
 }
 
+/// tl's bytes as text. They are slices of a `&str` cut at ASCII
+/// delimiters, so valid UTF-8; `from_utf8` checks that with an ASCII fast
+/// path, where tl's `as_utf8_str` (`from_utf8_lossy`) went byte by byte.
+fn utf8<'a>(b: &'a tl::Bytes<'_>) -> Cow<'a, str> {
+    match std::str::from_utf8(b.as_bytes()) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(b.as_bytes()),
+    }
+}
+
+/// A tag name in lower case, in `buf` (no allocation a tag); names longer
+/// than any this parser acts on come back empty.
+fn tag_name<'b>(raw: &[u8], buf: &'b mut [u8; 16]) -> &'b str {
+    let Some(buf) = buf.get_mut(..raw.len()) else {
+        return "";
+    };
+    for (d, s) in buf.iter_mut().zip(raw) {
+        *d = s.to_ascii_lowercase();
+    }
+    std::str::from_utf8(buf).unwrap_or("")
+}
+
 fn decode_entities(s: &str) -> Cow<'_, str> {
     if s.contains('&') {
         html_escape::decode_html_entities(s)
@@ -294,7 +317,14 @@ fn decode_entities(s: &str) -> Cow<'_, str> {
 
 /// Whitespace collapsed to single spaces.
 fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(s.len());
+    for w in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 /// The last `n` bytes of `s` (on a char boundary), trimmed.
@@ -324,16 +354,23 @@ struct TextBuf {
 
 impl TextBuf {
     fn push(&mut self, raw: &str) {
-        for c in raw.chars() {
-            if c.is_whitespace() {
+        // A word at a time: one copy a word instead of a push a char.
+        let mut rest = raw;
+        loop {
+            let word = rest.trim_start();
+            if word.len() != rest.len() {
                 self.space = true;
-            } else {
-                if self.space && !self.s.is_empty() && !self.s.ends_with('\n') {
-                    self.s.push(' ');
-                }
-                self.space = false;
-                self.s.push(c);
             }
+            if word.is_empty() {
+                return;
+            }
+            let end = word.find(char::is_whitespace).unwrap_or(word.len());
+            if self.space && !self.s.is_empty() && !self.s.ends_with('\n') {
+                self.s.push(' ');
+            }
+            self.space = false;
+            self.s.push_str(&word[..end]);
+            rest = &word[end..];
         }
     }
     fn newline(&mut self) {
@@ -346,33 +383,39 @@ impl TextBuf {
 
 /// Blanks the contents of `<script>` and `<style>` so that markup inside
 /// JavaScript strings cannot create elements (tl has no raw-text elements).
+/// Walks the `<`s with memchr and compares tag names without case, instead
+/// of lower-casing a copy of the page and searching it twice.
 fn mask_raw_text(html: &str) -> Cow<'_, str> {
-    let lower = html.to_ascii_lowercase();
+    let bytes = html.as_bytes();
+    let at = |p: usize, name: &[u8]| {
+        bytes
+            .get(p..p + name.len())
+            .is_some_and(|b| b.eq_ignore_ascii_case(name))
+    };
     let mut out: Option<Vec<u8>> = None;
-    for tag in ["<script", "<style"] {
-        let mut from = 0;
-        let close = if tag == "<script" {
-            "</script"
+    let mut from = 0;
+    while let Some(p) = memchr::memchr(b'<', &bytes[from..]).map(|p| from + p) {
+        let close: &[u8] = if at(p + 1, b"script") {
+            b"/script"
+        } else if at(p + 1, b"style") {
+            b"/style"
         } else {
-            "</style"
+            from = p + 1;
+            continue;
         };
-        while let Some(p) = lower[from..].find(tag) {
-            let open = from + p;
-            let Some(gt) = lower[open..].find('>') else {
-                break;
-            };
-            let body_start = open + gt + 1;
-            let body_end = lower[body_start..]
-                .find(close)
-                .map_or(lower.len(), |e| body_start + e);
-            let buf = out.get_or_insert_with(|| html.as_bytes().to_vec());
-            for b in &mut buf[body_start..body_end] {
-                // Keep UTF-8 continuation bytes' positions valid by blanking
-                // every byte: the result stays valid UTF-8 (all ASCII spaces).
-                *b = b' ';
-            }
-            from = body_end;
-        }
+        let Some(gt) = memchr::memchr(b'>', &bytes[p..]) else {
+            break;
+        };
+        let body_start = p + gt + 1;
+        let body_end = memchr::memchr_iter(b'<', &bytes[body_start..])
+            .map(|e| body_start + e)
+            .find(|&e| at(e + 1, close))
+            .unwrap_or(bytes.len());
+        let buf = out.get_or_insert_with(|| bytes.to_vec());
+        // Every byte becomes an ASCII space, so the result stays valid
+        // UTF-8 and keeps every offset.
+        buf[body_start..body_end].fill(b' ');
+        from = body_end;
     }
     match out {
         Some(buf) => Cow::Owned(String::from_utf8(buf).unwrap_or_default()),
@@ -414,6 +457,32 @@ mod tests {
         assert_eq!(p.links[1].url.as_str(), "http://h.org/dir/other.html");
         assert!(p.links[1].nofollow && !p.links[0].nofollow);
         assert_eq!(p.skipped_links, 3);
+    }
+
+    #[test]
+    fn script_and_style_bodies_are_masked_in_any_case() {
+        assert_eq!(
+            mask_raw_text(
+                "<SCRIPT a=1>'<a>'</ScRiPt><p>x</p><sTyle>é</STYLE><scriptx>y</scriptx>é"
+            ),
+            "<SCRIPT a=1>     </ScRiPt><p>x</p><sTyle>  </STYLE><scriptx> </scriptx>é"
+        );
+        assert_eq!(mask_raw_text("<p>é</p>"), Cow::Borrowed("<p>é</p>"));
+        let unclosed = "'<a>' never closed";
+        assert_eq!(
+            mask_raw_text(&format!("<p><script>{unclosed}")),
+            format!("<p><script>{}", " ".repeat(unclosed.len()))
+        );
+        // tl matches a closing tag by its exact case, so each pair is
+        // written alike here; the mask itself ignores case (above).
+        let p = parse(
+            "<SCRIPT type=x>a='<a href=/js1>'</SCRIPT><p>one <b>two</b>\t three</p>\
+             <style>p{} <a href=/css></style><Style>x</Style><a href=/ok>k</a>\
+             <script>'<a href=/js2>' never closed",
+        );
+        let urls: Vec<&str> = p.links.iter().map(|l| l.url.as_str()).collect();
+        assert_eq!(urls, vec!["http://h.org/ok"]);
+        assert_eq!(p.text, "one two three\nk");
     }
 
     #[test]
