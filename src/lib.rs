@@ -14,7 +14,8 @@
 //! Modules, lowest first: [`model`] (ids, canonical URLs), [`schema`] (the
 //! on-disk format, mirrored by `schema/v5.md`), [`store`] (the only code
 //! that touches RocksDB), [`fetch`], [`parse`], [`frontier`], [`crawl`]
-//! (the engine and its handle), [`shell`] (the query shell and `.crawlrc`
+//! (the engine and its handle), [`graph`] (the link graph in memory:
+//! PageRank), [`shell`] (the query shell and `.crawlrc`
 //! batches), [`site`] (servers on loopback for the demo and tests), [`cli`].
 
 pub mod cli;
@@ -22,6 +23,7 @@ pub mod crawl;
 pub mod fetch;
 pub mod filter;
 pub mod frontier;
+pub mod graph;
 pub mod model;
 pub mod parse;
 pub mod schema;

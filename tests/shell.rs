@@ -253,6 +253,117 @@ fn in_process_session_queries_a_finished_crawl() {
     assert_eq!(out.take().trim(), "crawl.depth = 4");
 }
 
+/// The link structure `rank pagerank` is checked on: page -> links.
+const RANKED_SITE: &[(&str, &[&str])] = &[
+    ("/", &["/a", "/b", "/c", "http://offsite.invalid/x"]),
+    ("/a", &["/hub", "/"]),
+    ("/b", &["/hub", "/", "/gone"]),
+    ("/c", &["/hub", "/c", "/"]),
+    ("/hub", &["/"]),
+];
+
+/// PageRank of RANKED_SITE by the textbook dense iteration, keyed by link
+/// as written (self-links left out, pages without links spread evenly).
+fn expected_pagerank() -> std::collections::BTreeMap<&'static str, f64> {
+    let mut nodes: Vec<&str> = vec!["/gone", "http://offsite.invalid/x"];
+    nodes.extend(RANKED_SITE.iter().map(|(p, _)| *p));
+    let n = nodes.len();
+    let at = |u: &str| nodes.iter().position(|x| *x == u).unwrap();
+    let mut r = vec![1.0 / n as f64; n];
+    for _ in 0..1000 {
+        let mut next = vec![0.15 / n as f64; n];
+        for (u, ru) in nodes.iter().zip(&r) {
+            let out: Vec<&str> = RANKED_SITE
+                .iter()
+                .find(|(p, _)| p == u)
+                .map(|(p, l)| l.iter().copied().filter(|x| x != p).collect())
+                .unwrap_or_default();
+            if out.is_empty() {
+                next.iter_mut().for_each(|v| *v += 0.85 * ru / n as f64);
+            }
+            for t in &out {
+                next[at(t)] += 0.85 * ru / out.len() as f64;
+            }
+        }
+        r = next;
+    }
+    nodes.into_iter().zip(r).collect()
+}
+
+#[test]
+fn rank_pagerank_over_the_crawled_graph() {
+    let rt = runtime();
+    let f = rt.block_on(Fixture::start(|path| {
+        match RANKED_SITE.iter().find(|(p, _)| *p == path) {
+            Some((p, links)) => page(p, links),
+            None => Response::status(404),
+        }
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(&dir.path().join("db")).unwrap());
+    let (mut sh, out) = shell(store, &rt);
+    for cmd in [
+        "set crawl.delay 0",
+        &format!("seed add {}", f.url("/")),
+        "crawl start",
+        "crawl wait",
+    ] {
+        sh.execute(cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    }
+    assert!(out.take().contains("crawl finished: 6 pages fetched"));
+
+    sh.execute("rank pagerank").unwrap();
+    let t = out.take();
+    assert!(
+        t.starts_with("PageRank of 7 URLs (6 fetched pages) over 12 links, damping 0.85:"),
+        "{t}"
+    );
+    sh.execute("rank pagerank --json").unwrap();
+    let j: serde_json::Value = serde_json::from_str(&out.take()).unwrap();
+    assert_eq!(j["converged"], true);
+    let top = j["top"].as_array().unwrap();
+    assert_eq!(top.len(), 7);
+    let expected = expected_pagerank();
+    let origin = f.url("/").trim_end_matches('/').to_string();
+    let mut sum = 0.0;
+    for row in top {
+        let url = row["url"].as_str().unwrap();
+        // The off-site target was never queued: its URL comes from the link.
+        let key = url.strip_prefix(origin.as_str()).unwrap_or(url);
+        let want = expected[key];
+        let got = row["score"].as_f64().unwrap();
+        assert!((got - want).abs() < 1e-6, "{url}: {got} vs {want}");
+        assert_eq!(row["fetched"], key != "http://offsite.invalid/x", "{url}");
+        sum += got;
+    }
+    assert!((sum - 1.0).abs() < 1e-6, "{sum}");
+    assert_eq!(top[0]["url"], f.url("/"));
+    assert_eq!(top[0]["inlinks"], 4);
+    assert_eq!(top[1]["url"], f.url("/hub"));
+
+    sh.execute("rank pagerank top 2 --damping 0.5 --iterations 3")
+        .unwrap();
+    let t = out.take();
+    assert!(
+        t.contains("damping 0.5: 3 iterations") && t.contains("not converged"),
+        "{t}"
+    );
+    assert_eq!(t.lines().count(), 4, "{t}");
+    for (cmd, says) in [
+        ("rank", "usage: rank pagerank"),
+        ("rank pagerank top 0", "top 0: expected a whole number"),
+        (
+            "rank pagerank --damping 1",
+            "--damping 1: expected a number",
+        ),
+        ("rank pagerank --iterations", "--iterations needs a value"),
+        ("rank pagerank --alpha 3", "--alpha: unknown option"),
+    ] {
+        let e = sh.execute(cmd).unwrap_err();
+        assert!(e.contains(says), "{cmd}: {e}");
+    }
+}
+
 #[test]
 fn set_reaches_the_running_crawl_and_ctrl_c_ends_only_the_wait() {
     let rt = runtime();

@@ -150,6 +150,14 @@ pub static COMMANDS: &[Command] = &[
         false
     ),
     cmd!(
+        "rank",
+        ["pagerank"],
+        "rank pagerank [top N] [--damping D] [--iterations N]",
+        "PageRank over the stored link graph (fetched pages and every URL they link to), computed in memory; the N best (20)",
+        ["rank pagerank", "rank pagerank top 50 --damping 0.9"],
+        false
+    ),
+    cmd!(
         "why",
         [],
         "why URL",

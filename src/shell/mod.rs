@@ -11,6 +11,7 @@ mod control;
 pub mod expr;
 mod plan;
 mod query;
+mod rank;
 pub mod repl;
 mod table;
 
@@ -251,6 +252,7 @@ impl Shell {
             "refilter" => self.cmd_refilter(&args)?,
             "reindex" => self.cmd_reindex(&args)?,
             "runs" => self.cmd_runs(&args)?,
+            "rank" => self.cmd_rank(&args)?,
             "timing" => {
                 self.timing = match args[..] {
                     ["on"] => true,

@@ -411,6 +411,16 @@ impl Store {
         Ok(())
     }
 
+    /// RocksDB's estimate of the rows in a column family (for sizing
+    /// buffers before a full scan; 0 when unknown).
+    pub fn estimated_rows(&self, cf: &'static str) -> u64 {
+        self.db
+            .property_int_value_cf(self.cf(cf), "rocksdb.estimate-num-keys")
+            .ok()
+            .flatten()
+            .unwrap_or(0)
+    }
+
     /// Approximate bytes on disk (SST and blob files), for reports.
     pub fn disk_bytes(&self) -> u64 {
         dir_size(&self.path)

@@ -1,0 +1,269 @@
+//! The link graph in memory, for algorithms over the whole stored graph
+//! (PageRank). Pure: the caller feeds the fetched pages and the edges it
+//! reads from the db; nothing here touches storage.
+//!
+//! Nodes are every fetched page plus every URL a stored link points to.
+//! Edges arrive grouped by target, as the `inlinks` column family holds
+//! them (target id ‖ source id, in key order), and are kept that way: a
+//! target's in-edges are one run of source indices, which is what a
+//! pull-style PageRank iteration reads.
+
+pub mod pagerank;
+
+use crate::model::UrlId;
+
+/// A sorted set of URL ids, looked up through a table of where each value
+/// of the ids' top bits starts. Ids are xxh3 hashes, spread evenly, so a
+/// lookup reads one table slot and about one id.
+struct IdIndex {
+    ids: Vec<u128>,
+    starts: Vec<u32>,
+    shift: u32,
+}
+
+impl IdIndex {
+    fn new(mut ids: Vec<u128>) -> IdIndex {
+        ids.sort_unstable();
+        ids.dedup();
+        // About one id a bucket, at least 2 buckets.
+        let bits = (ids.len().max(2) as u64)
+            .next_power_of_two()
+            .trailing_zeros();
+        let shift = 128 - bits;
+        let buckets = 1usize << bits;
+        let mut starts = Vec::with_capacity(buckets + 1);
+        let mut i = 0usize;
+        for b in 0..buckets {
+            while i < ids.len() && ((ids[i] >> shift) as usize) < b {
+                i += 1;
+            }
+            starts.push(i as u32);
+        }
+        starts.push(ids.len() as u32);
+        IdIndex { ids, starts, shift }
+    }
+
+    fn find(&self, id: u128) -> Option<u32> {
+        let b = (id >> self.shift) as usize;
+        let (lo, hi) = (self.starts[b] as usize, self.starts[b + 1] as usize);
+        self.ids[lo..hi]
+            .binary_search(&id)
+            .ok()
+            .map(|i| (lo + i) as u32)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.ids.capacity() * 16 + self.starts.capacity() * 4
+    }
+}
+
+/// Collects edges in target order; [`finish`](Self::finish) gives the graph.
+pub struct GraphBuilder {
+    pages: IdIndex,
+    /// Link targets that were never fetched, in the order met (ascending,
+    /// as edges come in target order); node `pages.len() + i`.
+    others: Vec<u128>,
+    /// One entry a target with in-edges: its node and where its run of
+    /// sources starts in `sources`.
+    targets: Vec<u32>,
+    runs: Vec<u32>,
+    sources: Vec<u32>,
+    out_degree: Vec<u32>,
+    last_target: Option<u128>,
+    /// Edges whose source is not a fetched page (none in a db trawl wrote;
+    /// counted, not trusted).
+    pub unknown_sources: u64,
+    /// Links from a page to itself: left out, as in the usual definition.
+    pub self_links: u64,
+}
+
+impl GraphBuilder {
+    /// A builder over the fetched pages (any order; duplicates ignored),
+    /// with room for `edges` edges.
+    pub fn new(pages: Vec<UrlId>, edges: usize) -> GraphBuilder {
+        let pages = IdIndex::new(pages.into_iter().map(|u| u.0).collect());
+        let out_degree = vec![0; pages.ids.len()];
+        GraphBuilder {
+            pages,
+            others: Vec::new(),
+            targets: Vec::new(),
+            runs: Vec::new(),
+            sources: Vec::with_capacity(edges),
+            out_degree,
+            last_target: None,
+            unknown_sources: 0,
+            self_links: 0,
+        }
+    }
+
+    /// Adds the link `src -> dst`. Edges must come grouped by `dst` in
+    /// ascending order (`inlinks` key order); a repeated pair is counted
+    /// twice.
+    pub fn add_edge(&mut self, dst: UrlId, src: UrlId) {
+        if dst == src {
+            self.self_links += 1;
+            return;
+        }
+        let Some(s) = self.pages.find(src.0) else {
+            self.unknown_sources += 1;
+            return;
+        };
+        if self.last_target != Some(dst.0) {
+            self.last_target = Some(dst.0);
+            let node = match self.pages.find(dst.0) {
+                Some(n) => n,
+                None => {
+                    self.others.push(dst.0);
+                    self.out_degree.push(0);
+                    (self.out_degree.len() - 1) as u32
+                }
+            };
+            self.targets.push(node);
+            self.runs.push(self.sources.len() as u32);
+        }
+        self.sources.push(s);
+        self.out_degree[s as usize] += 1;
+    }
+
+    /// Edges kept so far.
+    pub fn edges(&self) -> usize {
+        self.sources.len()
+    }
+
+    pub fn finish(mut self) -> LinkGraph {
+        self.runs.push(self.sources.len() as u32);
+        let mut in_degree = vec![0u32; self.out_degree.len()];
+        for (t, w) in self.targets.iter().zip(self.runs.windows(2)) {
+            in_degree[*t as usize] += w[1] - w[0];
+        }
+        // Shrinking copies; worth it only where much is unused.
+        for v in [&mut self.targets, &mut self.runs, &mut self.sources] {
+            if v.capacity() - v.len() > v.len() / 8 {
+                v.shrink_to_fit();
+            }
+        }
+        self.others.shrink_to_fit();
+        LinkGraph {
+            pages: self.pages,
+            others: self.others,
+            targets: self.targets,
+            runs: self.runs,
+            sources: self.sources,
+            out_degree: self.out_degree,
+            in_degree,
+        }
+    }
+}
+
+/// Fetched pages and link targets as nodes `0..nodes()`, the pages first.
+pub struct LinkGraph {
+    pages: IdIndex,
+    others: Vec<u128>,
+    targets: Vec<u32>,
+    runs: Vec<u32>,
+    sources: Vec<u32>,
+    out_degree: Vec<u32>,
+    in_degree: Vec<u32>,
+}
+
+impl LinkGraph {
+    pub fn nodes(&self) -> usize {
+        self.out_degree.len()
+    }
+
+    /// Nodes that are fetched pages (`0..pages()`).
+    pub fn pages(&self) -> usize {
+        self.pages.ids.len()
+    }
+
+    pub fn edges(&self) -> usize {
+        self.sources.len()
+    }
+
+    pub fn id(&self, node: u32) -> UrlId {
+        let n = node as usize;
+        UrlId(match self.pages.ids.get(n) {
+            Some(id) => *id,
+            None => self.others[n - self.pages.ids.len()],
+        })
+    }
+
+    pub fn is_page(&self, node: u32) -> bool {
+        (node as usize) < self.pages()
+    }
+
+    pub fn in_degree(&self, node: u32) -> u32 {
+        self.in_degree[node as usize]
+    }
+
+    pub fn out_degree(&self, node: u32) -> u32 {
+        self.out_degree[node as usize]
+    }
+
+    /// Each target with in-edges and the nodes linking to it.
+    fn in_edges(&self) -> impl Iterator<Item = (u32, &[u32])> + '_ {
+        self.targets
+            .iter()
+            .zip(self.runs.windows(2))
+            .map(|(t, w)| (*t, &self.sources[w[0] as usize..w[1] as usize]))
+    }
+
+    /// Bytes the graph holds on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.pages.heap_bytes()
+            + self.others.capacity() * 16
+            + (self.targets.capacity()
+                + self.runs.capacity()
+                + self.sources.capacity()
+                + self.out_degree.capacity()
+                + self.in_degree.capacity())
+                * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_index_finds_every_id_and_no_other() {
+        let ids: Vec<u128> = (0..5000u128)
+            .map(|i| xxhash_rust::xxh3::xxh3_128(&i.to_le_bytes()))
+            .collect();
+        let idx = IdIndex::new(ids.clone());
+        for id in &ids {
+            let n = idx.find(*id).unwrap();
+            assert_eq!(idx.ids[n as usize], *id);
+        }
+        assert_eq!(idx.find(12345), None);
+        assert_eq!(idx.find(u128::MAX), None);
+        let small = IdIndex::new(vec![u128::MAX, 0]);
+        assert_eq!((small.find(0), small.find(u128::MAX)), (Some(0), Some(1)));
+        assert_eq!(IdIndex::new(Vec::new()).find(7), None);
+    }
+
+    #[test]
+    fn builder_numbers_pages_then_targets_and_counts_degrees() {
+        let (a, b, c, x) = (UrlId(10), UrlId(20), UrlId(30), UrlId(25));
+        let mut g = GraphBuilder::new(vec![c, a, b], 0);
+        // inlinks order: by target, then source.
+        g.add_edge(a, b);
+        g.add_edge(a, c);
+        g.add_edge(b, b); // self link
+        g.add_edge(x, a); // x never fetched
+        g.add_edge(x, UrlId(99)); // source not a page
+        let g = {
+            assert_eq!((g.self_links, g.unknown_sources), (1, 1));
+            g.finish()
+        };
+        assert_eq!((g.nodes(), g.pages(), g.edges()), (4, 3, 3));
+        assert_eq!(g.id(0), a);
+        assert_eq!(g.id(3), x);
+        assert!(g.is_page(2) && !g.is_page(3));
+        assert_eq!((g.in_degree(0), g.in_degree(3), g.in_degree(1)), (2, 1, 0));
+        assert_eq!(
+            (g.out_degree(0), g.out_degree(1), g.out_degree(3)),
+            (1, 1, 0)
+        );
+    }
+}

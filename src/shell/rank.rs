@@ -1,0 +1,207 @@
+//! `rank pagerank`: PageRank over the stored link graph, computed in memory
+//! on demand from the `seen` (which URLs are fetched pages) and `inlinks`
+//! (every link, target first) rows. Nothing is written.
+
+use std::time::Instant;
+
+use serde_json::json;
+
+use super::{Reply, Shell, table};
+use crate::graph::{GraphBuilder, LinkGraph, pagerank};
+use crate::model::UrlId;
+use crate::schema::{CF_INLINKS, CF_SEEN, LinkKey, SeenRecord, SeenState, Versioned};
+use crate::store::Store;
+
+const USAGE: &str = "usage: rank pagerank [top N] [--damping D] [--iterations N]";
+
+/// Rows read between checks for Ctrl-C and progress redraws.
+const CHECK_EVERY: u64 = 1 << 16;
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+impl Shell {
+    pub(super) fn cmd_rank(&mut self, args: &[&str]) -> Result<Reply, String> {
+        let Some((&"pagerank", options)) = args.split_first() else {
+            return Err(USAGE.into());
+        };
+        let mut top = 20usize;
+        let mut params = pagerank::Params::default();
+        let mut words = options.iter();
+        while let Some(w) = words.next() {
+            let v = words
+                .next()
+                .ok_or_else(|| format!("{w} needs a value; {USAGE}"))?;
+            match *w {
+                "top" => {
+                    top = v
+                        .parse()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| format!("top {v}: expected a whole number ≥ 1"))?
+                }
+                "--damping" => {
+                    params.damping = v
+                        .parse()
+                        .ok()
+                        .filter(|d| (0.0..1.0).contains(d))
+                        .ok_or_else(|| {
+                            format!("--damping {v}: expected a number from 0 to below 1, e.g. 0.85")
+                        })?
+                }
+                "--iterations" => {
+                    params.max_iterations =
+                        v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                            format!("--iterations {v}: expected a whole number ≥ 1")
+                        })?
+                }
+                _ => return Err(format!("{w}: unknown option; {USAGE}")),
+            }
+        }
+
+        let started = Instant::now();
+        let g = self.read_graph()?;
+        let read = started.elapsed();
+        let ranking = Instant::now();
+        let ranks = pagerank::pagerank(&g, &params, |i, residual| {
+            self.progress(&format!("rank: iteration {i}, change {residual:.2e}"));
+            !self.interrupted()
+        });
+        self.progress_done();
+        let ranks = ranks.ok_or("rank: interrupted; nothing was ranked")?;
+        let ranked = ranking.elapsed();
+
+        let best = pagerank::top(&ranks.scores, top);
+        let urls = self.node_urls(&g, &best)?;
+        let nodes = g.nodes() as f64;
+        let converged = ranks.residual < params.tolerance;
+        let mut rows = Vec::new();
+        let mut listed = Vec::new();
+        for (i, (node, url)) in best.iter().zip(urls).enumerate() {
+            let score = ranks.scores[*node as usize];
+            let out = g.is_page(*node).then(|| g.out_degree(*node));
+            rows.push(vec![
+                (i + 1).to_string(),
+                format!("{score:.4e}"),
+                format!("{:.1}", score * nodes),
+                table::thousands(u64::from(g.in_degree(*node))),
+                out.map_or("-".into(), |o| table::thousands(u64::from(o))),
+                url.clone(),
+            ]);
+            listed.push(json!({"rank": i + 1, "url": url, "score": score,
+                "inlinks": g.in_degree(*node), "outlinks": out, "fetched": g.is_page(*node)}));
+        }
+        let mb = g.heap_bytes() as f64 / 1e6;
+        let mut head = format!(
+            "PageRank of {} URLs ({} fetched pages) over {} links, damping {}: {} iterations, change {:.1e}{}; read {:.2} s, ranked {:.2} s, graph {mb:.0} MB in memory",
+            table::thousands(g.nodes() as u64),
+            table::thousands(g.pages() as u64),
+            table::thousands(g.edges() as u64),
+            params.damping,
+            ranks.iterations,
+            ranks.residual,
+            if converged {
+                ""
+            } else {
+                " (not converged: raise --iterations)"
+            },
+            read.as_secs_f64(),
+            ranked.as_secs_f64(),
+        );
+        head.push('\n');
+        let json = json!({
+            "urls": g.nodes(), "pages": g.pages(), "links": g.edges(),
+            "damping": params.damping, "iterations": ranks.iterations,
+            "change": ranks.residual, "converged": converged,
+            "read_secs": read.as_secs_f64(), "rank_secs": ranked.as_secs_f64(),
+            "graph_bytes": g.heap_bytes(), "top": listed,
+        });
+        let header = ["rank", "score", "x mean", "in", "out", "url"];
+        Ok(Reply::with(
+            head + &table::render(&header, &rows, self.width),
+            json,
+        ))
+    }
+
+    /// The graph of fetched pages and link targets, from `seen` and `inlinks`.
+    fn read_graph(&mut self) -> Result<LinkGraph, String> {
+        let store = self.store.clone();
+        let mut pages = Vec::new();
+        let mut cur = store.cursor(CF_SEEN, &[]);
+        let mut n = 0u64;
+        while let Some((k, v)) = cur.next_row().map_err(err)? {
+            n += 1;
+            if n.is_multiple_of(CHECK_EVERY) {
+                self.check(&format!("rank: reading URLs: {}", table::thousands(n)))?;
+            }
+            let rec = SeenRecord::decode(v).map_err(|e| format!("seen row: {e}"))?;
+            if let (SeenState::Fetched { .. }, Some(id)) = (rec.state, UrlId::from_slice(k)) {
+                pages.push(id);
+            }
+        }
+        let expected = store.estimated_rows(CF_INLINKS) as usize;
+        let mut b = GraphBuilder::new(pages, expected);
+        let mut cur = store.cursor(CF_INLINKS, &[]);
+        let mut n = 0u64;
+        while let Some((k, _)) = cur.next_row().map_err(err)? {
+            n += 1;
+            if n.is_multiple_of(CHECK_EVERY) {
+                self.check(&format!(
+                    "rank: reading links: {} of about {}",
+                    table::thousands(n),
+                    table::thousands(expected as u64)
+                ))?;
+            }
+            if let Some(key) = LinkKey::from_key(k) {
+                b.add_edge(key.first, key.second);
+            }
+        }
+        if b.unknown_sources > 0 {
+            self.say(&format!(
+                "note: {} links from URLs with no fetched page left out",
+                table::thousands(b.unknown_sources)
+            ));
+        }
+        Ok(b.finish())
+    }
+
+    /// Progress, and an error if Ctrl-C was pressed.
+    fn check(&mut self, line: &str) -> Result<(), String> {
+        self.progress(line);
+        if self.interrupted() {
+            self.progress_done();
+            return Err("rank: interrupted; nothing was ranked".into());
+        }
+        Ok(())
+    }
+
+    /// URLs of graph nodes. A target that was never queued has no `urls`
+    /// row; its URL is in the link row of a page linking to it.
+    fn node_urls(&self, g: &LinkGraph, nodes: &[u32]) -> Result<Vec<String>, String> {
+        let ids: Vec<UrlId> = nodes.iter().map(|n| g.id(*n)).collect();
+        let urls = self.store.urls_many(&ids).map_err(err)?;
+        ids.iter()
+            .zip(urls)
+            .map(|(id, u)| match u {
+                Some(u) => Ok(u),
+                None => Ok(url_from_a_link(&self.store, *id)?.unwrap_or_else(|| id.to_string())),
+            })
+            .collect()
+    }
+}
+
+fn url_from_a_link(store: &Store, id: UrlId) -> Result<Option<String>, String> {
+    let Some(row) = store.scan(CF_INLINKS, &id.to_bytes()).next() else {
+        return Ok(None);
+    };
+    let (k, _) = row.map_err(err)?;
+    let Some(src) = LinkKey::from_key(&k).map(|k| k.second) else {
+        return Ok(None);
+    };
+    Ok(store
+        .link(src, id)
+        .map_err(err)?
+        .map(|l| l.dst_url)
+        .filter(|u| !u.is_empty()))
+}
