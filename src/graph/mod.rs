@@ -14,7 +14,10 @@ use crate::model::UrlId;
 
 /// A sorted set of URL ids, looked up through a table of where each value
 /// of the ids' top bits starts. Ids are xxh3 hashes, spread evenly, so a
-/// lookup reads one table slot and about one id.
+/// lookup reads one table slot and a bucket of about 8 ids (two cache
+/// lines). The table is an eighth of the ids in size so that it stays in
+/// the CPU cache (512 KB at a million ids): with a slot an id, a lookup
+/// cost two misses to memory and was 45 % of `rank pagerank`'s time.
 struct IdIndex {
     ids: Vec<u128>,
     starts: Vec<u32>,
@@ -25,8 +28,8 @@ impl IdIndex {
     fn new(mut ids: Vec<u128>) -> IdIndex {
         ids.sort_unstable();
         ids.dedup();
-        // About one id a bucket, at least 2 buckets.
-        let bits = (ids.len().max(2) as u64)
+        // About eight ids a bucket, at least 2 buckets.
+        let bits = ((ids.len() / 8).max(2) as u64)
             .next_power_of_two()
             .trailing_zeros();
         let shift = 128 - bits;
@@ -57,6 +60,9 @@ impl IdIndex {
     }
 }
 
+/// Edges resolved together; see [`GraphBuilder::add_pending`].
+const BATCH: usize = 4096;
+
 /// Collects edges in target order; [`finish`](Self::finish) gives the graph.
 pub struct GraphBuilder {
     pages: IdIndex,
@@ -70,11 +76,12 @@ pub struct GraphBuilder {
     sources: Vec<u32>,
     out_degree: Vec<u32>,
     last_target: Option<u128>,
-    /// Edges whose source is not a fetched page (none in a db trawl wrote;
-    /// counted, not trusted).
-    pub unknown_sources: u64,
-    /// Links from a page to itself: left out, as in the usual definition.
-    pub self_links: u64,
+    /// Edges not yet added (target, source) and their sources' nodes:
+    /// resolved a batch at a time (see `add_pending`).
+    pending: Vec<(u128, u128)>,
+    found: Vec<Option<u32>>,
+    unknown_sources: u64,
+    self_links: u64,
 }
 
 impl GraphBuilder {
@@ -91,6 +98,8 @@ impl GraphBuilder {
             sources: Vec::with_capacity(edges),
             out_degree,
             last_target: None,
+            pending: Vec::with_capacity(BATCH),
+            found: Vec::with_capacity(BATCH),
             unknown_sources: 0,
             self_links: 0,
         }
@@ -104,33 +113,47 @@ impl GraphBuilder {
             self.self_links += 1;
             return;
         }
-        let Some(s) = self.pages.find(src.0) else {
-            self.unknown_sources += 1;
-            return;
-        };
-        if self.last_target != Some(dst.0) {
-            self.last_target = Some(dst.0);
-            let node = match self.pages.find(dst.0) {
-                Some(n) => n,
-                None => {
-                    self.others.push(dst.0);
-                    self.out_degree.push(0);
-                    (self.out_degree.len() - 1) as u32
-                }
-            };
-            self.targets.push(node);
-            self.runs.push(self.sources.len() as u32);
+        self.pending.push((dst.0, src.0));
+        if self.pending.len() == BATCH {
+            self.add_pending();
         }
-        self.sources.push(s);
-        self.out_degree[s as usize] += 1;
     }
 
-    /// Edges kept so far.
-    pub fn edges(&self) -> usize {
-        self.sources.len()
+    /// Adds the pending edges. Their sources are looked up first, in a
+    /// loop of independent lookups whose cache misses the CPU overlaps;
+    /// one lookup at a time between the db reads, the misses came one after
+    /// another (7.5 -> 3.5 s to read a million pages' 19 M links).
+    fn add_pending(&mut self) {
+        self.found.clear();
+        let pages = &self.pages;
+        self.found
+            .extend(self.pending.iter().map(|(_, src)| pages.find(*src)));
+        for (&(dst, _), &s) in self.pending.iter().zip(&self.found) {
+            let Some(s) = s else {
+                self.unknown_sources += 1;
+                continue;
+            };
+            if self.last_target != Some(dst) {
+                self.last_target = Some(dst);
+                let node = match self.pages.find(dst) {
+                    Some(n) => n,
+                    None => {
+                        self.others.push(dst);
+                        self.out_degree.push(0);
+                        (self.out_degree.len() - 1) as u32
+                    }
+                };
+                self.targets.push(node);
+                self.runs.push(self.sources.len() as u32);
+            }
+            self.sources.push(s);
+            self.out_degree[s as usize] += 1;
+        }
+        self.pending.clear();
     }
 
     pub fn finish(mut self) -> LinkGraph {
+        self.add_pending();
         self.runs.push(self.sources.len() as u32);
         let mut in_degree = vec![0u32; self.out_degree.len()];
         for (t, w) in self.targets.iter().zip(self.runs.windows(2)) {
@@ -151,6 +174,8 @@ impl GraphBuilder {
             sources: self.sources,
             out_degree: self.out_degree,
             in_degree,
+            unknown_sources: self.unknown_sources,
+            self_links: self.self_links,
         }
     }
 }
@@ -164,6 +189,11 @@ pub struct LinkGraph {
     sources: Vec<u32>,
     out_degree: Vec<u32>,
     in_degree: Vec<u32>,
+    /// Edges whose source is not a fetched page (none in a db trawl wrote;
+    /// counted, not trusted), left out.
+    pub unknown_sources: u64,
+    /// Links from a page to itself: left out, as in the usual definition.
+    pub self_links: u64,
 }
 
 impl LinkGraph {
@@ -252,10 +282,8 @@ mod tests {
         g.add_edge(b, b); // self link
         g.add_edge(x, a); // x never fetched
         g.add_edge(x, UrlId(99)); // source not a page
-        let g = {
-            assert_eq!((g.self_links, g.unknown_sources), (1, 1));
-            g.finish()
-        };
+        let g = g.finish();
+        assert_eq!((g.self_links, g.unknown_sources), (1, 1));
         assert_eq!((g.nodes(), g.pages(), g.edges()), (4, 3, 3));
         assert_eq!(g.id(0), a);
         assert_eq!(g.id(3), x);

@@ -157,13 +157,14 @@ impl Shell {
                 b.add_edge(key.first, key.second);
             }
         }
-        if b.unknown_sources > 0 {
+        let g = b.finish();
+        if g.unknown_sources > 0 {
             self.say(&format!(
                 "note: {} links from URLs with no fetched page left out",
-                table::thousands(b.unknown_sources)
+                table::thousands(g.unknown_sources)
             ));
         }
-        Ok(b.finish())
+        Ok(g)
     }
 
     /// Progress, and an error if Ctrl-C was pressed.
