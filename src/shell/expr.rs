@@ -405,6 +405,16 @@ impl Expr {
         }
     }
 
+    /// Whether every field the expression compares is in `fields`.
+    pub fn uses_only(&self, fields: &[&str]) -> bool {
+        match self {
+            Expr::Cmp { field, .. } => fields.contains(field),
+            Expr::And(a, b) | Expr::Or(a, b) => a.uses_only(fields) && b.uses_only(fields),
+            Expr::Not(a) => a.uses_only(fields),
+            Expr::True => true,
+        }
+    }
+
     /// Evaluates against a row; `get` gives a field's value, `now_ms` anchors
     /// durations compared with `fetched_at`.
     pub fn eval(&self, get: &dyn Fn(&str) -> Val, now_ms: f64) -> bool {
@@ -449,6 +459,16 @@ fn compare(a: &Val, op: Op, b: &Val) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uses_only_looks_at_every_term() {
+        let f = |src| parse_query(src, 0).unwrap().filter;
+        let light = ["status", "depth"];
+        assert!(f("where status = 200 and not (depth > 2 or status < 300)").uses_only(&light));
+        assert!(f("").uses_only(&light));
+        assert!(!f("where status = 200 and (depth > 2 or title ~ 'x')").uses_only(&light));
+        assert!(!f("where not size > 3").uses_only(&light));
+    }
 
     fn row(field: &str) -> Val {
         match field {

@@ -757,23 +757,29 @@ impl Shell {
         } else {
             None
         };
+        // A count over index candidates whose filter reads only what the
+        // `seen` row (status, depth) and the `urls` row (url, host) hold is
+        // checked there: small rows instead of the page's record and text
+        // in blob files (`count pages where status = 200` over 1,000,004
+        // pages took 255 s that way).
+        let light = count_only && plan.is_some() && q.filter.uses_only(&LIGHT_FIELDS);
         let store = self.store.clone();
         // Candidate pages: every page, or the rows of one index range.
         let candidates: Box<dyn Iterator<Item = Result<Candidate, String>>> = match &plan {
             None => Box::new(store.scan(CF_PAGES, &[]).map(|r| {
                 let (k, v) = r.map_err(err)?;
                 let id = UrlId::from_slice(&k).unwrap_or(UrlId(0));
-                Ok((id, PageRecord::decode(&v).ok()))
+                Ok((id, Some(PageRecord::decode(&v).ok())))
             })),
             Some(plan::IndexScan::Prefix(p)) => Box::new(
                 store
                     .scan(CF_PAGE_INDEX, p)
-                    .map(|r| indexed_page(&store, r)),
+                    .map(|r| indexed_page(&store, r, light)),
             ),
             Some(plan::IndexScan::Range(from, to)) => Box::new(
                 store
                     .scan_range(CF_PAGE_INDEX, from, Some(to))
-                    .map(|r| indexed_page(&store, r)),
+                    .map(|r| indexed_page(&store, r, light)),
             ),
         };
         // A refetch that changed a page's status leaves it two index rows.
@@ -798,12 +804,23 @@ impl Shell {
                 self.progress(&format!("{what}, {count} match"));
             }
             let (id, page) = row?;
-            let Some(page) = page else {
-                continue;
-            };
             if plan.is_some() && !yielded.insert(id) {
                 continue;
             }
+            let page = match page {
+                Some(page) => page,
+                // Not read yet: a light count.
+                None => match self.light_match(&q.filter, id, now)? {
+                    Some(keep) => {
+                        count += u64::from(keep);
+                        continue;
+                    }
+                    None => self.store.page(id).map_err(err)?,
+                },
+            };
+            let Some(page) = page else {
+                continue;
+            };
             let doc = self.store.doc(id).map_err(err)?.unwrap_or_default();
             let inlinks = if needs_inlinks {
                 self.store.scan(CF_INLINKS, &id.to_bytes()).count() as u64
@@ -890,14 +907,61 @@ impl Shell {
     }
 }
 
-/// A page `pages where` considers (None: no longer stored, or unreadable).
-type Candidate = (UrlId, Option<PageRecord>);
+/// A page `pages where` considers, and its record if read: Some(None) when
+/// no longer stored or unreadable, None when left for a light count.
+type Candidate = (UrlId, Option<Option<PageRecord>>);
 
-/// The page an index row points at (None: no longer stored).
-fn indexed_page(store: &Store, row: Result<store::Row, StoreError>) -> Result<Candidate, String> {
+/// Fields a light count reads from the `seen` and `urls` rows.
+const LIGHT_FIELDS: [&str; 4] = ["status", "depth", "url", "host"];
+
+/// The page an index row points at; read unless `light`.
+fn indexed_page(
+    store: &Store,
+    row: Result<store::Row, StoreError>,
+    light: bool,
+) -> Result<Candidate, String> {
     let (k, _) = row.map_err(err)?;
     let id = page_index::url_id(&k).ok_or("a page_index key is malformed; run reindex")?;
-    Ok((id, store.page(id).map_err(err)?))
+    if light {
+        return Ok((id, None));
+    }
+    Ok((id, Some(store.page(id).map_err(err)?)))
+}
+
+impl Shell {
+    /// Whether page `id` matches a filter over LIGHT_FIELDS, from its `seen`
+    /// row (written in the same batch as the page, with the same status and
+    /// depth) and `urls` row; None when those rows do not say (the page's
+    /// record decides).
+    fn light_match(
+        &self,
+        filter: &expr::Expr,
+        id: UrlId,
+        now: f64,
+    ) -> Result<Option<bool>, String> {
+        let Some(seen) = self.store.seen(id).map_err(err)? else {
+            return Ok(None);
+        };
+        let SeenState::Fetched { status } = seen.state else {
+            return Ok(None);
+        };
+        let url = if filter.uses("url") || filter.uses("host") {
+            match self.store.url(id).map_err(err)? {
+                Some(u) => u,
+                None => return Ok(None),
+            }
+        } else {
+            String::new()
+        };
+        let get = |f: &str| match f {
+            "status" => Val::Num(f64::from(status)),
+            "depth" => Val::Num(f64::from(seen.depth)),
+            "url" => Val::Str(url.clone()),
+            "host" => Val::Str(model::parsed_host(&url)),
+            _ => Val::Bool(false),
+        };
+        Ok(Some(filter.eval(&get, now)))
+    }
 }
 
 /// The human columns of a page row: status, depth, size, title, url.
