@@ -302,6 +302,8 @@ fn rank_pagerank_over_the_crawled_graph() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(&dir.path().join("db")).unwrap());
     let (mut sh, out) = shell(store, &rt);
+    sh.execute("rank pagerank").unwrap();
+    assert_eq!(out.take().trim(), "no pages stored yet: nothing to rank");
     for cmd in [
         "set crawl.delay 0",
         &format!("seed add {}", f.url("/")),

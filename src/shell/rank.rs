@@ -63,6 +63,12 @@ impl Shell {
         let started = Instant::now();
         let g = self.read_graph()?;
         let read = started.elapsed();
+        if g.nodes() == 0 {
+            return Ok(Reply::with(
+                "no pages stored yet: nothing to rank".into(),
+                json!({"urls": 0, "pages": 0, "links": 0, "top": []}),
+            ));
+        }
         let ranking = Instant::now();
         let ranks = pagerank::pagerank(&g, &params, |i, residual| {
             self.progress(&format!("rank: iteration {i}, change {residual:.2e}"));
