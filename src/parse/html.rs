@@ -382,9 +382,11 @@ impl TextBuf {
 }
 
 /// Blanks the contents of `<script>` and `<style>` so that markup inside
-/// JavaScript strings cannot create elements (tl has no raw-text elements).
-/// Walks the `<`s with memchr and compares tag names without case, instead
-/// of lower-casing a copy of the page and searching it twice.
+/// JavaScript strings cannot create elements (tl has no raw-text elements),
+/// and lower-cases tag names: tl closes an element only on a closing tag of
+/// the same case, so `<SCRIPT>…</script>` left the script open and the rest
+/// of the page, links and all, inside it. Walks the `<`s with memchr and
+/// copies the page only when something changes.
 fn mask_raw_text(html: &str) -> Cow<'_, str> {
     let bytes = html.as_bytes();
     let at = |p: usize, name: &[u8]| {
@@ -395,12 +397,21 @@ fn mask_raw_text(html: &str) -> Cow<'_, str> {
     let mut out: Option<Vec<u8>> = None;
     let mut from = 0;
     while let Some(p) = memchr::memchr(b'<', &bytes[from..]).map(|p| from + p) {
+        let name_start = p + 1 + usize::from(bytes.get(p + 1) == Some(&b'/'));
+        let name_len = bytes[name_start.min(bytes.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric())
+            .count();
+        let name = name_start..name_start + name_len;
+        if bytes[name.clone()].iter().any(u8::is_ascii_uppercase) {
+            out.get_or_insert_with(|| bytes.to_vec())[name.clone()].make_ascii_lowercase();
+        }
         let close: &[u8] = if at(p + 1, b"script") {
             b"/script"
         } else if at(p + 1, b"style") {
             b"/style"
         } else {
-            from = p + 1;
+            from = name.end.max(p + 1);
             continue;
         };
         let Some(gt) = memchr::memchr(b'>', &bytes[p..]) else {
@@ -411,10 +422,9 @@ fn mask_raw_text(html: &str) -> Cow<'_, str> {
             .map(|e| body_start + e)
             .find(|&e| at(e + 1, close))
             .unwrap_or(bytes.len());
-        let buf = out.get_or_insert_with(|| bytes.to_vec());
-        // Every byte becomes an ASCII space, so the result stays valid
-        // UTF-8 and keeps every offset.
-        buf[body_start..body_end].fill(b' ');
+        // Every byte becomes an ASCII space (and names stay ASCII), so the
+        // result stays valid UTF-8 and keeps every offset.
+        out.get_or_insert_with(|| bytes.to_vec())[body_start..body_end].fill(b' ');
         from = body_end;
     }
     match out {
@@ -460,24 +470,29 @@ mod tests {
     }
 
     #[test]
-    fn script_and_style_bodies_are_masked_in_any_case() {
+    fn script_and_style_bodies_are_masked_and_tag_names_lowered() {
         assert_eq!(
             mask_raw_text(
-                "<SCRIPT a=1>'<a>'</ScRiPt><p>x</p><sTyle>é</STYLE><scriptx>y</scriptx>é"
+                "<SCRIPT a=1>'<a>'</ScRiPt><P>x</p><sTyle>é</STYLE><scriptx>y</scriptx>é"
             ),
-            "<SCRIPT a=1>     </ScRiPt><p>x</p><sTyle>  </STYLE><scriptx> </scriptx>é"
+            "<script a=1>     </script><p>x</p><style>  </style><scriptx> </scriptx>é"
         );
         assert_eq!(mask_raw_text("<p>é</p>"), Cow::Borrowed("<p>é</p>"));
+        assert_eq!(
+            mask_raw_text("<!DOCTYPE html><a HREF=X>"),
+            Cow::Borrowed("<!DOCTYPE html><a HREF=X>")
+        );
+        assert_eq!(mask_raw_text("a <"), Cow::Borrowed("a <"));
+        assert_eq!(mask_raw_text("<DIV/>"), "<div/>");
         let unclosed = "'<a>' never closed";
         assert_eq!(
             mask_raw_text(&format!("<p><script>{unclosed}")),
             format!("<p><script>{}", " ".repeat(unclosed.len()))
         );
-        // tl matches a closing tag by its exact case, so each pair is
-        // written alike here; the mask itself ignores case (above).
+        // tl closes an element only on a closing tag of the same case.
         let p = parse(
-            "<SCRIPT type=x>a='<a href=/js1>'</SCRIPT><p>one <b>two</b>\t three</p>\
-             <style>p{} <a href=/css></style><Style>x</Style><a href=/ok>k</a>\
+            "<SCRIPT type=x>a='<a href=/js1>'</script><p>one <b>two</b>\t three</P>\
+             <style>p{} <a href=/css></STYLE><Style>x</stYle><A href=/ok>k</a>\
              <script>'<a href=/js2>' never closed",
         );
         let urls: Vec<&str> = p.links.iter().map(|l| l.url.as_str()).collect();
