@@ -5,7 +5,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
     tune_glibc_malloc();
-    raise_open_file_limit();
+    trawl::store::raise_open_file_limit();
     trawl::cli::main()
 }
 
@@ -22,27 +22,5 @@ fn tune_glibc_malloc() {
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 2);
         libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
-    }
-}
-
-/// Raises the soft limit on open files to the hard one, as servers that
-/// keep many files open do: RocksDB then opens every table file of the db
-/// at start (see `store::open`) and blob files as they are read, and a
-/// 1,000,000-page db has over a thousand of those, past a soft limit of
-/// 1,024.
-fn raise_open_file_limit() {
-    #[cfg(unix)]
-    {
-        let mut lim = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit/setrlimit read and write the struct we pass.
-        unsafe {
-            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
-                lim.rlim_cur = lim.rlim_max;
-                libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-            }
-        }
     }
 }

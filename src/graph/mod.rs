@@ -63,25 +63,16 @@ impl IdIndex {
 /// Edges resolved together; see [`GraphBuilder::add_pending`].
 const BATCH: usize = 4096;
 
-/// Collects edges in target order; [`finish`](Self::finish) gives the graph.
+/// Collects edges in target order into a graph; [`finish`](Self::finish)
+/// completes it.
 pub struct GraphBuilder {
-    pages: IdIndex,
-    /// Link targets that were never fetched, in the order met (ascending,
-    /// as edges come in target order); node `pages.len() + i`.
-    others: Vec<u128>,
-    /// One entry a target with in-edges: its node and where its run of
-    /// sources starts in `sources`.
-    targets: Vec<u32>,
-    runs: Vec<u32>,
-    sources: Vec<u32>,
-    out_degree: Vec<u32>,
+    /// The graph so far (`in_degree` is filled by `finish`).
+    graph: LinkGraph,
     last_target: Option<u128>,
     /// Edges (target, source) not yet added, and their sources' nodes once
     /// looked up: resolved a batch at a time (see `add_pending`).
     pending: Vec<(u128, u128)>,
     found: Vec<Option<u32>>,
-    unknown_sources: u64,
-    self_links: u64,
 }
 
 impl GraphBuilder {
@@ -91,18 +82,21 @@ impl GraphBuilder {
         let pages = IdIndex::new(pages.into_iter().map(|u| u.0).collect());
         let out_degree = vec![0; pages.ids.len()];
         GraphBuilder {
-            pages,
-            others: Vec::new(),
-            targets: Vec::new(),
-            runs: Vec::new(),
-            // Positions are u32: graphs of up to 4 G links.
-            sources: Vec::with_capacity(edges.min(u32::MAX as usize)),
-            out_degree,
+            graph: LinkGraph {
+                pages,
+                others: Vec::new(),
+                targets: Vec::new(),
+                runs: Vec::new(),
+                // Positions are u32: graphs of up to 4 G links.
+                sources: Vec::with_capacity(edges.min(u32::MAX as usize)),
+                out_degree,
+                in_degree: Vec::new(),
+                unknown_sources: 0,
+                self_links: 0,
+            },
             last_target: None,
             pending: Vec::with_capacity(BATCH),
             found: Vec::with_capacity(BATCH),
-            unknown_sources: 0,
-            self_links: 0,
         }
     }
 
@@ -111,7 +105,7 @@ impl GraphBuilder {
     /// twice.
     pub fn add_edge(&mut self, dst: UrlId, src: UrlId) {
         if dst == src {
-            self.self_links += 1;
+            self.graph.self_links += 1;
             return;
         }
         self.pending.push((dst.0, src.0));
@@ -125,66 +119,61 @@ impl GraphBuilder {
     /// one lookup at a time between the db reads, the misses came one after
     /// another (7.5 -> 5.2–6.0 s to read a million pages' 19 M links).
     fn add_pending(&mut self) {
+        let g = &mut self.graph;
         self.found.clear();
-        let pages = &self.pages;
         self.found
-            .extend(self.pending.iter().map(|(_, src)| pages.find(*src)));
+            .extend(self.pending.iter().map(|(_, src)| g.pages.find(*src)));
         for (&(dst, _), &s) in self.pending.iter().zip(&self.found) {
             let Some(s) = s else {
-                self.unknown_sources += 1;
+                g.unknown_sources += 1;
                 continue;
             };
             if self.last_target != Some(dst) {
                 self.last_target = Some(dst);
-                let node = match self.pages.find(dst) {
+                let node = match g.pages.find(dst) {
                     Some(n) => n,
                     None => {
-                        self.others.push(dst);
-                        self.out_degree.push(0);
-                        (self.out_degree.len() - 1) as u32
+                        g.others.push(dst);
+                        g.out_degree.push(0);
+                        (g.out_degree.len() - 1) as u32
                     }
                 };
-                self.targets.push(node);
-                self.runs.push(self.sources.len() as u32);
+                g.targets.push(node);
+                g.runs.push(g.sources.len() as u32);
             }
-            self.sources.push(s);
-            self.out_degree[s as usize] += 1;
+            g.sources.push(s);
+            g.out_degree[s as usize] += 1;
         }
         self.pending.clear();
     }
 
     pub fn finish(mut self) -> LinkGraph {
         self.add_pending();
-        self.runs.push(self.sources.len() as u32);
-        let mut in_degree = vec![0u32; self.out_degree.len()];
-        for (t, w) in self.targets.iter().zip(self.runs.windows(2)) {
-            in_degree[*t as usize] += w[1] - w[0];
+        let mut g = self.graph;
+        g.runs.push(g.sources.len() as u32);
+        g.in_degree = vec![0u32; g.out_degree.len()];
+        for (t, w) in g.targets.iter().zip(g.runs.windows(2)) {
+            g.in_degree[*t as usize] += w[1] - w[0];
         }
         // Shrinking copies; worth it only where much is unused.
-        for v in [&mut self.targets, &mut self.runs, &mut self.sources] {
+        for v in [&mut g.targets, &mut g.runs, &mut g.sources] {
             if v.capacity() - v.len() > v.len() / 8 {
                 v.shrink_to_fit();
             }
         }
-        self.others.shrink_to_fit();
-        LinkGraph {
-            pages: self.pages,
-            others: self.others,
-            targets: self.targets,
-            runs: self.runs,
-            sources: self.sources,
-            out_degree: self.out_degree,
-            in_degree,
-            unknown_sources: self.unknown_sources,
-            self_links: self.self_links,
-        }
+        g.others.shrink_to_fit();
+        g
     }
 }
 
 /// Fetched pages and link targets as nodes `0..nodes()`, the pages first.
 pub struct LinkGraph {
     pages: IdIndex,
+    /// Link targets that were never fetched, in the order met (ascending,
+    /// as edges come in target order); node `pages.len() + i`.
     others: Vec<u128>,
+    /// One entry a target with in-edges: its node, and where its run of
+    /// sources starts in `sources`.
     targets: Vec<u32>,
     runs: Vec<u32>,
     sources: Vec<u32>,

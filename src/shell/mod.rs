@@ -314,6 +314,11 @@ impl Drop for Shell {
 }
 
 /// What a command prints: text for people, JSON for `--json`.
+/// A store or codec error as the shell's one-line message.
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
 pub(crate) struct Reply {
     human: String,
     json: serde_json::Value,

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::expr::{self, Val};
 use super::plan;
-use super::{Reply, Shell, table};
+use super::{Reply, Shell, err, table};
 use crate::fetch::RobotsRules;
 use crate::model::{self, HostId, UrlId, now_ms};
 use crate::schema::{
@@ -13,10 +13,6 @@ use crate::schema::{
     RunRecord, SeenState, Versioned, meta_keys, page_index,
 };
 use crate::store::{self, Store, StoreError};
-
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
-}
 
 impl Shell {
     pub(super) fn cmd_status(&mut self) -> Result<Reply, String> {
@@ -720,15 +716,10 @@ impl Shell {
 
     /// The verdict stored on the first link that led to `u`, as `: detail`.
     fn link_verdict_into(&self, u: &model::CanonicalUrl) -> Result<String, String> {
-        for row in self.store.scan(CF_INLINKS, &u.id().to_bytes()).take(1) {
-            let (k, _) = row.map_err(err)?;
-            if let Some(k) = LinkKey::from_key(&k)
-                && let Some(l) = self.store.link(k.second, u.id()).map_err(err)?
-            {
-                return Ok(format!(" ({} link: {})", l.link_type, l.verdict_detail));
-            }
-        }
-        Ok(String::new())
+        Ok(match self.store.first_link_to(u.id()).map_err(err)? {
+            Some((_, l)) => format!(" ({} link: {})", l.link_type, l.verdict_detail),
+            None => String::new(),
+        })
     }
 
     pub(super) fn cmd_pages(
@@ -769,7 +760,7 @@ impl Shell {
             None => Box::new(store.scan(CF_PAGES, &[]).map(|r| {
                 let (k, v) = r.map_err(err)?;
                 let id = UrlId::from_slice(&k).unwrap_or(UrlId(0));
-                Ok((id, Some(PageRecord::decode(&v).ok())))
+                Ok(Candidate::Read(id, PageRecord::decode(&v).ok()))
             })),
             Some(plan::IndexScan::Prefix(p)) => Box::new(
                 store
@@ -803,13 +794,15 @@ impl Shell {
                 };
                 self.progress(&format!("{what}, {count} match"));
             }
-            let (id, page) = row?;
+            let (id, page) = match row? {
+                Candidate::Read(id, page) => (id, Some(page)),
+                Candidate::Unread(id) => (id, None),
+            };
             if plan.is_some() && !yielded.insert(id) {
                 continue;
             }
             let page = match page {
                 Some(page) => page,
-                // Not read yet: a light count.
                 None => match self.light_match(&q.filter, id, now)? {
                     Some(keep) => {
                         count += u64::from(keep);
@@ -907,9 +900,13 @@ impl Shell {
     }
 }
 
-/// A page `pages where` considers, and its record if read: Some(None) when
-/// no longer stored or unreadable, None when left for a light count.
-type Candidate = (UrlId, Option<Option<PageRecord>>);
+/// A page `pages where` considers.
+enum Candidate {
+    /// With its record as read (None: no longer stored, or unreadable).
+    Read(UrlId, Option<PageRecord>),
+    /// Left unread for a light count.
+    Unread(UrlId),
+}
 
 /// Fields a light count reads from the `seen` and `urls` rows.
 const LIGHT_FIELDS: [&str; 4] = ["status", "depth", "url", "host"];
@@ -923,9 +920,9 @@ fn indexed_page(
     let (k, _) = row.map_err(err)?;
     let id = page_index::url_id(&k).ok_or("a page_index key is malformed; run reindex")?;
     if light {
-        return Ok((id, None));
+        return Ok(Candidate::Unread(id));
     }
-    Ok((id, Some(store.page(id).map_err(err)?)))
+    Ok(Candidate::Read(id, store.page(id).map_err(err)?))
 }
 
 impl Shell {

@@ -6,20 +6,15 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::{Reply, Shell, table};
+use super::{Reply, Shell, err, table};
 use crate::graph::{GraphBuilder, LinkGraph, pagerank};
 use crate::model::UrlId;
 use crate::schema::{CF_INLINKS, CF_SEEN, LinkKey, SeenRecord, SeenState, Versioned};
-use crate::store::Store;
 
 const USAGE: &str = "usage: rank pagerank [top N] [--damping D] [--iterations N]";
 
 /// Rows read between checks for Ctrl-C and progress redraws.
 const CHECK_EVERY: u64 = 1 << 16;
-
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
-}
 
 impl Shell {
     pub(super) fn cmd_rank(&mut self, args: &[&str]) -> Result<Reply, String> {
@@ -188,27 +183,20 @@ impl Shell {
     fn node_urls(&self, g: &LinkGraph, nodes: &[u32]) -> Result<Vec<String>, String> {
         let ids: Vec<UrlId> = nodes.iter().map(|n| g.id(*n)).collect();
         let urls = self.store.urls_many(&ids).map_err(err)?;
-        ids.iter()
-            .zip(urls)
-            .map(|(id, u)| match u {
-                Some(u) => Ok(u),
-                None => Ok(url_from_a_link(&self.store, *id)?.unwrap_or_else(|| id.to_string())),
-            })
-            .collect()
+        let mut out = Vec::with_capacity(ids.len());
+        for (id, url) in ids.iter().zip(urls) {
+            let url = match url {
+                Some(u) => u,
+                None => self
+                    .store
+                    .first_link_to(*id)
+                    .map_err(err)?
+                    .map(|(_, l)| l.dst_url)
+                    .filter(|u| !u.is_empty())
+                    .unwrap_or_else(|| id.to_string()),
+            };
+            out.push(url);
+        }
+        Ok(out)
     }
-}
-
-fn url_from_a_link(store: &Store, id: UrlId) -> Result<Option<String>, String> {
-    let Some(row) = store.scan(CF_INLINKS, &id.to_bytes()).next() else {
-        return Ok(None);
-    };
-    let (k, _) = row.map_err(err)?;
-    let Some(src) = LinkKey::from_key(&k).map(|k| k.second) else {
-        return Ok(None);
-    };
-    Ok(store
-        .link(src, id)
-        .map_err(err)?
-        .map(|l| l.dst_url)
-        .filter(|u| !u.is_empty()))
 }

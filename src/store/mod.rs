@@ -7,6 +7,7 @@
 //! returns; a secondary sees it after its next [`Store::catch_up`].
 
 mod open;
+pub use open::raise_open_file_limit;
 mod reindex;
 
 use std::path::{Path, PathBuf};
@@ -15,9 +16,10 @@ use rocksdb::{DB, Direction, IteratorMode, ReadOptions, WriteBatch};
 
 use crate::model::{HostId, UrlId};
 use crate::schema::{
-    self, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_LINKS, CF_META, CF_PAGES, CF_SEEN, CF_URLS,
-    CF_VERDICTS, CodecError, Counters, DocRecord, FrontierEntry, FrontierKey, HostRecord, LinkKey,
-    LinkRecord, PageLinks, PageRecord, SeedList, SeenRecord, VerdictRecord, Versioned, meta_keys,
+    self, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_SEEN,
+    CF_URLS, CF_VERDICTS, CodecError, Counters, DocRecord, FrontierEntry, FrontierKey, HostRecord,
+    LinkKey, LinkRecord, PageLinks, PageRecord, SeedList, SeenRecord, VerdictRecord, Versioned,
+    meta_keys,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -251,6 +253,18 @@ impl Store {
             Some(v) => Ok(Some(LinkRecord::decode(&v).map_err(codec)?)),
             None => Ok(None),
         }
+    }
+
+    /// The first stored link to `dst` (by source id) and its source.
+    pub fn first_link_to(&self, dst: UrlId) -> Result<Option<(UrlId, LinkRecord)>> {
+        let Some(row) = self.scan(CF_INLINKS, &dst.to_bytes()).next() else {
+            return Ok(None);
+        };
+        let (k, _) = row?;
+        let Some(src) = LinkKey::from_key(&k).map(|k| k.second) else {
+            return Ok(None);
+        };
+        Ok(self.link(src, dst)?.map(|l| (src, l)))
     }
 
     pub fn page(&self, id: UrlId) -> Result<Option<PageRecord>> {

@@ -41,6 +41,15 @@ fn db_options(path: &Path) -> Options {
 /// blob files (a refilter) cannot run out of descriptors.
 fn max_open_files(path: &Path) -> i32 {
     let files = std::fs::read_dir(path).map_or(0, |d| d.count() as u64);
+    match open_file_limit() {
+        Some((soft, _)) if soft >= 4 * files + 4096 => -1,
+        Some((soft, _)) => soft.saturating_sub(256).clamp(64, i32::MAX as u64) as i32,
+        None => 1024,
+    }
+}
+
+/// The process's (soft, hard) limit on open files, if the OS says.
+fn open_file_limit() -> Option<(u64, u64)> {
     #[cfg(unix)]
     {
         let mut lim = libc::rlimit {
@@ -49,15 +58,28 @@ fn max_open_files(path: &Path) -> i32 {
         };
         // SAFETY: getrlimit writes the struct we pass.
         if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
-            let soft = lim.rlim_cur;
-            return if soft >= 4 * files + 4096 {
-                -1
-            } else {
-                soft.saturating_sub(256).clamp(64, i32::MAX as u64) as i32
-            };
+            return Some((lim.rlim_cur, lim.rlim_max));
         }
     }
-    1024
+    None
+}
+
+/// Raises the soft limit on open files to the hard one, as servers that
+/// keep many files open do, so that [`max_open_files`] can let RocksDB
+/// open every table file (a 1,000,000-page db has over a thousand files,
+/// past the usual soft limit of 1,024). For a binary's `main`, before any
+/// database is opened.
+pub fn raise_open_file_limit() {
+    #[cfg(unix)]
+    if let Some((_, hard)) = open_file_limit().filter(|(soft, hard)| soft < hard) {
+        let lim = libc::rlimit {
+            rlim_cur: hard,
+            rlim_max: hard,
+        };
+        // SAFETY: setrlimit reads the struct we pass. A refusal leaves the
+        // soft limit as it was, which max_open_files copes with.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
+    }
 }
 
 fn cf_options(name: &str, cache: &Cache) -> Options {
