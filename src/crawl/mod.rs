@@ -18,3 +18,5 @@ pub use handle::{CrawlHandle, CrawlState, Snapshot};
 pub use refilter::{RefilterReport, refilter};
 pub use scope::ScopeRule;
 pub use settings::{CrawlSettings, Scope};
+/// A fetch task's CPU work on a body, public for the crawl-floor benchmark.
+pub use worker::{PageData, ParsedHtml, process as process_page};

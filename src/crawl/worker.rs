@@ -99,7 +99,9 @@ fn compress(body: &[u8]) -> Vec<u8> {
     .unwrap_or_default()
 }
 
-fn process(fetched: Fetched, url: &url::Url, agent: &str) -> PageData {
+/// MD5, zstd, charset decoding and parsing of one fetched body: the CPU
+/// work a fetch task does before the engine commits the page.
+pub fn process(fetched: Fetched, url: &url::Url, agent: &str) -> PageData {
     let md5: [u8; 16] = Md5::digest(&fetched.body).into();
     let body_zstd = compress(&fetched.body);
     let parsed = (parse::is_html(&fetched.content_type) && (200..300).contains(&fetched.status))

@@ -131,9 +131,14 @@ pub struct BenchUrls {
 
 impl BenchUrls {
     pub fn new(pages: usize, hosts: usize) -> BenchUrls {
-        let ports = (0..hosts.max(1)).map(|h| 8081 + h as u16).collect();
+        BenchUrls::on_ports(pages, (0..hosts.max(1)).map(|h| 8081 + h as u16).collect())
+    }
+
+    /// The URLs of a running `pages`-page benchmark web whose hosts listen
+    /// on `ports` (in the order `trawl bench-web` prints its seeds).
+    pub fn on_ports(pages: usize, ports: Vec<u16>) -> BenchUrls {
         BenchUrls {
-            web: Web::new(pages.max(1), ports),
+            web: Web::new(pages.max(ports.len()).max(1), ports),
         }
     }
 

@@ -1,0 +1,206 @@
+//! The floor under a crawl of the benchmark web: what this process spends
+//! per page, on the same server and with nothing stored, to
+//! - fetch: GET every page with trawl's own HTTP client, 64 in flight;
+//! - fetch + process: that plus a fetch task's CPU work on each body (MD5,
+//!   zstd, charset decoding, parsing), as the crawl does it.
+//!
+//! A crawl does both and then commits each page to RocksDB, so its CPU per
+//! page minus the second figure is what storing costs, and 2 cores divided
+//! by the second figure plus the server's is a ceiling on pages/s that no
+//! storage design can pass. `scripts/bench-crawl` runs it against its bench
+//! web before the crawl; by hand, against a running `trawl bench-web`:
+//!
+//!   cargo bench --bench crawl_floor -- --pages N [--limit M] [--server-pid PID] SEED...
+//!
+//! with the web's page count and its seeds in the order it printed them;
+//! `--limit` fetches only the first M pages (breadth-first order) of each
+//! stage, and `--server-pid` adds the server's CPU per page.
+//! Without arguments (as `cargo test --release` runs it) it serves a
+//! 2,000-page web itself, in this process, so that it cannot rot; figures
+//! from that mode include the server.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::Semaphore;
+use trawl::crawl::process_page;
+use trawl::fetch::{FetchSettings, HttpClient};
+use trawl::site::bench::{BenchUrls, BenchWeb};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Requests in flight, as `scripts/bench-crawl` runs the crawl.
+const IN_FLIGHT: usize = 64;
+
+struct Args {
+    pages: usize,
+    limit: Option<usize>,
+    server_pid: Option<u32>,
+    seeds: Vec<String>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        pages: 2_000,
+        limit: None,
+        server_pid: None,
+        seeds: Vec::new(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--pages" => {
+                args.pages = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .ok_or("--pages needs a number")?;
+            }
+            "--limit" => {
+                args.limit = Some(
+                    it.next()
+                        .and_then(|v| v.parse().ok())
+                        .ok_or("--limit needs a number")?,
+                );
+            }
+            "--server-pid" => {
+                args.server_pid = Some(
+                    it.next()
+                        .and_then(|v| v.parse().ok())
+                        .ok_or("--server-pid needs a process id")?,
+                );
+            }
+            // cargo bench / cargo test pass their own flags.
+            "--bench" | "--test" => {}
+            s if s.starts_with("http://") => args.seeds.push(s.to_string()),
+            s => return Err(format!("unexpected argument {s:?}")),
+        }
+    }
+    Ok(args)
+}
+
+/// CPU seconds (user + system) this process has used.
+fn own_cpu() -> f64 {
+    // SAFETY: getrusage writes the struct we pass.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(u.ru_utime) + secs(u.ru_stime)
+}
+
+/// CPU seconds another process has used, from /proc.
+fn process_cpu(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    Some(ticks / hz)
+}
+
+/// Fetches every URL, 64 in flight, processing each body if `process`.
+/// Returns the pages that came back 200.
+async fn run(client: &HttpClient, urls: &[String], process: bool) -> usize {
+    let gate = Arc::new(Semaphore::new(IN_FLIGHT));
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut ok = 0;
+    for u in urls {
+        let permit = gate.clone().acquire_owned().await.expect("semaphore open");
+        let (client, u) = (client.clone(), u.clone());
+        tasks.spawn(async move {
+            let _permit = permit;
+            let Ok(fetched) = client.get(&u).await else {
+                return false;
+            };
+            let good = fetched.status == 200;
+            if process {
+                let url = url::Url::parse(&u).expect("bench URLs parse");
+                std::hint::black_box(process_page(fetched, &url, "trawl"));
+            }
+            good
+        });
+        while let Some(done) = tasks.try_join_next() {
+            ok += usize::from(done.unwrap_or(false));
+        }
+    }
+    while let Some(done) = tasks.join_next().await {
+        ok += usize::from(done.unwrap_or(false));
+    }
+    ok
+}
+
+async fn floor(args: Args) -> Result<(), String> {
+    // Without seeds: serve a small web here (the `cargo test` pass).
+    let own_web = if args.seeds.is_empty() {
+        Some(
+            BenchWeb::start(args.pages, 4, None)
+                .await
+                .map_err(|e| format!("cannot start the bench web: {e}"))?,
+        )
+    } else {
+        None
+    };
+    let seeds = own_web.as_ref().map_or(args.seeds.clone(), |w| w.seeds());
+    let ports = seeds
+        .iter()
+        .map(|s| {
+            url::Url::parse(s)
+                .ok()
+                .and_then(|u| u.port())
+                .ok_or(format!("seed {s:?} has no port"))
+        })
+        .collect::<Result<Vec<u16>, String>>()?;
+    let urls: Vec<String> = BenchUrls::on_ports(args.pages, ports)
+        .pages()
+        .take(args.limit.unwrap_or(usize::MAX))
+        .collect();
+    let client = HttpClient::new(FetchSettings::default()).map_err(|e| e.to_string())?;
+    // Connections opened once, as a running crawl has them.
+    run(&client, &urls[..urls.len().min(IN_FLIGHT * 4)], false).await;
+
+    for (name, process) in [("fetch", false), ("fetch + process", true)] {
+        let (cpu0, server0) = (own_cpu(), args.server_pid.and_then(process_cpu));
+        let t = Instant::now();
+        let ok = run(&client, &urls, process).await;
+        let secs = t.elapsed().as_secs_f64();
+        let cpu = own_cpu() - cpu0;
+        let server =
+            args.server_pid
+                .and_then(process_cpu)
+                .zip(server0)
+                .map_or(String::new(), |(s1, s0)| {
+                    format!(
+                        ", server {:.0} us/page",
+                        (s1 - s0) * 1e6 / urls.len() as f64
+                    )
+                });
+        println!(
+            "floor, {name:<16} {ok} of {} pages, {:.0} pages/s, {:.0} us CPU/page{server}",
+            urls.len(),
+            urls.len() as f64 / secs,
+            cpu * 1e6 / urls.len() as f64,
+        );
+        if ok != urls.len() {
+            return Err(format!("{} pages did not come back 200", urls.len() - ok));
+        }
+    }
+    // Our own web's servers stop when it drops.
+    drop(own_web);
+    Ok(())
+}
+
+fn main() {
+    let result = parse_args().and_then(|args| {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start tokio: {e}"))?
+            .block_on(floor(args))
+    });
+    if let Err(e) = result {
+        eprintln!("crawl_floor: {e}");
+        std::process::exit(1);
+    }
+}
