@@ -1,13 +1,19 @@
 //! The floor under a crawl of the benchmark web: what this process spends
-//! per page, on the same server and with nothing stored, to
+//! per page, on the same server, to
 //! - fetch: GET every page with trawl's own HTTP client, 64 in flight;
 //! - fetch + process: that plus a fetch task's CPU work on each body (MD5,
-//!   zstd, charset decoding, parsing), as the crawl does it.
+//!   zstd, charset decoding, parsing), as the crawl does it;
+//! - fetch + process + store: that plus one RocksDB batch a page, written
+//!   by one task as the engine does, holding only the rows the issue asks
+//!   a crawl to store: the page record (zstd body), its doc (title and
+//!   text), its links row, an in-link row per link, its seen row, and for
+//!   each URL not seen before a url, seen and frontier row; the page's
+//!   frontier row is deleted. No filters, counters, hosts, indexes or
+//!   dedup rows. RocksDB's flushes and compactions during the stage count.
 //!
-//! A crawl does both and then commits each page to RocksDB, so its CPU per
-//! page minus the second figure is what storing costs, and 2 cores divided
-//! by the second figure plus the server's is a ceiling on pages/s that no
-//! storage design can pass. `scripts/bench-crawl` runs it against its bench
+//! The crawl does all of that and more, so each stage is a floor under its
+//! CPU per page, and 2 cores divided by a stage's CPU plus the server's is a
+//! ceiling on pages/s that trawl cannot pass without dropping that work. `scripts/bench-crawl` runs it against its bench
 //! web before the crawl; by hand, against a running `trawl bench-web`:
 //!
 //!   cargo bench --bench crawl_floor -- --pages N [--limit M] [--server-pid PID] SEED...
@@ -22,10 +28,19 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::sync::Semaphore;
-use trawl::crawl::process_page;
+use std::collections::HashSet;
+
+use tokio::sync::{Semaphore, mpsc};
+use trawl::crawl::{PageData, process_page};
 use trawl::fetch::{FetchSettings, HttpClient};
+use trawl::model::{CanonicalUrl, UrlId};
+use trawl::schema::{
+    CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_PAGES, CF_SEEN, CF_URLS, DocRecord,
+    FrontierEntry, FrontierKey, LinkKey, LinkView, PageLinksBuilder, PageRecord, SeenRecord,
+    SeenState,
+};
 use trawl::site::bench::{BenchUrls, BenchWeb};
+use trawl::store::Store;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -100,24 +115,41 @@ fn process_cpu(pid: u32) -> Option<f64> {
     Some(ticks / hz)
 }
 
-/// Fetches every URL, 64 in flight, processing each body if `process`.
-/// Returns the pages that came back 200.
-async fn run(client: &HttpClient, urls: &[String], process: bool) -> usize {
+#[derive(Clone, Copy, PartialEq)]
+enum Stage {
+    Fetch,
+    Process,
+    Store,
+}
+
+/// Fetches every URL, 64 in flight; with `Process` or `Store` processes
+/// each body, and with `Store` sends it to `writer`. Returns the pages
+/// that came back 200.
+async fn run(
+    client: &HttpClient,
+    urls: &[String],
+    stage: Stage,
+    writer: Option<mpsc::Sender<(CanonicalUrl, PageData)>>,
+) -> usize {
     let gate = Arc::new(Semaphore::new(IN_FLIGHT));
     let mut tasks = tokio::task::JoinSet::new();
     let mut ok = 0;
     for u in urls {
         let permit = gate.clone().acquire_owned().await.expect("semaphore open");
-        let (client, u) = (client.clone(), u.clone());
+        let (client, u, writer) = (client.clone(), u.clone(), writer.clone());
         tasks.spawn(async move {
             let _permit = permit;
             let Ok(fetched) = client.get(&u).await else {
                 return false;
             };
             let good = fetched.status == 200;
-            if process {
-                let url = url::Url::parse(&u).expect("bench URLs parse");
-                std::hint::black_box(process_page(fetched, &url, "trawl"));
+            if stage != Stage::Fetch {
+                let url = trawl::model::normalize(&u).expect("bench URLs parse");
+                let data = process_page(fetched, url.url(), "trawl");
+                match &writer {
+                    Some(w) => w.send((url, data)).await.is_ok(),
+                    None => std::hint::black_box(data).fetched.status == 200,
+                };
             }
             good
         });
@@ -129,6 +161,99 @@ async fn run(client: &HttpClient, urls: &[String], process: bool) -> usize {
         ok += usize::from(done.unwrap_or(false));
     }
     ok
+}
+
+/// The one writer: a batch a page, as the engine commits one.
+async fn write_pages(
+    store: Arc<Store>,
+    mut pages: mpsc::Receiver<(CanonicalUrl, PageData)>,
+) -> Result<usize, String> {
+    let mut seen: HashSet<UrlId> = HashSet::new();
+    let mut written = 0;
+    while let Some((url, data)) = pages.recv().await {
+        let id = url.id();
+        seen.insert(id);
+        let mut b = store.batch();
+        let frontier = |u: &CanonicalUrl| FrontierKey {
+            host: u.host_id(),
+            priority: 0,
+            url: u.id(),
+        };
+        b.delete(CF_FRONTIER, &frontier(&url).to_key());
+        let f = &data.fetched;
+        let rec = PageRecord {
+            url: url.as_str().to_string(),
+            status: f.status,
+            content_type: f.content_type.clone(),
+            md5: data.md5,
+            body_len: f.body.len() as u64,
+            body_zstd: data.body_zstd,
+            ..PageRecord::default()
+        };
+        b.put(CF_PAGES, &id.to_bytes(), &rec);
+        let seen_rec = |state| SeenRecord {
+            state,
+            depth: 1,
+            parent: None,
+            redirects: 0,
+            updated_ms: 0,
+        };
+        b.put(
+            CF_SEEN,
+            &id.to_bytes(),
+            &seen_rec(SeenState::Fetched { status: f.status }),
+        );
+        if let Some(parsed) = &data.parsed {
+            let page = &parsed.page;
+            let mut links = PageLinksBuilder::default();
+            for l in &page.links {
+                let dst = l.url.id();
+                links.push(
+                    dst,
+                    &LinkView {
+                        anchor: &l.anchor,
+                        before: &l.before,
+                        after: &l.after,
+                        nofollow: l.nofollow,
+                        link_type: "horizontal",
+                        verdict: "follow",
+                        dst_host: l.url.host(),
+                        dst_url: l.url.as_str(),
+                        ..LinkView::default()
+                    },
+                );
+                let back = LinkKey {
+                    first: dst,
+                    second: id,
+                };
+                b.put_raw(CF_INLINKS, &back.to_key(), &[]);
+                if seen.insert(dst) {
+                    b.put_raw(CF_URLS, &dst.to_bytes(), l.url.as_str().as_bytes());
+                    b.put(CF_SEEN, &dst.to_bytes(), &seen_rec(SeenState::Queued));
+                    let entry = FrontierEntry {
+                        url: l.url.as_str().to_string(),
+                        depth: 1,
+                        parent: Some(id.0),
+                        redirects: 0,
+                        attempts: 0,
+                        enqueued_ms: 0,
+                    };
+                    b.put(CF_FRONTIER, &frontier(&l.url).to_key(), &entry);
+                }
+            }
+            b.put_raw(CF_LINKS, &id.to_bytes(), &links.encode());
+            let doc = DocRecord {
+                title: page.title.clone(),
+                text: page.text.clone(),
+                outlinks: page.links.len() as u32,
+                ..DocRecord::default()
+            };
+            b.put(CF_DOCS, &id.to_bytes(), &doc);
+        }
+        b.write().map_err(|e| e.to_string())?;
+        written += 1;
+    }
+    Ok(written)
 }
 
 async fn floor(args: Args) -> Result<(), String> {
@@ -158,12 +283,35 @@ async fn floor(args: Args) -> Result<(), String> {
         .collect();
     let client = HttpClient::new(FetchSettings::default()).map_err(|e| e.to_string())?;
     // Connections opened once, as a running crawl has them.
-    run(&client, &urls[..urls.len().min(IN_FLIGHT * 4)], false).await;
+    run(
+        &client,
+        &urls[..urls.len().min(IN_FLIGHT * 4)],
+        Stage::Fetch,
+        None,
+    )
+    .await;
 
-    for (name, process) in [("fetch", false), ("fetch + process", true)] {
+    let dir = tempfile::tempdir().map_err(|e| format!("no temp dir: {e}"))?;
+    let stages = [
+        ("fetch", Stage::Fetch),
+        ("fetch + process", Stage::Process),
+        ("+ store", Stage::Store),
+    ];
+    for (name, stage) in stages {
         let (cpu0, server0) = (own_cpu(), args.server_pid.and_then(process_cpu));
         let t = Instant::now();
-        let ok = run(&client, &urls, process).await;
+        let ok = if stage == Stage::Store {
+            let store = Arc::new(Store::open(dir.path()).map_err(|e| e.to_string())?);
+            let (tx, rx) = mpsc::channel(IN_FLIGHT);
+            let writer = tokio::spawn(write_pages(store.clone(), rx));
+            let ok = run(&client, &urls, stage, Some(tx)).await;
+            let written = writer.await.map_err(|e| e.to_string())??;
+            // What is still in memtables costs a flush too.
+            store.flush().map_err(|e| e.to_string())?;
+            ok.min(written)
+        } else {
+            run(&client, &urls, stage, None).await
+        };
         let secs = t.elapsed().as_secs_f64();
         let cpu = own_cpu() - cpu0;
         let server =
