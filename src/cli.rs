@@ -56,6 +56,9 @@ struct BenchWebArgs {
     /// First port (the hosts take consecutive ones); default: free ports.
     #[arg(long)]
     port: Option<u16>,
+    /// Pad each host's robots.txt with comment lines to this many bytes.
+    #[arg(long, default_value_t = 0)]
+    robots_bytes: usize,
 }
 
 #[derive(Args)]
@@ -270,7 +273,10 @@ async fn cmd_bench_web(a: BenchWebArgs) -> anyhow::Result<()> {
     if a.pages == 0 || a.hosts == 0 || a.hosts > 64 {
         bail!("--pages must be at least 1 and --hosts between 1 and 64");
     }
-    let web = BenchWeb::start(a.pages, a.hosts, a.port)
+    if a.robots_bytes > 500 << 10 {
+        bail!("--robots-bytes is at most 512000 (crawlers read 500 KiB of robots.txt)");
+    }
+    let web = BenchWeb::start_with_robots(a.pages, a.hosts, a.port, a.robots_bytes)
         .await
         .context("cannot start the bench web (is the port free?)")?;
     eprintln!(

@@ -261,3 +261,99 @@ async fn too_many_requests_backs_off_with_retry_after() {
     assert_eq!(f.count("/down"), 3);
     assert_eq!(db.page(&f.url("/down")).unwrap().status, 503);
 }
+
+/// A large robots.txt (hosts may send up to 500 KiB) is stored once, in
+/// the `robots` column family, not with every page's rewrite of the host's
+/// row; a second run reads it back instead of fetching it again; and a
+/// host row of schema 5, with the record inside, is moved on its first
+/// write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_robots_txt_is_stored_once_apart_from_the_host_row() {
+    use trawl::schema::{CF_HOSTS, CF_ROBOTS, HostRecord, RobotsOutcome, RobotsRecord};
+
+    let mut robots = String::from("User-agent: *\nDisallow: /private\n");
+    while robots.len() < 300_000 {
+        robots.push_str("# a comment line that makes this robots.txt large\n");
+    }
+    let links: Vec<String> = (0..20).map(|i| format!("/p{i}")).collect();
+    let body = robots.clone();
+    let f = Fixture::start(move |path: &str| match path {
+        "/robots.txt" => Response::text(body.clone()),
+        "/" => {
+            let mut l: Vec<&str> = links.iter().map(|s| s.as_str()).collect();
+            l.push("/private/x");
+            page("home", &l)
+        }
+        "/again" => page("again", &["/private/y"]),
+        p => page(p, &[]),
+    })
+    .await;
+    let db = Db::new();
+    db.crawl(fast(), &[f.url("/")]).await;
+    assert_eq!(f.count("/robots.txt"), 1);
+    assert_eq!(f.count("/p19"), 1);
+    assert_eq!(f.count("/private/x"), 0);
+
+    let host = trawl::model::normalize(&f.url("/")).unwrap().host_id();
+    let row = db
+        .store
+        .get_raw(CF_HOSTS, &host.to_bytes())
+        .unwrap()
+        .unwrap();
+    assert!(row.len() < 200, "host row of {} bytes", row.len());
+    let stored: RobotsRecord = db.store.get(CF_ROBOTS, &host.to_bytes()).unwrap().unwrap();
+    assert_eq!(stored.body, robots.as_bytes());
+    let joined = db.store.host(host).unwrap().unwrap();
+    assert_eq!(
+        joined.robots.as_ref().map(|r| r.body.len()),
+        Some(robots.len())
+    );
+    assert_eq!(joined.fetched, 21, "/ and its 20 pages");
+
+    // A second run on the same db obeys the stored file without a refetch.
+    db.crawl(fast(), &[f.url("/again")]).await;
+    assert_eq!(f.count("/again"), 1);
+    assert_eq!(f.count("/private/y"), 0);
+    assert_eq!(f.count("/robots.txt"), 1, "read back, not fetched again");
+
+    // A schema-5 host row: the record inside it, nothing in `robots`.
+    let old_db = Db::new();
+    let g = Fixture::start(|path: &str| match path {
+        "/robots.txt" => Response::text("User-agent: *\nAllow: /\n"),
+        "/" => page("home", &["/private/z", "/ok"]),
+        p => page(p, &[]),
+    })
+    .await;
+    let host = trawl::model::normalize(&g.url("/")).unwrap().host_id();
+    let now = trawl::model::now_ms();
+    let old = HostRecord {
+        origin: g.url("/").trim_end_matches('/').to_string(),
+        robots: Some(RobotsRecord {
+            outcome: RobotsOutcome::Fetched { status: 200 },
+            body: b"User-agent: *\nDisallow: /private\n".to_vec(),
+            fetched_ms: now,
+            expires_ms: now + 3_600_000,
+            failures: 0,
+        }),
+        ..HostRecord::default()
+    };
+    let mut b = old_db.store.batch();
+    b.put(CF_HOSTS, &host.to_bytes(), &old);
+    b.write().unwrap();
+    old_db.crawl(fast(), &[g.url("/")]).await;
+    assert_eq!(g.count("/robots.txt"), 0, "the stored record still applies");
+    assert_eq!(g.count("/private/z"), 0);
+    assert_eq!(g.count("/ok"), 1);
+    let row: HostRecord = old_db
+        .store
+        .get(CF_HOSTS, &host.to_bytes())
+        .unwrap()
+        .unwrap();
+    assert!(row.robots.is_none(), "moved out of the host row");
+    let moved: RobotsRecord = old_db
+        .store
+        .get(CF_ROBOTS, &host.to_bytes())
+        .unwrap()
+        .unwrap();
+    assert_eq!(moved.body, b"User-agent: *\nDisallow: /private\n");
+}

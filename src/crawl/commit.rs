@@ -13,9 +13,9 @@ use crate::filter::{Filters, PageVerdict};
 use crate::model::{self, CanonicalUrl, HostId, UrlId, now_ms};
 use crate::schema::{
     CF_CONTENT, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGE_INDEX,
-    CF_PAGES, CF_SEEN, CF_URLS, CF_VERDICTS, DocRecord, FilterReason, FrontierEntry, FrontierKey,
-    LinkKey, LinkLimits, LinkView, PageLinksBuilder, PageRecord, SeedList, SeenRecord, SeenState,
-    Versioned, meta_keys, page_index,
+    CF_PAGES, CF_ROBOTS, CF_SEEN, CF_URLS, CF_VERDICTS, DocRecord, FilterReason, FrontierEntry,
+    FrontierKey, LinkKey, LinkLimits, LinkView, PageLinksBuilder, PageRecord, SeedList, SeenRecord,
+    SeenState, Versioned, meta_keys, page_index,
 };
 use crate::store::{Batch, StoreError};
 
@@ -299,8 +299,16 @@ impl Engine {
 
     pub(super) fn finish(&mut self, mut b: Batch<'_>, hosts: &[HostId]) -> Result<(), StoreError> {
         for h in hosts {
-            if let Some(state) = self.hosts.get(h) {
+            if let Some(state) = self.hosts.get_mut(h) {
+                // The host's row goes with every page of it; its robots.txt
+                // (up to 500 KiB) only when it changed.
+                let robots = state.record.robots.take();
                 b.put(CF_HOSTS, &h.to_bytes(), &state.record);
+                if let Some(r) = robots.as_ref().filter(|_| state.robots_unsaved) {
+                    b.put(CF_ROBOTS, &h.to_bytes(), r);
+                    state.robots_unsaved = false;
+                }
+                state.record.robots = robots;
             }
         }
         b.put(CF_META, meta_keys::COUNTERS, &self.counters);

@@ -57,6 +57,10 @@ struct Control {
 
 pub(super) struct HostState {
     pub record: HostRecord,
+    /// `record.robots` is not in the `robots` column family yet: fetched
+    /// since the host was last written, or read from inside the host's row
+    /// of a db older than schema 6.
+    pub robots_unsaved: bool,
     pub rules: Option<RobotsRules>,
     pub robots_in_flight: bool,
     pub queue: HostQueue,
@@ -205,10 +209,14 @@ impl Engine {
     /// The host's in-memory state, loaded from `hosts` on first use.
     pub(super) fn host(&mut self, id: HostId, origin: &str) -> Result<&mut HostState, StoreError> {
         if !self.hosts.contains_key(&id) {
-            let record = self.store.host(id)?.unwrap_or_else(|| HostRecord {
-                origin: origin.to_string(),
-                ..Default::default()
-            });
+            let (record, robots_unsaved) =
+                self.store.host_and_robots_place(id)?.unwrap_or_else(|| {
+                    let fresh = HostRecord {
+                        origin: origin.to_string(),
+                        ..Default::default()
+                    };
+                    (fresh, false)
+                });
             let rules = record
                 .robots
                 .as_ref()
@@ -216,6 +224,7 @@ impl Engine {
             self.hosts.insert(
                 id,
                 HostState {
+                    robots_unsaved,
                     record,
                     rules,
                     robots_in_flight: false,
@@ -574,6 +583,7 @@ impl Engine {
             None => (h.record.crawl_delay_ms, h.record.crawl_delay_capped) = (None, false),
         }
         h.record.robots = Some(record);
+        h.robots_unsaved = true;
         h.rules = Some(rules);
         let give_up = unreachable && failures >= s.robots_max_failures;
         let origin = h.record.origin.clone();

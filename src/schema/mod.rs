@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v5.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v6.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -13,13 +13,14 @@ pub use keys::{FrontierKey, LinkKey, page_index};
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
 pub const CF_SEEN: &str = "seen";
 pub const CF_FRONTIER: &str = "frontier";
 pub const CF_HOSTS: &str = "hosts";
+pub const CF_ROBOTS: &str = "robots";
 pub const CF_PAGES: &str = "pages";
 pub const CF_DOCS: &str = "docs";
 pub const CF_VERDICTS: &str = "verdicts";
@@ -29,12 +30,13 @@ pub const CF_CONTENT: &str = "content";
 pub const CF_PAGE_INDEX: &str = "page_index";
 
 /// Every column family trawl opens, in documentation order.
-pub const COLUMN_FAMILIES: [&str; 12] = [
+pub const COLUMN_FAMILIES: [&str; 13] = [
     CF_META,
     CF_URLS,
     CF_SEEN,
     CF_FRONTIER,
     CF_HOSTS,
+    CF_ROBOTS,
     CF_PAGES,
     CF_DOCS,
     CF_VERDICTS,
@@ -124,11 +126,11 @@ pub(crate) fn malformed(e: postcard::Error) -> CodecError {
 mod tests {
     use super::*;
 
-    /// `schema/v5.md` has one `## \`name\`` section per column family the
+    /// `schema/v6.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v5.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v6.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -136,7 +138,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v5.md sections vs COLUMN_FAMILIES"
+            "schema/v6.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"

@@ -143,7 +143,10 @@ pub struct RobotsRecord {
     pub failures: u32,
 }
 
-/// `hosts` value: per-host politeness state and robots.txt.
+/// `hosts` value: per-host politeness state. Written with every page of
+/// the host, so from schema 6 without its robots.txt (`robots` is None
+/// there; the file is in the `robots` column family, written when fetched);
+/// [`crate::store::Store::host`] returns the two joined.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 pub struct HostRecord {
     pub origin: String,
@@ -160,6 +163,9 @@ pub struct HostRecord {
     pub next_fetch_ms: u64,
 }
 impl Versioned for HostRecord {
+    const VERSION: u8 = 1;
+}
+impl Versioned for RobotsRecord {
     const VERSION: u8 = 1;
 }
 

@@ -86,6 +86,17 @@ impl BenchWeb {
         hosts: usize,
         first_port: Option<u16>,
     ) -> std::io::Result<BenchWeb> {
+        BenchWeb::start_with_robots(pages, hosts, first_port, 0).await
+    }
+
+    /// [`BenchWeb::start`] with each robots.txt padded with comment lines
+    /// to at least `robots_bytes` (real ones run to hundreds of KiB).
+    pub async fn start_with_robots(
+        pages: usize,
+        hosts: usize,
+        first_port: Option<u16>,
+        robots_bytes: usize,
+    ) -> std::io::Result<BenchWeb> {
         let hosts = hosts.clamp(1, 64);
         let mut listeners = Vec::new();
         for k in 0..hosts {
@@ -96,7 +107,12 @@ impl BenchWeb {
             .iter()
             .map(|l| l.local_addr().map(|a| a.port()))
             .collect::<Result<_, _>>()?;
-        let web = Arc::new(Web::new(pages.max(hosts), ports));
+        let mut web = Web::new(pages.max(hosts), ports);
+        while web.robots.len() < robots_bytes {
+            web.robots
+                .push_str("# padding: a long robots.txt, as some sites serve\n");
+        }
+        let web = Arc::new(web);
         let mut servers = Vec::new();
         for (host, l) in listeners.into_iter().enumerate() {
             let web = web.clone();
@@ -177,6 +193,7 @@ struct Web {
     /// Pages on each host.
     per_host: usize,
     paragraphs: Vec<String>,
+    robots: String,
 }
 
 fn hash(parts: &[usize]) -> usize {
@@ -215,13 +232,14 @@ impl Web {
             per_host: pages.div_ceil(ports.len()),
             ports,
             paragraphs,
+            robots: "User-agent: *\nDisallow: /private/\n".to_string(),
         }
     }
 
     fn respond(&self, host: usize, path: &str) -> Response {
         let path = path.split('?').next().unwrap_or(path);
         if path == "/robots.txt" {
-            return Response::text("User-agent: *\nDisallow: /private/\n");
+            return Response::text(self.robots.clone());
         }
         if path == "/" {
             return Response::html(self.index(host));

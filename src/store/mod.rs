@@ -16,10 +16,10 @@ use rocksdb::{DB, Direction, IteratorMode, ReadOptions, WriteBatch};
 
 use crate::model::{HostId, UrlId};
 use crate::schema::{
-    self, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_SEEN,
-    CF_URLS, CF_VERDICTS, CodecError, Counters, DocRecord, FrontierEntry, FrontierKey, HostRecord,
-    LinkKey, LinkRecord, PageLinks, PageRecord, SeedList, SeenRecord, VerdictRecord, Versioned,
-    meta_keys,
+    self, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_ROBOTS,
+    CF_SEEN, CF_URLS, CF_VERDICTS, CodecError, Counters, DocRecord, FrontierEntry, FrontierKey,
+    HostRecord, LinkKey, LinkRecord, PageLinks, PageRecord, SeedList, SeenRecord, VerdictRecord,
+    Versioned, meta_keys,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -283,8 +283,23 @@ impl Store {
         Ok(Some(doc))
     }
 
+    /// A host's state with its robots.txt record, which schema 6 keeps in
+    /// `robots` (older dbs have it inside the host's row).
     pub fn host(&self, id: HostId) -> Result<Option<HostRecord>> {
-        self.get(CF_HOSTS, &id.to_bytes())
+        Ok(self.host_and_robots_place(id)?.map(|(rec, _)| rec))
+    }
+
+    /// [`Store::host`], and whether its robots.txt record was still inside
+    /// the host's row (a db older than schema 6) rather than in `robots`.
+    pub fn host_and_robots_place(&self, id: HostId) -> Result<Option<(HostRecord, bool)>> {
+        let Some(mut rec) = self.get::<HostRecord>(CF_HOSTS, &id.to_bytes())? else {
+            return Ok(None);
+        };
+        let embedded = rec.robots.is_some();
+        if !embedded {
+            rec.robots = self.get(CF_ROBOTS, &id.to_bytes())?;
+        }
+        Ok(Some((rec, embedded)))
     }
 
     pub fn counters(&self) -> Result<Counters> {
