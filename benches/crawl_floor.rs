@@ -25,6 +25,8 @@
 //! 2,000-page web itself, in this process, so that it cannot rot; figures
 //! from that mode include the server.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -35,9 +37,8 @@ use trawl::crawl::{PageData, process_page};
 use trawl::fetch::{FetchSettings, HttpClient};
 use trawl::model::{CanonicalUrl, UrlId};
 use trawl::schema::{
-    CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_PAGES, CF_SEEN, CF_URLS, DocRecord,
-    FrontierEntry, FrontierKey, LinkKey, LinkView, PageLinksBuilder, PageRecord, SeenRecord,
-    SeenState,
+    CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_PAGES, CF_SEEN, DocRecord, FrontierKey, LinkKey,
+    LinkView, PageLinksBuilder, PageRecord, SeenRecord, SeenState,
 };
 use trawl::site::bench::{BenchUrls, BenchWeb};
 use trawl::store::Store;
@@ -228,17 +229,7 @@ async fn write_pages(
                 };
                 b.put_raw(CF_INLINKS, &back.to_key(), &[]);
                 if seen.insert(dst) {
-                    b.put_raw(CF_URLS, &dst.to_bytes(), l.url.as_str().as_bytes());
-                    b.put(CF_SEEN, &dst.to_bytes(), &seen_rec(SeenState::Queued));
-                    let entry = FrontierEntry {
-                        url: l.url.as_str().to_string(),
-                        depth: 1,
-                        parent: Some(id.0),
-                        redirects: 0,
-                        attempts: 0,
-                        enqueued_ms: 0,
-                    };
-                    b.put(CF_FRONTIER, &frontier(&l.url).to_key(), &entry);
+                    common::queue_new_url(&mut b, dst, &l.url, id, 0);
                 }
             }
             b.put_raw(CF_LINKS, &id.to_bytes(), &links.encode());

@@ -5,6 +5,8 @@
 //! Run: `cargo bench --bench hot_path` (add `-- --quick` for a fast pass;
 //! `cargo test --release` runs each once so they cannot rot).
 
+mod common;
+
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -12,9 +14,8 @@ use trawl::filter::{FilterSettings, Filters, Mode};
 use trawl::model::{self, UrlId};
 use trawl::parse;
 use trawl::schema::{
-    CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_PAGES, CF_SEEN, CF_URLS, CF_VERDICTS, DocRecord,
-    FrontierEntry, FrontierKey, LinkKey, LinkView, PageLinksBuilder, PageRecord, SeenRecord,
-    SeenState, VerdictRecord,
+    CF_DOCS, CF_INLINKS, CF_LINKS, CF_PAGES, CF_VERDICTS, DocRecord, LinkKey, LinkView,
+    PageLinksBuilder, PageRecord, VerdictRecord,
 };
 use trawl::store::Store;
 
@@ -102,29 +103,7 @@ fn bench(c: &mut Criterion) {
                     second: id,
                 };
                 batch.put_raw(CF_INLINKS, &back.to_key(), &[]);
-                batch.put_raw(CF_URLS, &dst.to_bytes(), l.url.as_str().as_bytes());
-                let seen = SeenRecord {
-                    state: SeenState::Queued,
-                    depth: 1,
-                    parent: Some(id.0),
-                    redirects: 0,
-                    updated_ms: 0,
-                };
-                batch.put(CF_SEEN, &dst.to_bytes(), &seen);
-                let key = FrontierKey {
-                    host: model::HostId::of(&l.url.host_key()),
-                    priority: n,
-                    url: dst,
-                };
-                let entry = FrontierEntry {
-                    url: l.url.as_str().to_string(),
-                    depth: 1,
-                    parent: Some(id.0),
-                    redirects: 0,
-                    attempts: 0,
-                    enqueued_ms: 0,
-                };
-                batch.put(CF_FRONTIER, &key.to_key(), &entry);
+                common::queue_new_url(&mut batch, dst, &l.url, id, n);
             }
             batch.put_raw(CF_LINKS, &id.to_bytes(), &links.encode());
             batch.write().unwrap()
