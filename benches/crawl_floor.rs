@@ -13,8 +13,9 @@
 //!
 //! The crawl does all of that and more, so each stage is a floor under its
 //! CPU per page, and 2 cores divided by a stage's CPU plus the server's is a
-//! ceiling on pages/s that trawl cannot pass without dropping that work. `scripts/bench-crawl` runs it against its bench
-//! web before the crawl; by hand, against a running `trawl bench-web`:
+//! ceiling on pages/s that trawl cannot pass without dropping that work.
+//! `scripts/bench-crawl` runs it against its bench web before the crawl; by
+//! hand, against a running `trawl bench-web`:
 //!
 //!   cargo bench --bench crawl_floor -- --pages N [--limit M] [--server-pid PID] SEED...
 //!
@@ -27,10 +28,9 @@
 
 mod common;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
-
-use std::collections::HashSet;
 
 use tokio::sync::{Semaphore, mpsc};
 use trawl::crawl::{PageData, process_page};

@@ -229,7 +229,8 @@ impl Web {
             })
             .collect();
         Web {
-            per_host: pages.div_ceil(ports.len()),
+            // No ports, no pages (rather than a division by zero).
+            per_host: pages.div_ceil(ports.len().max(1)),
             ports,
             paragraphs,
             robots: "User-agent: *\nDisallow: /private/\n".to_string(),
