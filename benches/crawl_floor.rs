@@ -146,7 +146,8 @@ async fn run(
             let good = fetched.status == 200;
             if stage != Stage::Fetch {
                 let url = trawl::model::normalize(&u).expect("bench URLs parse");
-                let data = process_page(fetched, url.url(), "trawl");
+                let data =
+                    process_page(fetched, url.url(), "trawl", trawl::parse::DEFAULT_MAX_LINKS);
                 match &writer {
                     Some(w) => w.send((url, data)).await.is_ok(),
                     None => std::hint::black_box(data).fetched.status == 200,

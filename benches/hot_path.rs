@@ -30,12 +30,24 @@ fn bench(c: &mut Criterion) {
     c.bench_function("decode+parse 13KB page", |b| {
         b.iter(|| {
             let d = parse::decode(black_box(body), Some("text/html; charset=utf-8"));
-            parse::parse_html(&d.text, url.url(), d.charset, "trawl")
+            parse::parse_html(
+                &d.text,
+                url.url(),
+                d.charset,
+                "trawl",
+                parse::DEFAULT_MAX_LINKS,
+            )
         })
     });
     let page = {
         let d = parse::decode(body, Some("text/html; charset=utf-8"));
-        parse::parse_html(&d.text, url.url(), d.charset, "trawl")
+        parse::parse_html(
+            &d.text,
+            url.url(),
+            d.charset,
+            "trawl",
+            parse::DEFAULT_MAX_LINKS,
+        )
     };
     let hrefs: Vec<String> = page
         .links

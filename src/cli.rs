@@ -108,6 +108,10 @@ struct CrawlArgs {
     opts: CrawlOpts,
 }
 
+const fn trawl_default_max_outlinks() -> u64 {
+    crate::parse::DEFAULT_MAX_LINKS as u64
+}
+
 #[derive(Args)]
 struct CrawlOpts {
     /// Follow links at most this many hops from a seed.
@@ -125,6 +129,9 @@ struct CrawlOpts {
     /// Requests in flight per host.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     per_host: u64,
+    /// Links taken from one page at most; the rest are counted and dropped.
+    #[arg(long, default_value_t = trawl_default_max_outlinks(), value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_outlinks: u64,
     /// Which hosts to enter: host (the seeds' hosts), domain (their registrable domains), any.
     #[arg(long, default_value = "host")]
     scope: Scope,
@@ -166,6 +173,7 @@ impl CrawlOpts {
             delay: Duration::from_millis(self.delay_ms),
             concurrency: self.concurrency as usize,
             per_host: self.per_host as usize,
+            max_outlinks: self.max_outlinks as usize,
             scope: self.scope,
             max_crawl_delay: Duration::from_secs(self.max_crawl_delay_secs),
             ..CrawlSettings::default()

@@ -131,6 +131,54 @@ async fn max_pages_stops_the_crawl_and_counts_the_whole_db() {
     assert_eq!(f.page_times().len(), 8);
 }
 
+/// A page yields at most `max_outlinks` links, the rest counted in a
+/// notice: small pages parsed inline and large ones (> 512 KiB, parsed on
+/// the blocking pool one at a time) alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_past_max_outlinks_are_dropped_with_a_notice() {
+    let big: String = (0..50_000)
+        .map(|i| format!("<a href=/b{i}>b</a>"))
+        .collect();
+    assert!(big.len() > 512 << 10);
+    let f = Fixture::start(move |path: &str| match path {
+        "/robots.txt" => Response::status(404),
+        "/" => {
+            let links: Vec<String> = (0..30).map(|i| format!("/s{i}")).collect();
+            let mut l: Vec<&str> = links.iter().map(|s| s.as_str()).collect();
+            l.insert(0, "/big");
+            page("home", &l)
+        }
+        "/big" => Response::html(format!("<title>big</title>{big}")),
+        p => page(p, &[]),
+    })
+    .await;
+    let db = Db::new();
+    let mut s = fast();
+    s.max_outlinks = 10;
+    s.max_depth = Some(1);
+    let (h, join) = trawl::crawl::start(db.store.clone(), s, &[f.url("/")]).unwrap();
+    join.await.unwrap().unwrap();
+    // "/" keeps /big and /s0../s8; /big keeps /b0../b9 (depth 2: not fetched).
+    assert_eq!(f.count("/s8"), 1);
+    assert_eq!(f.count("/s9"), 0);
+    assert_eq!(db.doc(&f.url("/")).unwrap().outlinks, 10);
+    assert_eq!(db.doc(&f.url("/big")).unwrap().outlinks, 10);
+    assert!(db.seen(&f.url("/b9")).is_some());
+    assert!(db.seen(&f.url("/b10")).is_none());
+    assert_eq!(db.store.counters().unwrap().links, 20);
+    let notices = h.take_notices();
+    for (path, dropped) in [("/", 21), ("/big", 49_990)] {
+        let want = format!(
+            "{}: {dropped} more links than crawl.max_outlinks (10)",
+            f.url(path)
+        );
+        assert!(
+            notices.iter().any(|n| n.starts_with(&want)),
+            "{want} in {notices:?}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn non_html_is_recorded_not_parsed_and_long_urls_are_counted() {
     let long = format!("/{}", "x".repeat(2100));

@@ -202,7 +202,13 @@ async fn legacy_charsets_come_out_as_unicode() {
         let body = zstd_body(&page);
         let decoded = trawl::parse::decode(&body, Some(&page.content_type));
         let url = url::Url::parse(&page.url).unwrap();
-        let rebuilt = trawl::parse::parse_html(&decoded.text, &url, decoded.charset, "trawl");
+        let rebuilt = trawl::parse::parse_html(
+            &decoded.text,
+            &url,
+            decoded.charset,
+            "trawl",
+            trawl::parse::DEFAULT_MAX_LINKS,
+        );
         assert_eq!(
             (rebuilt.title.as_str(), rebuilt.text.as_str()),
             (doc.title.as_str(), doc.text.as_str())

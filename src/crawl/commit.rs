@@ -589,6 +589,14 @@ impl Engine {
                 self.counters.links += page.links.len() as u64;
                 self.run_links += page.links.len() as u64;
                 self.counters.invalid_links += u64::from(page.skipped_links);
+                if page.capped_links > 0 {
+                    self.notice(format!(
+                        "{}: {} more links than crawl.max_outlinks ({}) dropped",
+                        job.url.as_str(),
+                        page.capped_links,
+                        self.settings.max_outlinks
+                    ));
+                }
                 if page.too_long_links > 0 {
                     bump(
                         &mut self.counters.filtered,

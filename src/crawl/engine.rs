@@ -499,6 +499,7 @@ impl Engine {
             self.tasks.spawn(worker::fetch_page(
                 self.client.clone(),
                 self.agent.clone(),
+                self.settings.max_outlinks,
                 PageJob { key, entry, url },
             ));
             if more {

@@ -51,6 +51,8 @@ pub struct CrawlSettings {
     pub per_host: usize,
     /// Requests in flight in total.
     pub concurrency: usize,
+    /// Links taken from one page at most; the rest are counted and dropped.
+    pub max_outlinks: usize,
     pub scope: Scope,
     /// robots.txt Crawl-delay above this is capped (and reported).
     pub max_crawl_delay: Duration,
@@ -86,6 +88,7 @@ impl Default for CrawlSettings {
             delay: Duration::from_secs(1),
             per_host: 1,
             concurrency: 64,
+            max_outlinks: crate::parse::DEFAULT_MAX_LINKS,
             scope: Scope::Host,
             max_crawl_delay: Duration::from_secs(60),
             robots_ttl: Duration::from_secs(24 * 3600),
@@ -123,6 +126,7 @@ impl CrawlSettings {
             ("crawl.max_pages", opt(self.max_pages)),
             ("crawl.concurrency", self.concurrency.to_string()),
             ("crawl.per_host", self.per_host.to_string()),
+            ("crawl.max_outlinks", self.max_outlinks.to_string()),
             (
                 "topic.weights",
                 format!(

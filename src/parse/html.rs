@@ -27,6 +27,8 @@ pub struct ParsedPage {
     pub skipped_links: u32,
     /// Links longer than [`model::MAX_URL_BYTES`] once resolved.
     pub too_long_links: u32,
+    /// Links past the `max_links` the page was parsed with, not extracted.
+    pub capped_links: u32,
     pub canonical: Option<String>,
     /// `<meta name=robots content=noindex>` (or `none`).
     pub noindex: bool,
@@ -47,15 +49,21 @@ struct RawLink {
     end: usize,
 }
 
+/// Links a page yields at most by default, as Heritrix's 6,000 outlinks.
+pub const DEFAULT_MAX_LINKS: usize = 6_000;
+
 /// Parses decoded HTML fetched from `page_url`. `encoding` is the charset
 /// the page was decoded from (link queries are encoded in it, as browsers
 /// do); `agent` is the product token whose `<meta name=…>` robots
-/// directives also apply.
+/// directives also apply. Links after the first `max_links` are counted,
+/// not extracted: a 10 MB page of bare anchors holds ~500,000, and keeping
+/// them all took a crawl to 1 GB of memory for that one page.
 pub fn parse_html(
     html: &str,
     page_url: &url::Url,
     encoding: &'static encoding_rs::Encoding,
     agent: &str,
+    max_links: usize,
 ) -> ParsedPage {
     let masked = mask_raw_text(html);
     let mut page = ParsedPage::default();
@@ -132,7 +140,9 @@ pub fn parse_html(
                         } else {
                             attr(tag, "href")
                         };
-                        if let Some(href) = href {
+                        if href.is_some() && raw_links.len() >= max_links {
+                            page.capped_links = page.capped_links.saturating_add(1);
+                        } else if let Some(href) = href {
                             let nofollow = attr(tag, "rel").is_some_and(|r| {
                                 r.split_ascii_whitespace()
                                     .any(|t| t.eq_ignore_ascii_case("nofollow"))
@@ -461,6 +471,7 @@ mod tests {
             &url::Url::parse("http://h.org/dir/page.html").unwrap(),
             encoding_rs::UTF_8,
             "trawl",
+            DEFAULT_MAX_LINKS,
         )
     }
 
@@ -544,6 +555,7 @@ mod tests {
             &base,
             encoding_rs::GBK,
             "trawl",
+            DEFAULT_MAX_LINKS,
         );
         assert_eq!(
             p.links[0].url.as_str(),
@@ -554,6 +566,7 @@ mod tests {
             &base,
             encoding_rs::UTF_8,
             "trawl",
+            DEFAULT_MAX_LINKS,
         );
         assert_eq!(
             p.links[0].url.as_str(),

@@ -124,6 +124,18 @@ pub static KEYS: &[Key] = &[
         }
     ),
     key!(
+        "crawl.max_outlinks",
+        Kind::Int {
+            min: 1,
+            max: 1_000_000
+        },
+        "links taken from one page at most; the rest are counted and dropped",
+        |s| s.max_outlinks.to_string(),
+        |s, v| if let Value::Int(n) = v {
+            s.max_outlinks = n as usize
+        }
+    ),
+    key!(
         "crawl.scope",
         Kind::Enum(&["host", "domain", "any"]),
         "hosts the crawl may enter: the seeds' hosts, their registrable domains, or any",
