@@ -67,108 +67,23 @@ pub fn parse_html(
 ) -> ParsedPage {
     let masked = mask_raw_text(html);
     let mut page = ParsedPage::default();
-    let Ok(dom) = tl::parse(&masked, tl::ParserOptions::default()) else {
-        return page;
-    };
-    let parser = dom.parser();
     let mut text = TextBuf::default();
     let mut raw_links: Vec<RawLink> = Vec::new();
     let mut base: Option<url::Url> = None;
-    let mut stack: Vec<Step> = dom
-        .children()
-        .iter()
-        .rev()
-        .map(|h| Step::Enter(*h))
-        .collect();
-
-    while let Some(step) = stack.pop() {
-        let handle = match step {
-            Step::Enter(h) => h,
-            Step::LeaveBlock => {
-                text.newline();
-                continue;
-            }
-            Step::LeaveAnchor(i) => {
-                raw_links[i].end = text.s.len();
-                continue;
-            }
-        };
-        let Some(node) = handle.get(parser) else {
+    for src in dom_chunks(&masked) {
+        let Ok(dom) = tl::parse(src, tl::ParserOptions::default()) else {
             continue;
         };
-        match node {
-            tl::Node::Raw(raw) => text.push(&decode_entities(&utf8(&masked, raw))),
-            tl::Node::Comment(_) => {}
-            tl::Node::Tag(tag) => {
-                let mut lower = [0u8; 16];
-                let name = tag_name(tag.name().as_bytes(), &mut lower);
-                match name {
-                    "script" | "style" | "noscript" | "template" | "svg" => continue,
-                    "title" => {
-                        if page.title.is_empty() {
-                            page.title = collapse(&decode_entities(&tag.inner_text(parser)));
-                        }
-                        continue;
-                    }
-                    "base" => {
-                        if base.is_none()
-                            && let Some(h) = attr(tag, "href")
-                        {
-                            base = page_url.join(h.trim()).ok();
-                        }
-                    }
-                    "meta" => meta_robots(tag, agent, &mut page),
-                    "link" => {
-                        let rel = attr(tag, "rel").unwrap_or_default();
-                        if page.canonical.is_none()
-                            && rel
-                                .split_ascii_whitespace()
-                                .any(|r| r.eq_ignore_ascii_case("canonical"))
-                            && let Some(h) = attr(tag, "href")
-                        {
-                            raw_links.push(RawLink {
-                                href: format!("\0canonical{h}"),
-                                nofollow: true,
-                                start: 0,
-                                end: 0,
-                            });
-                        }
-                    }
-                    "a" | "area" | "frame" | "iframe" => {
-                        let href = if name.ends_with("frame") {
-                            attr(tag, "src")
-                        } else {
-                            attr(tag, "href")
-                        };
-                        if href.is_some() && raw_links.len() >= max_links {
-                            page.capped_links = page.capped_links.saturating_add(1);
-                        } else if let Some(href) = href {
-                            let nofollow = attr(tag, "rel").is_some_and(|r| {
-                                r.split_ascii_whitespace()
-                                    .any(|t| t.eq_ignore_ascii_case("nofollow"))
-                            });
-                            let start = text.s.len();
-                            raw_links.push(RawLink {
-                                href: href.into_owned(),
-                                nofollow,
-                                start,
-                                end: start,
-                            });
-                            stack.push(Step::LeaveAnchor(raw_links.len() - 1));
-                        }
-                    }
-                    "br" | "hr" => text.newline(),
-                    _ => {}
-                }
-                if is_block(name) {
-                    text.newline();
-                    stack.push(Step::LeaveBlock);
-                }
-                for child in tag.children().top().as_slice().iter().rev() {
-                    stack.push(Step::Enter(*child));
-                }
-            }
-        }
+        let mut walk = Walk {
+            page: &mut page,
+            text: &mut text,
+            raw_links: &mut raw_links,
+            base: &mut base,
+            page_url,
+            agent,
+            max_links,
+        };
+        walk.dom(&dom, src);
     }
 
     let base = base.as_ref().unwrap_or(page_url);
@@ -203,6 +118,147 @@ pub fn parse_html(
         }
     }
     page
+}
+
+/// Pages above this are parsed as several DOMs of about this size, cut
+/// before a `<`: tl's DOM takes ~40 bytes per byte of tag-dense HTML, so a
+/// 10 MB page took ~400 MB in one piece. An element open across a cut
+/// loses what follows it in the next piece (its anchor text, say), which
+/// only pages this large pay.
+const DOM_CHUNK_BYTES: usize = 1 << 20;
+
+/// `html` in pieces of about [`DOM_CHUNK_BYTES`], each starting at a `<`
+/// (so on a char boundary); one piece when it is smaller.
+fn dom_chunks(html: &str) -> impl Iterator<Item = &str> {
+    let mut rest = html;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let cut = if rest.len() <= DOM_CHUNK_BYTES {
+            rest.len()
+        } else {
+            memchr::memchr(b'<', &rest.as_bytes()[DOM_CHUNK_BYTES..])
+                .map_or(rest.len(), |p| DOM_CHUNK_BYTES + p)
+        };
+        let (piece, tail) = rest.split_at(cut);
+        rest = tail;
+        Some(piece)
+    })
+}
+
+/// What the tree walk fills in, across the pieces of a page.
+struct Walk<'a> {
+    page: &'a mut ParsedPage,
+    text: &'a mut TextBuf,
+    raw_links: &'a mut Vec<RawLink>,
+    base: &'a mut Option<url::Url>,
+    page_url: &'a url::Url,
+    agent: &'a str,
+    max_links: usize,
+}
+
+impl Walk<'_> {
+    /// Walks `dom`, parsed from `src`, in document order.
+    fn dom(&mut self, dom: &tl::VDom<'_>, src: &str) {
+        let parser = dom.parser();
+        let mut stack: Vec<Step> = dom
+            .children()
+            .iter()
+            .rev()
+            .map(|h| Step::Enter(*h))
+            .collect();
+        while let Some(step) = stack.pop() {
+            let handle = match step {
+                Step::Enter(h) => h,
+                Step::LeaveBlock => {
+                    self.text.newline();
+                    continue;
+                }
+                Step::LeaveAnchor(i) => {
+                    self.raw_links[i].end = self.text.s.len();
+                    continue;
+                }
+            };
+            let Some(node) = handle.get(parser) else {
+                continue;
+            };
+            match node {
+                tl::Node::Raw(raw) => self.text.push(&decode_entities(&utf8(src, raw))),
+                tl::Node::Comment(_) => {}
+                tl::Node::Tag(tag) => {
+                    let mut lower = [0u8; 16];
+                    let name = tag_name(tag.name().as_bytes(), &mut lower);
+                    match name {
+                        "script" | "style" | "noscript" | "template" | "svg" => continue,
+                        "title" => {
+                            if self.page.title.is_empty() {
+                                self.page.title =
+                                    collapse(&decode_entities(&tag.inner_text(parser)));
+                            }
+                            continue;
+                        }
+                        "base" => {
+                            if self.base.is_none()
+                                && let Some(h) = attr(tag, "href")
+                            {
+                                *self.base = self.page_url.join(h.trim()).ok();
+                            }
+                        }
+                        "meta" => meta_robots(tag, self.agent, self.page),
+                        "link" => {
+                            let rel = attr(tag, "rel").unwrap_or_default();
+                            if self.page.canonical.is_none()
+                                && rel
+                                    .split_ascii_whitespace()
+                                    .any(|r| r.eq_ignore_ascii_case("canonical"))
+                                && let Some(h) = attr(tag, "href")
+                            {
+                                self.raw_links.push(RawLink {
+                                    href: format!("\0canonical{h}"),
+                                    nofollow: true,
+                                    start: 0,
+                                    end: 0,
+                                });
+                            }
+                        }
+                        "a" | "area" | "frame" | "iframe" => {
+                            let href = if name.ends_with("frame") {
+                                attr(tag, "src")
+                            } else {
+                                attr(tag, "href")
+                            };
+                            if href.is_some() && self.raw_links.len() >= self.max_links {
+                                self.page.capped_links = self.page.capped_links.saturating_add(1);
+                            } else if let Some(href) = href {
+                                let nofollow = attr(tag, "rel").is_some_and(|r| {
+                                    r.split_ascii_whitespace()
+                                        .any(|t| t.eq_ignore_ascii_case("nofollow"))
+                                });
+                                let start = self.text.s.len();
+                                self.raw_links.push(RawLink {
+                                    href: href.into_owned(),
+                                    nofollow,
+                                    start,
+                                    end: start,
+                                });
+                                stack.push(Step::LeaveAnchor(self.raw_links.len() - 1));
+                            }
+                        }
+                        "br" | "hr" => self.text.newline(),
+                        _ => {}
+                    }
+                    if is_block(name) {
+                        self.text.newline();
+                        stack.push(Step::LeaveBlock);
+                    }
+                    for child in tag.children().top().as_slice().iter().rev() {
+                        stack.push(Step::Enter(*child));
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Encodes text in `enc` (for link queries on legacy-charset pages).
@@ -464,6 +520,43 @@ fn mask_raw_text(html: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_pages_parse_in_pieces_with_nothing_lost_between() {
+        let para = "<p>filler words 中文 here</p>\n";
+        let mut html = String::from("<html><head><title>big page</title></head><body>");
+        for i in 0..2_500 {
+            html.push_str(&para.repeat(40));
+            html.push_str(&format!("<a href=/l{i}>link {i}</a>"));
+        }
+        html.push_str("<p>the last words</p></body></html>");
+        assert!(html.len() > 3 * DOM_CHUNK_BYTES);
+        let pieces: Vec<&str> = dom_chunks(&html).collect();
+        assert!(pieces.len() >= 3);
+        assert_eq!(pieces.concat(), html);
+        assert!(pieces[1..].iter().all(|p| p.starts_with('<')));
+        let p = parse_html(
+            &html,
+            &url::Url::parse("http://h.org/").unwrap(),
+            encoding_rs::UTF_8,
+            "trawl",
+            DEFAULT_MAX_LINKS,
+        );
+        assert_eq!(p.title, "big page");
+        assert_eq!(p.links.len(), 2_500);
+        assert_eq!(p.links[2_499].url.as_str(), "http://h.org/l2499");
+        assert_eq!(p.links[2_499].anchor, "link 2499");
+        assert!(
+            p.text.ends_with("the last words"),
+            "{}",
+            &p.text[p.text.len() - 40..]
+        );
+        assert_eq!(dom_chunks("").count(), 0);
+        assert_eq!(
+            dom_chunks("<p>small</p>").collect::<Vec<_>>(),
+            ["<p>small</p>"]
+        );
+    }
 
     fn parse(html: &str) -> ParsedPage {
         parse_html(
