@@ -188,7 +188,7 @@ async fn write_pages(
             status: f.status,
             content_type: f.content_type.clone(),
             md5: data.md5,
-            body_len: f.body.len() as u64,
+            body_len: data.body_len,
             body_zstd: data.body_zstd,
             ..PageRecord::default()
         };

@@ -179,6 +179,38 @@ async fn links_past_max_outlinks_are_dropped_with_a_notice() {
     }
 }
 
+/// Bodies over 1 MiB share four permits (memory bound): eight fetched at
+/// once all arrive, stored whole, their length recorded after the body is
+/// released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_large_bodies_at_once_are_all_stored() {
+    let big = |i: usize| format!("<title>big {i}</title><p>{}</p>", "word ".repeat(300_000));
+    let f = Fixture::start(move |path: &str| match path {
+        "/robots.txt" => Response::status(404),
+        "/" => {
+            let links: Vec<String> = (0..8).map(|i| format!("/big{i}")).collect();
+            let l: Vec<&str> = links.iter().map(|s| s.as_str()).collect();
+            page("home", &l)
+        }
+        p => match p.strip_prefix("/big").and_then(|n| n.parse().ok()) {
+            Some(i) => Response::html(big(i)),
+            None => page(p, &[]),
+        },
+    })
+    .await;
+    let db = Db::new();
+    let mut s = fast();
+    s.per_host = 8;
+    db.crawl(s, &[f.url("/")]).await;
+    for i in 0..8 {
+        let url = f.url(&format!("/big{i}"));
+        let rec = db.page(&url).unwrap_or_else(|| panic!("{url} stored"));
+        assert_eq!(rec.body_len, big(i).len() as u64);
+        assert!(!rec.truncated);
+        assert_eq!(db.doc(&url).unwrap().title, format!("big {i}"));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn non_html_is_recorded_not_parsed_and_long_urls_are_counted() {
     let long = format!("/{}", "x".repeat(2100));

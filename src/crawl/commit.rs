@@ -499,7 +499,7 @@ impl Engine {
                 depth: job.entry.depth,
                 md5: data.md5,
                 wire_len: f.wire_len,
-                body_len: f.body.len() as u64,
+                body_len: data.body_len,
                 truncated: f.truncated,
                 body_zstd: data.body_zstd,
                 redirect_to,

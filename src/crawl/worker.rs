@@ -26,8 +26,11 @@ pub struct PageJob {
 
 /// What a fetched body turned into.
 pub struct PageData {
+    /// The response, its body released (see `body_len`, `body_zstd`).
     pub fetched: Fetched,
     pub md5: [u8; 16],
+    /// Bytes of the decoded body.
+    pub body_len: u64,
     pub body_zstd: Vec<u8>,
     /// Set for HTML responses.
     pub parsed: Option<ParsedHtml>,
@@ -114,7 +117,7 @@ fn compress(body: &[u8]) -> Vec<u8> {
 /// MD5, zstd, charset decoding and parsing (at most `max_links` links) of
 /// one fetched body: the CPU work a fetch task does before the engine
 /// commits the page.
-pub fn process(fetched: Fetched, url: &url::Url, agent: &str, max_links: usize) -> PageData {
+pub fn process(mut fetched: Fetched, url: &url::Url, agent: &str, max_links: usize) -> PageData {
     let md5: [u8; 16] = Md5::digest(&fetched.body).into();
     let body_zstd = compress(&fetched.body);
     let parsed = (parse::is_html(&fetched.content_type) && (200..300).contains(&fetched.status))
@@ -135,9 +138,14 @@ pub fn process(fetched: Fetched, url: &url::Url, agent: &str, max_links: usize) 
                 charset_source: decoded.source.name(),
             }
         });
+    // The engine keeps the compressed copy; the body's memory (and its
+    // share of the large-body budget) goes now, not after the commit.
+    let body_len = fetched.body.len() as u64;
+    fetched.release_body();
     PageData {
         fetched,
         md5,
+        body_len,
         body_zstd,
         parsed,
     }

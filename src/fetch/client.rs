@@ -80,9 +80,19 @@ pub struct Fetched {
     pub body: Vec<u8>,
     pub truncated: bool,
     pub elapsed: Duration,
+    /// A share of the large-body budget while `body` is over
+    /// [`LARGE_BODY_BYTES`].
+    large: Option<tokio::sync::SemaphorePermit<'static>>,
 }
 
 impl Fetched {
+    /// Frees the body and its share of the large-body budget, once what a
+    /// crawl keeps of it (hash, compressed copy, parse) is made.
+    pub fn release_body(&mut self) {
+        self.body = Vec::new();
+        self.large = None;
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -102,6 +112,14 @@ type Connector = HttpsConnector<HttpConnector<CachingResolver>>;
 
 /// Idle keep-alive connections kept per host.
 const MAX_IDLE_PER_HOST: usize = 64;
+
+/// Bodies above this hold one of [`LARGE_BODIES`] permits from the moment
+/// they pass it until released: at most 4 such bodies (≤ 4 × the body cap,
+/// plus their decoded copies) are in memory at once, where 64 fetches of
+/// 10 MiB bodies could hold 640 MB. The others wait, their connections
+/// stalled, within the fetch's total timeout.
+pub const LARGE_BODY_BYTES: usize = 1 << 20;
+static LARGE_BODIES: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(4);
 
 #[derive(Clone)]
 pub struct HttpClient {
@@ -198,6 +216,7 @@ impl HttpClient {
         let cap = self.settings.max_body_bytes;
         let mut raw: Vec<u8> = Vec::new();
         let mut truncated = false;
+        let mut large = None;
         loop {
             let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
                 Err(_) => return Err(timeout("body not complete in time")),
@@ -211,6 +230,13 @@ impl HttpClient {
                 Ok(Some(Ok(f))) => f,
             };
             if let Ok(data) = frame.into_data() {
+                if large.is_none() && raw.len() + data.len() > LARGE_BODY_BYTES {
+                    large = match tokio::time::timeout_at(deadline, LARGE_BODIES.acquire()).await {
+                        Err(_) => return Err(timeout("waited too long to read a large body")),
+                        // Never closed; a closed one would only lift the bound.
+                        Ok(permit) => permit.ok(),
+                    };
+                }
                 let room = cap.saturating_sub(raw.len());
                 if data.len() > room {
                     raw.extend_from_slice(&data[..room]);
@@ -242,6 +268,7 @@ impl HttpClient {
             body,
             truncated: truncated || cut,
             elapsed: start.elapsed(),
+            large,
         })
     }
 }
