@@ -193,18 +193,14 @@ async fn write_pages(
             ..PageRecord::default()
         };
         b.put(CF_PAGES, &id.to_bytes(), &rec);
-        let seen_rec = |state| SeenRecord {
-            state,
+        let fetched_row = SeenRecord {
+            state: SeenState::Fetched { status: f.status },
             depth: 1,
             parent: None,
             redirects: 0,
             updated_ms: 0,
         };
-        b.put(
-            CF_SEEN,
-            &id.to_bytes(),
-            &seen_rec(SeenState::Fetched { status: f.status }),
-        );
+        b.put(CF_SEEN, &id.to_bytes(), &fetched_row);
         if let Some(parsed) = &data.parsed {
             let page = &parsed.page;
             let mut links = PageLinksBuilder::default();

@@ -108,10 +108,6 @@ struct CrawlArgs {
     opts: CrawlOpts,
 }
 
-const fn trawl_default_max_outlinks() -> u64 {
-    crate::parse::DEFAULT_MAX_LINKS as u64
-}
-
 #[derive(Args)]
 struct CrawlOpts {
     /// Follow links at most this many hops from a seed.
@@ -130,7 +126,7 @@ struct CrawlOpts {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     per_host: u64,
     /// Links taken from one page at most; the rest are counted and dropped.
-    #[arg(long, default_value_t = trawl_default_max_outlinks(), value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, default_value_t = crate::parse::DEFAULT_MAX_LINKS as u64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     max_outlinks: u64,
     /// Which hosts to enter: host (the seeds' hosts), domain (their registrable domains), any.
     #[arg(long, default_value = "host")]

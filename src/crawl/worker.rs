@@ -13,9 +13,9 @@ use crate::schema::{FrontierEntry, FrontierKey, RobotsOutcome};
 /// one at a time.
 const INLINE_PARSE_BYTES: usize = 512 * 1024;
 
-/// One large body parsed at a time: its DOM takes up to ~30 bytes per byte
-/// of anchor-dense HTML (a 10 MB page of bare links, ~330 MB), and four
-/// such pages parsed at once took a crawl to 1.3 GB.
+/// One large body parsed at a time: tl's DOM takes ~40 bytes per byte of
+/// tag-dense HTML, ~40 MB for each 1 MiB piece the parser cuts a page
+/// into, and 64 fetches of large pages could otherwise parse at once.
 static LARGE_PARSE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
 pub struct PageJob {

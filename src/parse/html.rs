@@ -66,25 +66,27 @@ pub fn parse_html(
     max_links: usize,
 ) -> ParsedPage {
     let masked = mask_raw_text(html);
-    let mut page = ParsedPage::default();
-    let mut text = TextBuf::default();
-    let mut raw_links: Vec<RawLink> = Vec::new();
-    let mut base: Option<url::Url> = None;
+    let mut walk = Walk {
+        page: ParsedPage::default(),
+        text: TextBuf::default(),
+        raw_links: Vec::new(),
+        base: None,
+        page_url,
+        agent,
+        max_links,
+    };
     for src in dom_chunks(&masked) {
-        let Ok(dom) = tl::parse(src, tl::ParserOptions::default()) else {
-            continue;
-        };
-        let mut walk = Walk {
-            page: &mut page,
-            text: &mut text,
-            raw_links: &mut raw_links,
-            base: &mut base,
-            page_url,
-            agent,
-            max_links,
-        };
-        walk.dom(&dom, src);
+        if let Ok(dom) = tl::parse(src, tl::ParserOptions::default()) {
+            walk.dom(&dom, src);
+        }
     }
+    let Walk {
+        mut page,
+        text,
+        raw_links,
+        base,
+        ..
+    } = walk;
 
     let base = base.as_ref().unwrap_or(page_url);
     let out_enc = encoding.output_encoding();
@@ -149,10 +151,10 @@ fn dom_chunks(html: &str) -> impl Iterator<Item = &str> {
 
 /// What the tree walk fills in, across the pieces of a page.
 struct Walk<'a> {
-    page: &'a mut ParsedPage,
-    text: &'a mut TextBuf,
-    raw_links: &'a mut Vec<RawLink>,
-    base: &'a mut Option<url::Url>,
+    page: ParsedPage,
+    text: TextBuf,
+    raw_links: Vec<RawLink>,
+    base: Option<url::Url>,
     page_url: &'a url::Url,
     agent: &'a str,
     max_links: usize,
@@ -202,10 +204,10 @@ impl Walk<'_> {
                             if self.base.is_none()
                                 && let Some(h) = attr(tag, "href")
                             {
-                                *self.base = self.page_url.join(h.trim()).ok();
+                                self.base = self.page_url.join(h.trim()).ok();
                             }
                         }
-                        "meta" => meta_robots(tag, self.agent, self.page),
+                        "meta" => meta_robots(tag, self.agent, &mut self.page),
                         "link" => {
                             let rel = attr(tag, "rel").unwrap_or_default();
                             if self.page.canonical.is_none()
