@@ -34,7 +34,7 @@ use std::time::Instant;
 
 use tokio::sync::{Semaphore, mpsc};
 use trawl::crawl::{PageData, process_page};
-use trawl::fetch::{FetchSettings, HttpClient};
+use trawl::fetch::{FetchSettings, HttpClient, NetGuard};
 use trawl::model::{CanonicalUrl, UrlId};
 use trawl::schema::{
     CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_PAGES, CF_SEEN, DocRecord, FrontierKey, LinkKey,
@@ -269,7 +269,13 @@ async fn floor(args: Args) -> Result<(), String> {
         .pages()
         .take(args.limit.unwrap_or(usize::MAX))
         .collect();
-    let client = HttpClient::new(FetchSettings::default()).map_err(|e| e.to_string())?;
+    // The bench web is on loopback, which the network guard refuses unless
+    // allowed (the crawl allows it as its seeds' own address).
+    let settings = FetchSettings {
+        allow_private: true,
+        ..FetchSettings::default()
+    };
+    let client = HttpClient::new(settings, NetGuard::default()).map_err(|e| e.to_string())?;
     // Connections opened once, as a running crawl has them.
     run(
         &client,

@@ -11,10 +11,11 @@ use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 
 use crate::crawl::{self, CrawlHandle, CrawlSettings, Scope, Summary};
+use crate::shell::config;
 use crate::shell::{Shell, batch, repl};
 use crate::site::bench::BenchWeb;
 use crate::site::demo::Demo;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 #[derive(Parser)]
 #[command(
@@ -112,7 +113,7 @@ struct CrawlArgs {
 struct CrawlOpts {
     /// Follow links at most this many hops from a seed.
     #[arg(long)]
-    depth: Option<u16>,
+    depth: Option<u64>,
     /// Stop when the database holds this many fetched pages.
     #[arg(long)]
     max_pages: Option<u64>,
@@ -120,17 +121,17 @@ struct CrawlOpts {
     #[arg(long, default_value_t = 1000)]
     delay_ms: u64,
     /// Requests in flight in total.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    #[arg(long, default_value_t = 64)]
     concurrency: u64,
     /// Requests in flight per host.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    #[arg(long, default_value_t = 1)]
     per_host: u64,
     /// Links taken from one page at most; the rest are counted and dropped.
-    #[arg(long, default_value_t = crate::parse::DEFAULT_MAX_LINKS as u64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, default_value_t = crate::parse::DEFAULT_MAX_LINKS as u64)]
     max_outlinks: u64,
     /// Which hosts to enter: host (the seeds' hosts), domain (their registrable domains), any.
     #[arg(long, default_value = "host")]
-    scope: Scope,
+    scope: String,
     /// User-Agent header; its first token is matched against robots.txt groups.
     #[arg(long)]
     user_agent: Option<String>,
@@ -142,13 +143,16 @@ struct CrawlOpts {
     resolve: Vec<(String, std::net::IpAddr)>,
     /// Cap on a response body, on the wire and decoded.
     #[arg(long, default_value_t = 10 << 20)]
-    max_body_bytes: usize,
+    max_body_bytes: u64,
     /// Seconds one fetch may take in total.
     #[arg(long, default_value_t = 60)]
     timeout_secs: u64,
     /// Longest robots.txt Crawl-delay honoured, in seconds.
     #[arg(long, default_value_t = 60)]
     max_crawl_delay_secs: u64,
+    /// Any shell setting, as KEY=VALUE (repeatable): `--set net.allow_private=true`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
 }
 
 #[derive(Args)]
@@ -162,26 +166,77 @@ struct DemoArgs {
 }
 
 impl CrawlOpts {
-    fn settings(&self) -> CrawlSettings {
-        let mut s = CrawlSettings {
-            max_depth: self.depth,
-            max_pages: self.max_pages,
-            delay: Duration::from_millis(self.delay_ms),
-            concurrency: self.concurrency as usize,
-            per_host: self.per_host as usize,
-            max_outlinks: self.max_outlinks as usize,
-            scope: self.scope,
-            max_crawl_delay: Duration::from_secs(self.max_crawl_delay_secs),
-            ..CrawlSettings::default()
-        };
-        if let Some(ua) = &self.user_agent {
-            s.fetch.user_agent = ua.clone();
+    /// The settings the flags ask for, each checked by the same typed,
+    /// range-checked table as the shell's `set`.
+    fn settings(&self) -> anyhow::Result<CrawlSettings> {
+        let mut s = CrawlSettings::default();
+        let opt = |v: Option<u64>| v.map(|n| n.to_string());
+        let flags = [
+            ("--depth", "crawl.depth", opt(self.depth)),
+            ("--max-pages", "crawl.max_pages", opt(self.max_pages)),
+            (
+                "--delay-ms",
+                "crawl.delay",
+                Some(format!("{}ms", self.delay_ms)),
+            ),
+            (
+                "--concurrency",
+                "crawl.concurrency",
+                Some(self.concurrency.to_string()),
+            ),
+            (
+                "--per-host",
+                "crawl.per_host",
+                Some(self.per_host.to_string()),
+            ),
+            (
+                "--max-outlinks",
+                "crawl.max_outlinks",
+                Some(self.max_outlinks.to_string()),
+            ),
+            ("--scope", "crawl.scope", Some(self.scope.clone())),
+            ("--user-agent", "fetch.user_agent", self.user_agent.clone()),
+            (
+                "--ca-file",
+                "fetch.ca_file",
+                self.ca_file.as_ref().map(|p| p.display().to_string()),
+            ),
+            (
+                "--max-body-bytes",
+                "fetch.max_body",
+                Some(self.max_body_bytes.to_string()),
+            ),
+            (
+                "--timeout-secs",
+                "fetch.timeout",
+                Some(format!("{}s", self.timeout_secs)),
+            ),
+            (
+                "--max-crawl-delay-secs",
+                "robots.max_crawl_delay",
+                Some(format!("{}s", self.max_crawl_delay_secs)),
+            ),
+        ];
+        for (flag, key, value) in flags {
+            let Some(value) = value else { continue };
+            let k = config::find(key).expect("every flag maps onto a setting");
+            k.set(&mut s, &value)
+                .map_err(|e| anyhow::anyhow!("{flag} {value}: {e}"))?;
         }
-        s.fetch.ca_file = self.ca_file.clone();
+        for kv in &self.set {
+            let (key, value) = kv
+                .split_once('=')
+                .ok_or_else(|| anyhow::anyhow!("--set {kv:?}: expected KEY=VALUE"))?;
+            let k = config::find(key.trim()).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--set {kv:?}: unknown setting {key:?} (trawl shell's `config` lists them)"
+                )
+            })?;
+            k.set(&mut s, value.trim())
+                .map_err(|e| anyhow::anyhow!("--set {kv:?}: {e}"))?;
+        }
         s.fetch.resolve = self.resolve.clone();
-        s.fetch.max_body_bytes = self.max_body_bytes;
-        s.fetch.total_timeout = Duration::from_secs(self.timeout_secs.max(1));
-        s
+        Ok(s)
     }
 }
 
@@ -235,13 +290,42 @@ fn fail(e: anyhow::Error) -> ExitCode {
 }
 
 async fn cmd_crawl(a: CrawlArgs) -> anyhow::Result<()> {
+    let settings = a.opts.settings()?;
     let store = Arc::new(Store::open(&a.db)?);
-    if a.seeds.is_empty() && store.seeds()?.urls.is_empty() {
-        bail!("no seeds: pass --seed URL (only a resumed crawl may omit it)");
+    // A seed the crawler refuses is reported and skipped; the rest crawl.
+    let (mut seeds, mut refused) = (Vec::new(), Vec::new());
+    for s in &a.seeds {
+        match crate::model::normalize(s) {
+            Ok(u) => seeds.push(u.as_str().to_string()),
+            Err(e) => refused.push(format!("{}: {e}", shorten(s))),
+        }
     }
-    let summary = run(store.clone(), a.opts.settings(), &a.seeds).await?;
+    let stored = store.seeds()?.urls;
+    if seeds.is_empty() && stored.is_empty() && store.counters()?.queued == 0 {
+        match refused.len() {
+            0 => bail!("no seeds: pass --seed URL (only a resumed crawl may omit it)"),
+            1 => bail!("bad seed {}", refused[0]),
+            n => bail!("no usable seed: all {n} refused, e.g. {}", refused[0]),
+        }
+    }
+    for r in &refused {
+        eprintln!("trawl: skipped bad seed {r}");
+    }
+    let summary = run(store.clone(), settings, &seeds).await?;
     print_summary(&summary, &store);
     Ok(())
+}
+
+/// A URL cut for a one-line message (a refused seed may be 16 KB long).
+fn shorten(s: &str) -> String {
+    if s.len() <= 120 {
+        return s.to_string();
+    }
+    let mut end = 100;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &s[..end], s.len())
 }
 
 async fn cmd_demo(a: DemoArgs) -> anyhow::Result<()> {
@@ -250,6 +334,7 @@ async fn cmd_demo(a: DemoArgs) -> anyhow::Result<()> {
         .await
         .context("cannot start the demo servers")?;
     let store = Arc::new(Store::open(&a.db)?);
+    mark_demo_db(&store)?;
     eprintln!(
         "demo: serving {} hosts × {} pages on {}; crawling into {}",
         demo.servers.len(),
@@ -306,37 +391,82 @@ async fn cmd_bench_web(a: BenchWebArgs) -> anyhow::Result<()> {
 }
 
 /// Opens the db for the shell: read-write, or as a catching-up secondary
-/// whose scratch files live in a temp dir removed on exit.
+/// whose scratch files live in a private temp dir removed on exit.
 struct ShellDb {
     store: Arc<Store>,
-    scratch: Option<PathBuf>,
+    _scratch: Option<tempfile::TempDir>,
 }
 
 impl ShellDb {
     fn open(db: &Path, read_only: bool) -> anyhow::Result<ShellDb> {
         if !read_only {
-            return Ok(ShellDb {
-                store: Arc::new(Store::open(db)?),
-                scratch: None,
-            });
+            match Store::open(db) {
+                Ok(store) => {
+                    return Ok(ShellDb {
+                        store: Arc::new(store),
+                        _scratch: None,
+                    });
+                }
+                // A db the user may read but not write: queries still work.
+                Err(StoreError::NotWritable(_, why)) => eprintln!(
+                    "note: {} is not writable ({why}); opened read-only: queries work, commands that change it are refused",
+                    db.display()
+                ),
+                Err(e) => return Err(e.into()),
+            }
         }
-        let scratch = std::env::temp_dir().join(format!("trawl-secondary-{}", std::process::id()));
-        std::fs::create_dir_all(&scratch)
-            .with_context(|| format!("cannot create {}", scratch.display()))?;
-        let store = Store::open_secondary(db, &scratch)?;
+        let scratch = tempfile::Builder::new()
+            .prefix("trawl-secondary-")
+            .tempdir()
+            .context("cannot create a scratch directory for the read-only attach")?;
+        let store = Store::open_secondary(db, scratch.path())?;
         Ok(ShellDb {
             store: Arc::new(store),
-            scratch: Some(scratch),
+            _scratch: Some(scratch),
         })
+    }
+
+    /// Where line history is kept: beside a db this shell may write, in the
+    /// user's state directory for one it only reads (never written into
+    /// another process's or user's db directory).
+    fn history(&self, db: &Path) -> Option<PathBuf> {
+        if !self.store.is_read_only() {
+            return Some(db.join("trawl_history"));
+        }
+        let state = std::env::var_os("XDG_STATE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/state")))?;
+        let dir = state.join("trawl");
+        std::fs::create_dir_all(&dir).ok()?;
+        Some(dir.join("history"))
     }
 }
 
-impl Drop for ShellDb {
-    fn drop(&mut self) {
-        if let Some(s) = &self.scratch {
-            let _ = std::fs::remove_dir_all(s);
-        }
+/// Whether `./.crawlrc` may run unasked: only when it is a file of the
+/// user's own that nobody else can write (it can start crawls and write
+/// files); otherwise says why it is skipped.
+fn trusted_crawlrc(path: &Path) -> Result<bool, String> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(m) = std::fs::metadata(path) else {
+        return Ok(false);
+    };
+    if !m.is_file() {
+        return Ok(false);
     }
+    // SAFETY: getuid cannot fail and touches no memory.
+    let uid = unsafe { libc::getuid() };
+    if m.uid() != uid {
+        return Err(format!(
+            "./.crawlrc skipped: it belongs to another user (uid {}); run it with --rc .crawlrc if you trust it",
+            m.uid()
+        ));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(
+            "./.crawlrc skipped: others can write it (chmod go-w .crawlrc to let it run)".into(),
+        );
+    }
+    Ok(true)
 }
 
 fn new_shell(store: Arc<Store>, rt: &tokio::runtime::Runtime) -> Shell {
@@ -366,8 +496,10 @@ fn cmd_shell(a: ShellArgs, rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
     let db = ShellDb::open(&a.db, a.read_only)?;
     let mut shell = new_shell(db.store.clone(), rt);
     let mut rcs: Vec<PathBuf> = Vec::new();
-    if Path::new(".crawlrc").is_file() {
-        rcs.push(".crawlrc".into());
+    match trusted_crawlrc(Path::new(".crawlrc")) {
+        Ok(true) => rcs.push(".crawlrc".into()),
+        Ok(false) => {}
+        Err(note) => eprintln!("note: {note}"),
     }
     rcs.extend(a.rc.iter().cloned());
     for rc in rcs {
@@ -376,7 +508,7 @@ fn cmd_shell(a: ShellArgs, rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
         }
     }
     if !shell.wants_quit() {
-        repl::run(&mut shell, &a.db.join("trawl_history"));
+        repl::run(&mut shell, db.history(&a.db).as_deref());
     }
     drop(shell);
     Ok(())
@@ -466,15 +598,33 @@ async fn cmd_tlp(a: TlpArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The demo's ports change every run, so an old demo db is of no use.
+/// The demo's ports change every run, so an old demo db is of no use; any
+/// other database at `path` is left alone.
 fn replace_demo_db(path: &Path) -> anyhow::Result<()> {
-    if path.exists() {
-        // Opening proves it is a trawl db (and not locked) before we delete it.
-        drop(Store::open(path)?);
-        std::fs::remove_dir_all(path)
-            .with_context(|| format!("cannot remove the old demo db {}", path.display()))?;
+    if !path.exists() {
+        return Ok(());
     }
-    Ok(())
+    // Opening proves it is a trawl db (and not locked) before we delete it.
+    let store = Store::open(path)?;
+    let ours = store
+        .get_raw(crate::schema::CF_META, crate::schema::meta_keys::DEMO)?
+        .is_some();
+    drop(store);
+    if !ours {
+        bail!(
+            "{} holds a trawl database that `trawl demo` did not create; pass another --db, or remove it yourself if it is an old demo",
+            path.display()
+        );
+    }
+    std::fs::remove_dir_all(path)
+        .with_context(|| format!("cannot remove the old demo db {}", path.display()))
+}
+
+/// Marks a database as one `trawl demo` made (and may replace).
+fn mark_demo_db(store: &Store) -> anyhow::Result<()> {
+    let mut b = store.batch();
+    b.put_raw(crate::schema::CF_META, crate::schema::meta_keys::DEMO, &[]);
+    Ok(b.write()?)
 }
 
 /// Runs a crawl to the end, with progress and Ctrl-C / SIGTERM handling.
@@ -483,8 +633,8 @@ async fn run(
     settings: CrawlSettings,
     seeds: &[String],
 ) -> anyhow::Result<Summary> {
-    let (handle, join) = crawl::start(store, settings, seeds)?;
-    let signals = tokio::spawn(stop_on_signal(handle.clone()));
+    let (handle, join) = crawl::start(store.clone(), settings, seeds)?;
+    let signals = tokio::spawn(stop_on_signal(handle.clone(), store));
     let progress = tokio::spawn(show_progress(handle.clone()));
     let summary = join.await.context("the crawl task failed")??;
     signals.abort();
@@ -499,7 +649,7 @@ async fn run(
 }
 
 /// First signal: stop cleanly. Second: leave at once.
-async fn stop_on_signal(handle: CrawlHandle) {
+async fn stop_on_signal(handle: CrawlHandle, store: Arc<Store>) {
     let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
         Ok(t) => t,
         Err(_) => return,
@@ -513,6 +663,9 @@ async fn stop_on_signal(handle: CrawlHandle) {
             eprintln!("\nstopping: finishing fetches in flight (signal again to quit now)");
             handle.stop();
         } else {
+            // Quitting on purpose is not a crash: the fetches in flight
+            // stay queued without counting towards a crash loop.
+            let _ = crawl::forget_in_flight(&store);
             std::process::exit(130);
         }
     }

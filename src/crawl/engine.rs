@@ -1,22 +1,24 @@
 //! The engine task: picks ready hosts, dispatches fetches within the
 //! politeness rules, and hands every result to `commit`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use super::dispatch::Running;
 use super::handle::{CrawlHandle, CrawlState, Shared, Snapshot};
 use super::scope::ScopeRule;
 use super::settings::CrawlSettings;
-use super::worker::{self, Done, PageJob};
-use crate::fetch::{ClientError, HttpClient, RobotsRules};
+use super::traps::QueryVariants;
+use super::worker::Done;
+use crate::fetch::{ClientError, HttpClient, NetGuard, RobotsRules};
 use crate::filter::{FilterSettings, Filters};
 use crate::frontier::{HostQueue, ReadyHeap, SeenFront, SettledSet};
-use crate::model::{self, HostId, UrlError, now_ms};
-use crate::schema::{CF_SEEN, Counters, HostRecord, RobotsOutcome, RobotsRecord};
+use crate::model::{self, HostId, UrlError, UrlId, now_ms};
+use crate::schema::{CF_META, CF_SEEN, Counters, HostRecord, RunProgress, RunRecord, meta_keys};
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +73,8 @@ pub(super) struct HostState {
 pub(super) struct Engine {
     pub store: Arc<Store>,
     pub client: HttpClient,
+    /// Vets every address the client connects to; knows the seeds'.
+    pub guard: NetGuard,
     pub settings: CrawlSettings,
     pub agent: String,
     pub counters: Counters,
@@ -82,11 +86,26 @@ pub(super) struct Engine {
     pub front: SeenFront,
     /// Recently seen URLs no ordinary link can change: skips their lookup.
     pub settled: SettledSet,
+    /// Query strings queued per path (`crawl.max_query_variants`).
+    pub variants: QueryVariants,
+    /// Seeds and the URLs seeds redirected to: their redirects are seeds.
+    pub seed_ids: HashSet<UrlId>,
+    /// Hosts of those: their robots.txt redirects widen the scope.
+    pub seed_hosts: HashSet<HostId>,
+    /// URLs a dead run left in flight once, with how many runs in a row
+    /// died with them (see `inflight`).
+    pub suspects: HashMap<UrlId, u8>,
     shared: Arc<Shared>,
-    tasks: JoinSet<Done>,
-    pages_in_flight: u64,
+    pub(super) tasks: JoinSet<Done>,
+    /// What each running task is working on, so a task that panics is
+    /// still recorded against its URL or host.
+    pub(super) running: HashMap<tokio::task::Id, Running>,
+    pub(super) pages_in_flight: u64,
     pub run_fetched: u64,
     pub run_links: u64,
+    /// This run's `started_ms` (0 for an offline engine): batches carry
+    /// its progress in the counters.
+    pub run_started_ms: u64,
     started: Instant,
     /// (time, run_fetched) over the last 10 s, for the recent rate.
     rate_samples: std::collections::VecDeque<(Instant, u64)>,
@@ -110,6 +129,7 @@ pub fn start(
         .map(|s| model::normalize(s))
         .collect::<Result<Vec<_>, _>>()?;
     let (mut engine, rx) = Engine::new(store, settings)?;
+    engine.recover_in_flight()?;
     engine.add_seeds(&seeds)?;
     engine.rejudge_if_limits_changed()?;
     engine.resume_hosts()?;
@@ -123,7 +143,8 @@ impl Engine {
     /// seeds, filters) but no loop running, and the receiving ends of its
     /// handle's channels.
     fn new(store: Arc<Store>, settings: CrawlSettings) -> Result<(Engine, Control), CrawlError> {
-        let client = HttpClient::new(settings.fetch.clone())?;
+        let guard = NetGuard::default();
+        let client = HttpClient::new(settings.fetch.clone(), guard.clone())?;
         let (stop, stop_rx) = watch::channel(false);
         let (paused, paused_rx) = watch::channel(false);
         let (live, live_rx) = watch::channel(settings.clone());
@@ -141,6 +162,7 @@ impl Engine {
             counters: store.counters()?,
             store,
             client,
+            guard,
             settings,
             scope: ScopeRule::default(),
             filters: Filters::new(&FilterSettings::default(), []),
@@ -148,11 +170,17 @@ impl Engine {
             ready: ReadyHeap::default(),
             front: SeenFront::with_capacity(0),
             settled: SettledSet::default(),
+            variants: QueryVariants::default(),
+            seed_ids: HashSet::new(),
+            seed_hosts: HashSet::new(),
+            suspects: HashMap::new(),
             shared,
             tasks: JoinSet::new(),
+            running: HashMap::new(),
             pages_in_flight: 0,
             run_fetched: 0,
             run_links: 0,
+            run_started_ms: 0,
             started: Instant::now(),
             rate_samples: Default::default(),
         };
@@ -251,7 +279,7 @@ impl Engine {
         (self.settings.delay.as_millis() as u64).max(h.record.crawl_delay_ms.unwrap_or(0))
     }
 
-    fn limit_reached(&self) -> bool {
+    pub(super) fn limit_reached(&self) -> bool {
         self.settings
             .max_pages
             .is_some_and(|m| self.counters.fetched + self.pages_in_flight >= m)
@@ -264,6 +292,7 @@ impl Engine {
         let mut last_publish = Instant::now();
         let started_ms = model::now_ms();
         self.record_run(started_ms, false, false)?;
+        self.run_started_ms = started_ms;
         self.publish(CrawlState::Running);
         loop {
             if !stopping && !paused {
@@ -300,17 +329,12 @@ impl Engine {
                     let new = control.settings.borrow_and_update().clone();
                     self.apply_settings(new);
                 }
-                Some(joined) = self.tasks.join_next() => {
-                    match joined {
-                        Ok(done) => self.handle(done)?,
-                        Err(e) if e.is_panic() => self.notice(format!("internal error in a fetch task: {e}")),
-                        Err(_) => {}
-                    }
-                }
+                Some(joined) = self.tasks.join_next_with_id() => self.joined(joined)?,
                 _ = tokio::time::sleep_until(wake.unwrap_or_else(tokio::time::Instant::now)), if wake.is_some() => {}
                 _ = tokio::time::sleep_until(grace_deadline.unwrap_or_else(tokio::time::Instant::now)), if grace_deadline.is_some() => {
                     // Abandoned fetches stay in the frontier for the next run.
                     self.tasks.abort_all();
+                    self.abandon_running()?;
                     break;
                 }
             }
@@ -339,13 +363,13 @@ impl Engine {
 
     /// Writes this run's record (at the start, and with its totals at the end).
     fn record_run(
-        &self,
+        &mut self,
         started_ms: u64,
         ended: bool,
         interrupted: bool,
     ) -> Result<(), StoreError> {
         let elapsed = self.started.elapsed();
-        let rec = crate::schema::RunRecord {
+        let rec = RunRecord {
             started_ms,
             ended_ms: if ended { model::now_ms() } else { 0 },
             settings: self.settings.summary(),
@@ -357,18 +381,48 @@ impl Engine {
             interrupted,
         };
         let mut b = self.store.batch();
-        b.put(
-            crate::schema::CF_META,
-            &crate::schema::meta_keys::run(started_ms),
-            &rec,
-        );
+        if !ended {
+            self.complete_killed_run(&mut b)?;
+            self.counters.run = RunProgress {
+                started_ms,
+                ..RunProgress::default()
+            };
+            b.put(CF_META, meta_keys::COUNTERS, &self.counters);
+        }
+        b.put(CF_META, &meta_keys::run(started_ms), &rec);
         b.write()
+    }
+
+    /// A run killed before it could write its totals left them in the
+    /// counters' run progress (written with every batch): its record gets
+    /// them now, marked interrupted.
+    fn complete_killed_run(&self, b: &mut crate::store::Batch<'_>) -> Result<(), StoreError> {
+        let p = &self.counters.run;
+        if p.started_ms == 0 {
+            return Ok(());
+        }
+        let key = meta_keys::run(p.started_ms);
+        let Some(mut rec) = self.store.get::<RunRecord>(CF_META, &key)? else {
+            return Ok(());
+        };
+        if rec.ended_ms != 0 {
+            return Ok(());
+        }
+        let elapsed_ms = p.last_ms.saturating_sub(p.started_ms);
+        rec.fetched = p.fetched;
+        rec.links = p.links;
+        rec.elapsed_ms = elapsed_ms;
+        rec.tlp = elapsed_ms as f64 / 1e3 * p.fetched as f64;
+        rec.ended_ms = p.last_ms.max(p.started_ms);
+        rec.interrupted = true;
+        b.put(CF_META, &key, &rec);
+        Ok(())
     }
 
     /// Takes new settings from the handle; they apply from the next decision.
     fn apply_settings(&mut self, new: CrawlSettings) {
         if new.fetch != self.settings.fetch {
-            match HttpClient::new(new.fetch.clone()) {
+            match HttpClient::new(new.fetch.clone(), self.guard.clone()) {
                 Ok(c) => self.client = c,
                 Err(e) => {
                     self.notice(format!("fetch settings not applied: {e}"));
@@ -388,18 +442,25 @@ impl Engine {
             self.agent = agent;
         }
         let refilter = new.filter != self.settings.filter;
+        let limits = new.link_limits() != self.settings.link_limits();
         self.settings = new;
         if refilter && let Err(e) = self.rebuild_filters() {
             self.notice(format!("filters not rebuilt: {e}"));
         }
+        // URLs filtered under the old limits are judged again now.
+        if limits && let Err(e) = self.rejudge_if_limits_changed() {
+            self.notice(format!("new limits not applied to filtered URLs: {e}"));
+        }
     }
 
-    /// Builds the filters from the settings and every seed's host.
+    /// Builds the filters from the settings and every seed's host (the
+    /// hosts seeds redirected to included).
     pub(super) fn rebuild_filters(&mut self) -> Result<(), StoreError> {
         let seeds = self.store.seeds()?;
         let hosts: Vec<String> = seeds
             .urls
             .iter()
+            .chain(seeds.derived.iter().map(|d| &d.url))
             .filter_map(|u| model::normalize(u).ok())
             .map(|u| u.host().to_string())
             .collect();
@@ -444,168 +505,5 @@ impl Engine {
         if let Ok(mut n) = self.shared.notices.lock() {
             n.push(msg);
         }
-    }
-
-    /// Starts fetches for every host whose time has come, up to the limits.
-    fn dispatch(&mut self) -> Result<(), CrawlError> {
-        while self.tasks.len() < self.settings.concurrency && !self.limit_reached() {
-            let now = now_ms();
-            let Some(id) = self.ready.pop_ready(now) else {
-                break;
-            };
-            let per_host = self.settings.per_host.max(1);
-            self.host(id, "")?;
-            let h = self.hosts.get_mut(&id).expect("host loaded");
-            h.scheduled = false;
-            if h.robots_in_flight || h.queue.in_flight() >= per_host {
-                continue; // rescheduled when that work completes
-            }
-            let expires = h.record.robots.as_ref().map_or(0, |r| r.expires_ms);
-            if h.rules.is_none() || expires <= now {
-                h.robots_in_flight = true;
-                let origin = h.record.origin.clone();
-                self.tasks
-                    .spawn(worker::fetch_robots(self.client.clone(), id, origin));
-                continue;
-            }
-            if h.rules.as_ref().is_some_and(RobotsRules::is_unreachable) {
-                self.schedule(id, expires)?;
-                continue;
-            }
-            let Some((key, entry)) = h.queue.pop(&self.store)? else {
-                continue;
-            };
-            let url = match model::normalize(&entry.url) {
-                Ok(u) => u,
-                Err(_) => {
-                    // Stored by an older normalizer: drop it from the queue.
-                    self.commit_unfetchable(key, entry)?;
-                    self.schedule(id, now)?;
-                    continue;
-                }
-            };
-            let allowed = h
-                .rules
-                .as_ref()
-                .is_some_and(|r| r.allows(url.path_and_query()));
-            if !allowed {
-                self.commit_robots_denied(key, entry)?;
-                self.schedule(id, now)?;
-                continue;
-            }
-            let more = h.queue.in_flight() < per_host && !h.queue.is_drained();
-            let delay = self.host_delay_ms(self.hosts.get(&id).expect("host loaded"));
-            self.pages_in_flight += 1;
-            self.tasks.spawn(worker::fetch_page(
-                self.client.clone(),
-                self.agent.clone(),
-                self.settings.max_outlinks,
-                PageJob { key, entry, url },
-            ));
-            if more {
-                self.schedule(id, now + delay)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn handle(&mut self, done: Done) -> Result<(), CrawlError> {
-        match done {
-            Done::Robots {
-                host,
-                outcome,
-                body,
-            } => self.robots_done(host, outcome, body)?,
-            Done::Page { job, result } => {
-                self.pages_in_flight -= 1;
-                let host = job.key.host;
-                let next_at = self.commit_page(*job, *result)?;
-                let h = self.host(host, "")?;
-                if !h.queue.is_idle() {
-                    self.schedule(host, next_at)?;
-                }
-                self.grow_front_if_needed()?;
-            }
-        }
-        Ok(())
-    }
-
-    fn robots_done(
-        &mut self,
-        id: HostId,
-        outcome: RobotsOutcome,
-        body: Vec<u8>,
-    ) -> Result<(), CrawlError> {
-        let now = now_ms();
-        let s = self.settings.clone();
-        let agent = self.agent.clone();
-        let h = self.host(id, "")?;
-        h.robots_in_flight = false;
-        let unreachable = matches!(outcome, RobotsOutcome::Unreachable { .. });
-        let failures = if unreachable {
-            h.record.robots.as_ref().map_or(0, |r| r.failures) + 1
-        } else {
-            0
-        };
-        let wait = if unreachable {
-            let backoff = s.robots_retry.saturating_mul(1 << (failures - 1).min(16));
-            backoff.min(s.robots_ttl).as_millis() as u64
-        } else {
-            s.robots_ttl.as_millis() as u64
-        };
-        let record = RobotsRecord {
-            outcome,
-            body,
-            fetched_ms: now,
-            expires_ms: now + wait,
-            failures,
-        };
-        let detail = match &record.outcome {
-            RobotsOutcome::Unreachable { detail } => detail.clone(),
-            _ => String::new(),
-        };
-        let rules = RobotsRules::from_record(&record, &agent);
-        let mut notice = None;
-        match rules.crawl_delay() {
-            Some(d) if d > s.max_crawl_delay => {
-                notice = Some(format!(
-                    "{}: robots.txt asks Crawl-delay {}s; capped at {}s",
-                    h.record.origin,
-                    d.as_secs_f64(),
-                    s.max_crawl_delay.as_secs_f64()
-                ));
-                h.record.crawl_delay_ms = Some(s.max_crawl_delay.as_millis() as u64);
-                h.record.crawl_delay_capped = true;
-            }
-            Some(d) => {
-                h.record.crawl_delay_ms = Some(d.as_millis() as u64);
-                h.record.crawl_delay_capped = false;
-            }
-            None => (h.record.crawl_delay_ms, h.record.crawl_delay_capped) = (None, false),
-        }
-        h.record.robots = Some(record);
-        h.robots_unsaved = true;
-        h.rules = Some(rules);
-        let give_up = unreachable && failures >= s.robots_max_failures;
-        let origin = h.record.origin.clone();
-        let next = if unreachable {
-            now + wait
-        } else {
-            now + self.host_delay_ms(self.hosts.get(&id).expect("loaded"))
-        };
-        if let Some(n) = notice {
-            self.notice(n);
-        }
-        if give_up {
-            self.notice(format!("{origin}: robots.txt unreachable {failures} times ({detail}); its queued URLs are dropped"));
-            self.drop_host_queue(id)?;
-        } else {
-            self.write_host(id)?;
-        }
-        let h = self.host(id, "")?;
-        if !h.queue.is_idle() {
-            self.schedule(id, next)?;
-        }
-        Ok(())
     }
 }

@@ -8,16 +8,17 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::commit::{Discovery, LinkJudge, LinkText, bump, judge_link, rejudge_reconsiders};
+use super::commit::{Discovery, bump, rejudge_reconsiders};
 use super::engine::{CrawlError, Engine};
+use super::judge::{LinkJudge, LinkText, judge_link};
 use super::settings::CrawlSettings;
 use crate::filter::Mode;
 use crate::filter::links::{self, LinkType};
 use crate::model::{self, UrlId};
 use crate::schema::{
-    CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_VERDICTS, DocView, FilterReason, FrontierEntry,
-    FrontierKey, LinkKey, LinkView, PageLinks, PageLinksBuilder, SeenRecord, SeenState,
-    VerdictRecord, Versioned,
+    CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_META, CF_VERDICTS, DocView, FilterReason,
+    FrontierEntry, FrontierKey, LinkKey, LinkView, PageLinks, PageLinksBuilder, SeenRecord,
+    SeenState, VerdictRecord, Versioned, meta_keys,
 };
 use crate::store::{Cursor, Store, StoreError};
 
@@ -184,6 +185,9 @@ impl Engine {
             self.flush_batch(b, &mut touched, dry_run)
         })?;
         if !report.interrupted {
+            // Targets an earlier, interrupted refilter left to judge too.
+            let left = self.pending_drops()?;
+            unfollowed.extend(left.iter().copied());
             report.dropped = self.drop_unlinked(&unfollowed, dry_run)?;
         }
         progress(report.pages, total);
@@ -243,6 +247,13 @@ impl Engine {
                 self.discover(b, pending, touched, &d, disc)?;
             }
         }
+        // Kept in the page's batch too: if this run stops before its drop
+        // step, the next one still judges these targets.
+        if !report.dry_run {
+            for dst in &w.unfollowed {
+                b.put_raw(CF_META, &meta_keys::refilter_drop(*dst), &[]);
+            }
+        }
         unfollowed.extend(w.unfollowed);
         Ok(())
     }
@@ -261,8 +272,21 @@ impl Engine {
         }
     }
 
+    /// The drop candidates stored by refilter runs that did not reach
+    /// their drop step.
+    fn pending_drops(&self) -> Result<Vec<UrlId>, StoreError> {
+        let mut ids = Vec::new();
+        for row in self.store.scan(CF_META, meta_keys::REFILTER_DROP_PREFIX) {
+            let (k, _) = row?;
+            ids.extend(UrlId::from_slice(
+                &k[meta_keys::REFILTER_DROP_PREFIX.len()..],
+            ));
+        }
+        Ok(ids)
+    }
+
     /// Queued URLs that no page links to with a `follow` verdict any more
-    /// leave the frontier.
+    /// leave the frontier; the stored candidates go in the same batch.
     fn drop_unlinked(
         &mut self,
         candidates: &HashSet<UrlId>,
@@ -287,11 +311,11 @@ impl Engine {
                 rows.push((key, e));
             }
         }
-        if rows.is_empty() {
-            return Ok(0);
-        }
         let n = rows.len() as u64;
         let mut b = store.batch();
+        for id in candidates {
+            b.delete(CF_META, &meta_keys::refilter_drop(*id));
+        }
         let mut hosts = Vec::new();
         for (key, entry) in rows {
             self.dequeue(&mut b, key)?;

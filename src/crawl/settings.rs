@@ -2,8 +2,10 @@
 
 use std::time::Duration;
 
+use super::traps::TrapLimits;
 use crate::fetch::FetchSettings;
 use crate::filter::FilterSettings;
+use crate::schema::LinkLimits;
 
 /// Which discovered hosts the crawl may enter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -78,6 +80,8 @@ pub struct CrawlSettings {
     pub fetch: FetchSettings,
     /// The focused-crawl filters (mode none by default).
     pub filter: FilterSettings,
+    /// Spider-trap limits on the URLs queued.
+    pub traps: TrapLimits,
 }
 
 impl Default for CrawlSettings {
@@ -102,11 +106,26 @@ impl Default for CrawlSettings {
             shutdown_grace: Duration::from_secs(10),
             fetch: FetchSettings::default(),
             filter: FilterSettings::default(),
+            traps: TrapLimits::default(),
         }
     }
 }
 
 impl CrawlSettings {
+    /// The limits a link is judged by before it is queued: when they
+    /// change, URLs they filtered are judged again.
+    pub fn link_limits(&self) -> LinkLimits {
+        let t = &self.traps;
+        LinkLimits {
+            max_depth: self.max_depth,
+            scope: self.scope.name().to_string(),
+            max_path_depth: t.max_path_depth,
+            max_segment_repeats: t.max_segment_repeats,
+            max_query_variants: t.max_query_variants,
+            max_host_urls: t.max_host_urls,
+        }
+    }
+
     /// The robots.txt product token of our user agent.
     pub fn agent_token(&self) -> &str {
         crate::fetch::product_token(&self.fetch.user_agent)

@@ -4,10 +4,14 @@
 
 use md5::{Digest, Md5};
 
-use crate::fetch::{self, FetchError, Fetched, HttpClient};
+use std::sync::Arc;
+
+use super::inflight;
+use crate::fetch::{self, FetchError, Fetched, HttpClient, RobotsFetch};
 use crate::model::{CanonicalUrl, HostId};
 use crate::parse::{self, ParsedPage};
-use crate::schema::{FrontierEntry, FrontierKey, RobotsOutcome};
+use crate::schema::{FrontierEntry, FrontierKey};
+use crate::store::Store;
 
 /// Bodies above this are parsed on the blocking pool, not a reactor thread,
 /// one at a time.
@@ -49,33 +53,38 @@ pub enum Done {
     },
     Robots {
         host: HostId,
-        outcome: RobotsOutcome,
-        body: Vec<u8>,
+        fetched: Box<RobotsFetch>,
     },
 }
 
-pub async fn fetch_page(client: HttpClient, agent: String, max_links: usize, job: PageJob) -> Done {
-    let result = match client.get(job.url.as_str()).await {
-        Ok(fetched) => Ok(if fetched.body.len() > INLINE_PARSE_BYTES {
-            let url = job.url.url().clone();
-            // The semaphore is never closed, so acquiring cannot fail.
-            let permit = LARGE_PARSE.acquire().await.ok();
-            let parsed =
-                tokio::task::spawn_blocking(move || process(fetched, &url, &agent, max_links))
-                    .await;
-            drop(permit);
-            match parsed {
-                Ok(d) => d,
-                Err(e) => {
-                    return Done::Page {
-                        job: Box::new(job),
-                        result: Box::new(Err(internal(e))),
-                    };
-                }
-            }
-        } else {
-            process(fetched, job.url.url(), &agent, max_links)
-        }),
+/// What a page fetch needs besides the page.
+pub struct PageWork {
+    pub client: HttpClient,
+    pub agent: String,
+    pub max_links: usize,
+    /// Where the page is marked in flight while processed.
+    pub marks: Arc<Store>,
+    /// Runs that died with this page in flight before.
+    pub deaths: u8,
+}
+
+pub async fn fetch_page(work: PageWork, job: PageJob) -> Done {
+    let PageWork {
+        client,
+        agent,
+        max_links,
+        marks,
+        deaths,
+    } = work;
+    let fetched = client.get(job.url.as_str()).await;
+    let result = match fetched {
+        Ok(fetched) => match inflight::mark(&marks, job.url.id(), &job.key, deaths) {
+            Ok(()) => process_off_reactor(fetched, &job, agent, max_links).await,
+            Err(e) => Err(FetchError {
+                reason: crate::schema::FailReason::Internal,
+                detail: format!("cannot mark the page in flight: {e}"),
+            }),
+        },
         Err(e) => Err(e),
     };
     Done::Page {
@@ -84,19 +93,68 @@ pub async fn fetch_page(client: HttpClient, agent: String, max_links: usize, job
     }
 }
 
-pub async fn fetch_robots(client: HttpClient, host: HostId, origin: String) -> Done {
-    let (outcome, body) = fetch::fetch_robots(&client, &origin).await;
-    Done::Robots {
-        host,
-        outcome,
-        body,
+/// Processes a body inline, or on the blocking pool when it is large.
+async fn process_off_reactor(
+    fetched: Fetched,
+    job: &PageJob,
+    agent: String,
+    max_links: usize,
+) -> Result<PageData, FetchError> {
+    if fetched.body.len() <= INLINE_PARSE_BYTES {
+        return process_guarded(fetched, job.url.url(), &agent, max_links);
     }
+    let url = job.url.url().clone();
+    // The semaphore is never closed, so acquiring cannot fail.
+    let permit = LARGE_PARSE.acquire().await.ok();
+    let parsed = tokio::task::spawn_blocking(move || {
+        let done = process_guarded(fetched, &url, &agent, max_links);
+        release_thread_memory();
+        done
+    })
+    .await;
+    drop(permit);
+    parsed.unwrap_or_else(|e| Err(internal(&e.to_string())))
 }
 
-fn internal(e: tokio::task::JoinError) -> FetchError {
+/// Returns what this thread's allocator heap holds freed to the system: a
+/// blocking-pool thread that parsed a large page may sit idle for long,
+/// and mimalloc purges a heap's free pages only when its thread allocates
+/// again (32 pages of 10 MB left ~70 MB so held).
+fn release_thread_memory() {
+    // SAFETY: mi_collect only frees memory the thread's heap no longer uses.
+    unsafe { libmimalloc_sys::mi_collect(true) };
+}
+
+/// [`process`], with a panic (a bug some page trips in us or a library)
+/// turned into this URL's failure, so the host and the crawl go on.
+fn process_guarded(
+    fetched: Fetched,
+    url: &url::Url,
+    agent: &str,
+    max_links: usize,
+) -> Result<PageData, FetchError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        process(fetched, url, agent, max_links)
+    }))
+    .map_err(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        internal(&what)
+    })
+}
+
+pub async fn fetch_robots(client: HttpClient, host: HostId, origin: String) -> Done {
+    let fetched = Box::new(fetch::fetch_robots(&client, &origin).await);
+    Done::Robots { host, fetched }
+}
+
+fn internal(what: &str) -> FetchError {
     FetchError {
-        reason: crate::schema::FailReason::Protocol,
-        detail: format!("parse task failed: {e}"),
+        reason: crate::schema::FailReason::Internal,
+        detail: format!("processing the page panicked: {what}"),
     }
 }
 
@@ -118,16 +176,16 @@ fn compress(body: &[u8]) -> Vec<u8> {
 /// one fetched body: the CPU work a fetch task does before the engine
 /// commits the page.
 pub fn process(mut fetched: Fetched, url: &url::Url, agent: &str, max_links: usize) -> PageData {
+    crash_hook::check(&fetched.body);
     let md5: [u8; 16] = Md5::digest(&fetched.body).into();
     let body_zstd = compress(&fetched.body);
+    let body_len = fetched.body.len() as u64;
     let parsed = (parse::is_html(&fetched.content_type) && (200..300).contains(&fetched.status))
         .then(|| {
-            let decoded = parse::decode(
-                &fetched.body,
-                Some(&fetched.content_type)
-                    .filter(|c| !c.is_empty())
-                    .map(|c| c.as_str()),
-            );
+            // The body becomes the text (no copy when it is UTF-8).
+            let body = std::mem::take(&mut fetched.body);
+            let ct = Some(fetched.content_type.as_str()).filter(|c| !c.is_empty());
+            let decoded = parse::decode_owned(body, ct);
             let mut page = parse::parse_html(&decoded.text, url, decoded.charset, agent, max_links);
             if let Some(tag) = fetched.header("x-robots-tag") {
                 apply_x_robots_tag(tag, agent, &mut page);
@@ -138,10 +196,10 @@ pub fn process(mut fetched: Fetched, url: &url::Url, agent: &str, max_links: usi
                 charset_source: decoded.source.name(),
             }
         });
-    // The engine keeps the compressed copy; the body's memory (and its
-    // share of the large-body budget) goes now, not after the commit.
-    let body_len = fetched.body.len() as u64;
-    fetched.release_body();
+    // The engine keeps the compressed copy and the parse; the body's memory
+    // goes now, not after the commit, and only what is kept stays counted.
+    let kept = body_zstd.len() + parsed.as_ref().map_or(0, |p| p.page.heap_bytes());
+    fetched.release_body(kept);
     PageData {
         fetched,
         md5,
@@ -167,5 +225,47 @@ fn apply_x_robots_tag(value: &str, agent: &str, page: &mut ParsedPage) {
             "none" => (page.noindex, page.nofollow) = (true, true),
             _ => {}
         }
+    }
+}
+
+/// A test-only way for a page to die the way a library bug would: when the
+/// environment has `TRAWL_TEST_CRASH_HOOK=1`, a body containing
+/// `trawl-test-crash:panic`, `:abort` or `:overflow` panics, aborts the
+/// process, or overflows the stack. Without the variable it costs one
+/// branch a page.
+mod crash_hook {
+    use std::sync::OnceLock;
+
+    const MARK: &[u8] = b"trawl-test-crash:";
+
+    fn enabled() -> bool {
+        static ON: OnceLock<bool> = OnceLock::new();
+        *ON.get_or_init(|| std::env::var_os("TRAWL_TEST_CRASH_HOOK").is_some_and(|v| v == "1"))
+    }
+
+    pub fn check(body: &[u8]) {
+        if !enabled() {
+            return;
+        }
+        let Some(at) = memchr::memmem::find(body, MARK) else {
+            return;
+        };
+        let what = &body[at + MARK.len()..];
+        if what.starts_with(b"panic") {
+            panic!("crash hook: panic on a marked page");
+        } else if what.starts_with(b"abort") {
+            std::process::abort();
+        } else if what.starts_with(b"overflow") {
+            overflow(1);
+        }
+    }
+
+    #[inline(never)]
+    fn overflow(depth: u64) -> u64 {
+        if depth == u64::MAX {
+            return 0;
+        }
+        let pad = std::hint::black_box([depth; 64]);
+        overflow(depth + 1) + pad[(depth % 64) as usize]
     }
 }

@@ -1,8 +1,8 @@
 //! One GET with every limit enforced: connect, first-byte and total
 //! timeouts; a byte cap while streaming; the same cap on decoded output.
 
-use std::io::Read;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -10,10 +10,13 @@ use http::{HeaderMap, Request, StatusCode, header};
 use http_body_util::{BodyExt, Empty};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
+use super::budget::{ByteBudget, Ticket};
+use super::connect::{ConnectError, GuardedConnector};
 use super::dns::CachingResolver;
+use super::encoding::decode_content;
+use super::guard::NetGuard;
 use crate::schema::FailReason;
 
 /// Response headers stored with a page.
@@ -46,6 +49,12 @@ pub struct FetchSettings {
     /// Host names answered with a fixed address instead of DNS (like curl's
     /// `--resolve`): for staging sites and for tests on loopback.
     pub resolve: Vec<(String, std::net::IpAddr)>,
+    /// Connect to loopback and private addresses other than the seeds' own
+    /// (`net.allow_private`; link-local and metadata ones stay refused).
+    pub allow_private: bool,
+    /// Bytes of bodies in flight at most, beyond each body's first 64 KiB
+    /// (`fetch.memory_budget`; one body may overdraw it, see `budget`).
+    pub memory_budget: usize,
 }
 
 impl Default for FetchSettings {
@@ -63,6 +72,8 @@ impl Default for FetchSettings {
             max_body_bytes: 10 << 20,
             ca_file: None,
             resolve: Vec::new(),
+            allow_private: false,
+            memory_budget: 32 << 20,
         }
     }
 }
@@ -80,17 +91,18 @@ pub struct Fetched {
     pub body: Vec<u8>,
     pub truncated: bool,
     pub elapsed: Duration,
-    /// A share of the large-body budget while `body` is over
-    /// [`LARGE_BODY_BYTES`].
-    large: Option<tokio::sync::SemaphorePermit<'static>>,
+    /// The body's share of the client's byte budget, held until the
+    /// response is dropped (after the engine has recorded it).
+    ticket: Ticket,
 }
 
 impl Fetched {
-    /// Frees the body and its share of the large-body budget, once what a
-    /// crawl keeps of it (hash, compressed copy, parse) is made.
-    pub fn release_body(&mut self) {
+    /// Frees the body once what a crawl keeps of it (hash, compressed
+    /// copy, parse) is made; `kept` bytes of those stay counted against the
+    /// budget until this response is dropped.
+    pub fn release_body(&mut self, kept: usize) {
         self.body = Vec::new();
-        self.large = None;
+        self.ticket.settle(kept);
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -108,23 +120,17 @@ pub struct FetchError {
     pub detail: String,
 }
 
-type Connector = HttpsConnector<HttpConnector<CachingResolver>>;
+type Connector = HttpsConnector<GuardedConnector>;
 
 /// Idle keep-alive connections kept per host.
 const MAX_IDLE_PER_HOST: usize = 64;
-
-/// Bodies above this hold one of [`LARGE_BODIES`] permits from the moment
-/// they pass it until released: at most 4 such bodies (≤ 4 × the body cap,
-/// plus their decoded copies) are in memory at once, where 64 fetches of
-/// 10 MiB bodies could hold 640 MB. The others wait, their connections
-/// stalled, within the fetch's total timeout.
-pub const LARGE_BODY_BYTES: usize = 1 << 20;
-static LARGE_BODIES: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(4);
 
 #[derive(Clone)]
 pub struct HttpClient {
     client: Client<Connector, Empty<Bytes>>,
     settings: FetchSettings,
+    /// Bytes of bodies in flight (read, decoded, kept until recorded).
+    budget: Arc<ByteBudget>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -134,7 +140,9 @@ pub enum ClientError {
 }
 
 impl HttpClient {
-    pub fn new(settings: FetchSettings) -> Result<HttpClient, ClientError> {
+    /// A client whose every connection `guard` vets (its seed addresses
+    /// are shared with every clone and with other clients of the guard).
+    pub fn new(settings: FetchSettings, guard: NetGuard) -> Result<HttpClient, ClientError> {
         let mut roots = rustls::RootCertStore::empty();
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
         if let Some(path) = &settings.ca_file {
@@ -159,11 +167,12 @@ impl HttpClient {
             .map_err(|e| ClientError::CaFile(PathBuf::new(), e.to_string()))?
             .with_root_certificates(roots)
             .with_no_client_auth();
-        let mut http =
-            HttpConnector::new_with_resolver(CachingResolver::with_fixed(&settings.resolve));
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        http.set_connect_timeout(Some(settings.connect_timeout));
+        let http = GuardedConnector {
+            resolver: CachingResolver::with_fixed(&settings.resolve),
+            guard,
+            allow_private: settings.allow_private,
+            connect_timeout: settings.connect_timeout,
+        };
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
@@ -182,11 +191,20 @@ impl HttpClient {
             // on both sides.
             .pool_max_idle_per_host(MAX_IDLE_PER_HOST)
             .build(https);
-        Ok(HttpClient { client, settings })
+        let budget = ByteBudget::new(settings.memory_budget);
+        Ok(HttpClient {
+            client,
+            settings,
+            budget,
+        })
     }
 
     pub fn settings(&self) -> &FetchSettings {
         &self.settings
+    }
+
+    pub fn budget(&self) -> &ByteBudget {
+        &self.budget
     }
 
     /// GETs `url`. Never panics on anything the server sends; every failure
@@ -212,47 +230,17 @@ impl HttpClient {
             Ok(Err(e)) => return Err(classify(&e)),
             Ok(Ok(r)) => r,
         };
-        let (parts, mut body) = resp.into_parts();
-        let cap = self.settings.max_body_bytes;
-        let mut raw: Vec<u8> = Vec::new();
-        let mut truncated = false;
-        let mut large = None;
-        loop {
-            let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
-                Err(_) => return Err(timeout("body not complete in time")),
-                Ok(None) => break,
-                Ok(Some(Err(e))) => {
-                    return Err(FetchError {
-                        reason: FailReason::Protocol,
-                        detail: format!("body: {e}"),
-                    });
-                }
-                Ok(Some(Ok(f))) => f,
-            };
-            if let Ok(data) = frame.into_data() {
-                if large.is_none() && raw.len() + data.len() > LARGE_BODY_BYTES {
-                    large = match tokio::time::timeout_at(deadline, LARGE_BODIES.acquire()).await {
-                        Err(_) => return Err(timeout("waited too long to read a large body")),
-                        // Never closed; a closed one would only lift the bound.
-                        Ok(permit) => permit.ok(),
-                    };
-                }
-                let room = cap.saturating_sub(raw.len());
-                if data.len() > room {
-                    raw.extend_from_slice(&data[..room]);
-                    truncated = true;
-                    break;
-                }
-                raw.extend_from_slice(&data);
-            }
-        }
+        let (parts, body) = resp.into_parts();
+        let mut ticket = self.budget.ticket();
+        let (raw, truncated) = self.read_body(body, &mut ticket, deadline).await?;
         let wire_len = raw.len() as u64;
         let encoding = parts
             .headers
             .get(header::CONTENT_ENCODING)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
-        let (body, cut) = decode_content(raw, encoding, cap);
+        let cap = self.settings.max_body_bytes;
+        let (body, cut) = decode_content(raw, encoding, cap, &mut ticket, deadline).await?;
         Ok(Fetched {
             status: parts.status.as_u16(),
             http_version: version_name(parts.version),
@@ -268,8 +256,42 @@ impl HttpClient {
             body,
             truncated: truncated || cut,
             elapsed: start.elapsed(),
-            large,
+            ticket,
         })
+    }
+
+    /// The body as sent, up to the cap (then `true`: truncated), each
+    /// chunk counted against the budget before it is kept.
+    async fn read_body(
+        &self,
+        mut body: hyper::body::Incoming,
+        ticket: &mut Ticket,
+        deadline: tokio::time::Instant,
+    ) -> Result<(Vec<u8>, bool), FetchError> {
+        let cap = self.settings.max_body_bytes;
+        let mut raw: Vec<u8> = Vec::new();
+        loop {
+            let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+                Err(_) => return Err(timeout("body not complete in time")),
+                Ok(None) => return Ok((raw, false)),
+                Ok(Some(Err(e))) => return Err(body_error(&e)),
+                Ok(Some(Ok(f))) => f,
+            };
+            let Ok(data) = frame.into_data() else {
+                continue; // trailers
+            };
+            let take = data.len().min(cap - raw.len());
+            if tokio::time::timeout_at(deadline, ticket.grow_to(raw.len() + take))
+                .await
+                .is_err()
+            {
+                return Err(timeout("body not complete in time (waiting for memory)"));
+            }
+            raw.extend_from_slice(&data[..take]);
+            if take < data.len() {
+                return Ok((raw, true));
+            }
+        }
     }
 }
 
@@ -295,73 +317,112 @@ fn version_name(v: http::Version) -> &'static str {
     }
 }
 
-/// Undoes Content-Encoding, stopping at `cap` bytes of output. A stream
-/// that is corrupt or cut short yields what decoded before the fault.
-fn decode_content(raw: Vec<u8>, encoding: &str, cap: usize) -> (Vec<u8>, bool) {
-    let enc = encoding.trim().to_ascii_lowercase();
-    let limit = cap as u64 + 1;
-    let mut out = Vec::new();
-    let src = &raw[..];
-    let _ = match enc.as_str() {
-        "gzip" | "x-gzip" => flate2::read::MultiGzDecoder::new(src)
-            .take(limit)
-            .read_to_end(&mut out),
-        "deflate" => {
-            // Servers send both zlib-wrapped and raw deflate under this name.
-            let r = flate2::read::ZlibDecoder::new(src)
-                .take(limit)
-                .read_to_end(&mut out);
-            if r.is_err() && out.is_empty() {
-                flate2::read::DeflateDecoder::new(src)
-                    .take(limit)
-                    .read_to_end(&mut out)
-            } else {
-                r
-            }
-        }
-        "br" => brotli_decompressor::Decompressor::new(src, 4096)
-            .take(limit)
-            .read_to_end(&mut out),
-        _ => return (raw, false),
-    };
-    let cut = out.len() > cap;
-    out.truncate(cap);
-    (out, cut)
-}
-
 /// Maps a client error to a failure reason by walking its source chain.
 fn classify(e: &hyper_util::client::legacy::Error) -> FetchError {
-    let mut detail = e.to_string();
-    let mut reason = if e.is_connect() {
+    let fail = |reason, detail: String| FetchError { reason, detail };
+    let mut text = e.to_string();
+    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(s) = src {
+        if let Some(c) = s.downcast_ref::<ConnectError>() {
+            let reason = match c {
+                ConnectError::Dns { .. } => FailReason::Dns,
+                ConnectError::Guard(_) => FailReason::NetworkGuard,
+                ConnectError::Timeout(_) => FailReason::Timeout,
+                ConnectError::Io { .. } | ConnectError::NoHost => FailReason::Connect,
+            };
+            return fail(reason, c.to_string());
+        }
+        if let Some(h) = s.downcast_ref::<hyper::Error>() {
+            return classify_hyper(h);
+        }
+        if let Some(tls) = rustls_error(s) {
+            return fail(FailReason::Tls, format!("TLS: {tls}"));
+        }
+        text = format!("{text}: {s}");
+        // An io::Error's `source` skips the error it wraps: look inside it.
+        src = match s
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+            None => s.source(),
+        };
+    }
+    let lower = text.to_ascii_lowercase();
+    // Errors boxed on the way may hide their types; these words do not.
+    let reason = if lower.contains("certificate") || lower.contains("handshake") {
+        FailReason::Tls
+    } else if e.is_connect() {
         FailReason::Connect
     } else {
         FailReason::Protocol
     };
-    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    fail(reason, text)
+}
+
+/// The rustls error `e` is, or wraps in (possibly nested) io::Errors.
+fn rustls_error<'a>(mut e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    loop {
+        if let Some(r) = e.downcast_ref::<rustls::Error>() {
+            return Some(r);
+        }
+        e = e.downcast_ref::<std::io::Error>()?.get_ref()?;
+    }
+}
+
+/// What hyper's own error says about the response (its status line and
+/// headers, or the connection under them).
+fn classify_hyper(h: &hyper::Error) -> FetchError {
+    let reason = if h.is_parse_too_large() {
+        FailReason::HeadersTooLarge
+    } else if h.is_parse() || h.is_parse_status() {
+        FailReason::BadResponse
+    } else if h.is_incomplete_message() || h.is_closed() || h.is_canceled() {
+        FailReason::Incomplete
+    } else if h.is_timeout() {
+        FailReason::Timeout
+    } else {
+        io_reason(h).unwrap_or(FailReason::Protocol)
+    };
+    let detail = match std::error::Error::source(h) {
+        Some(cause) => format!("{h}: {cause}"),
+        None => h.to_string(),
+    };
+    FetchError { reason, detail }
+}
+
+/// The reason an I/O error under `e` stands for: the peer closed or reset
+/// the connection (incomplete), or sent bytes that are not HTTP.
+fn io_reason(e: &(dyn std::error::Error + 'static)) -> Option<FailReason> {
+    let mut src = e.source();
     while let Some(s) = src {
-        detail = format!("{detail}: {s}");
-        if s.downcast_ref::<rustls::Error>().is_some() {
-            reason = FailReason::Tls;
-        } else if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            if io.kind() == std::io::ErrorKind::TimedOut {
-                reason = FailReason::Timeout;
-            } else if io.get_ref().is_some_and(|i| i.is::<rustls::Error>()) {
-                reason = FailReason::Tls;
-            }
-        }
-        let text = s.to_string().to_ascii_lowercase();
-        // hyper-util boxes connector errors, so rustls' type is not always
-        // reachable by downcasting; its messages are distinctive enough.
-        if text.contains("certificate") || text.contains("handshake") || text.contains("tls") {
-            reason = FailReason::Tls;
-        }
-        if reason == FailReason::Connect
-            && (text.contains("dns") || text.contains("lookup") || text.contains("resolve"))
-        {
-            reason = FailReason::Dns;
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            return Some(match io.kind() {
+                K::UnexpectedEof | K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe => {
+                    FailReason::Incomplete
+                }
+                K::InvalidData | K::InvalidInput => FailReason::BadResponse,
+                K::TimedOut => FailReason::Timeout,
+                _ => FailReason::Protocol,
+            });
         }
         src = s.source();
     }
+    None
+}
+
+/// A failure while reading the body (after the headers).
+fn body_error(e: &hyper::Error) -> FetchError {
+    let reason = if e.is_incomplete_message() {
+        FailReason::Incomplete
+    } else {
+        io_reason(e).unwrap_or(FailReason::Protocol)
+    };
+    let detail = match std::error::Error::source(e) {
+        Some(cause) => format!("body: {e}: {cause}"),
+        None => format!("body: {e}"),
+    };
     FetchError { reason, detail }
 }
 
@@ -387,18 +448,6 @@ pub fn is_backoff(status: StatusCode) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
-
-    #[test]
-    fn gzip_bomb_stops_at_cap() {
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-        enc.write_all(&vec![b'a'; 5 << 20]).unwrap();
-        let gz = enc.finish().unwrap();
-        let (out, cut) = decode_content(gz.clone(), "gzip", 1 << 20);
-        assert_eq!((out.len(), cut), (1 << 20, true));
-        let (out, cut) = decode_content(gz, "GZIP", 8 << 20);
-        assert_eq!((out.len(), cut), (5 << 20, false));
-    }
 
     #[test]
     fn retry_after_forms() {

@@ -1,21 +1,16 @@
 //! A DNS cache in front of the system resolver, so a host is resolved once
-//! per `TTL` rather than once per connection. (Literal IPs never get here:
-//! hyper-util's connector skips the resolver for them.)
+//! per `TTL` rather than once per connection, with fixed answers for
+//! `--resolve HOST:ADDR`.
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::net::{IpAddr, SocketAddr};
-use std::pin::Pin;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-
-use hyper_util::client::legacy::connect::dns::Name;
 
 const TTL: Duration = Duration::from_secs(300);
 
 /// Resolved addresses and when they were looked up, by host name.
-type Cache = HashMap<String, (Vec<SocketAddr>, Instant)>;
+type Cache = HashMap<String, (Vec<IpAddr>, Instant)>;
 
 #[derive(Clone, Default)]
 pub struct CachingResolver {
@@ -35,36 +30,31 @@ impl CachingResolver {
             fixed: Arc::new(fixed),
         }
     }
-}
 
-impl tower_service::Service<Name> for CachingResolver {
-    type Response = std::vec::IntoIter<SocketAddr>;
-    type Error = std::io::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, name: Name) -> Self::Future {
-        let host = name.as_str().to_string();
-        if let Some(ip) = self.fixed.get(&host.to_ascii_lowercase()) {
-            let addr = SocketAddr::new(*ip, 0);
-            return Box::pin(async move { Ok(vec![addr].into_iter()) });
+    /// The addresses of `host` (a name; IP literals never get here).
+    pub async fn resolve(&self, host: &str) -> std::io::Result<Vec<IpAddr>> {
+        let host = host.to_ascii_lowercase();
+        if let Some(ip) = self.fixed.get(&host) {
+            return Ok(vec![*ip]);
         }
-        let cache = self.cache.clone();
-        Box::pin(async move {
-            if let Some((addrs, at)) = cache.lock().ok().and_then(|c| c.get(&host).cloned())
-                && at.elapsed() < TTL
-            {
-                return Ok(addrs.into_iter());
-            }
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if let Ok(mut c) = cache.lock() {
-                c.insert(host, (addrs.clone(), Instant::now()));
-            }
-            Ok(addrs.into_iter())
-        })
+        if host == "invalid" || host.ends_with(".invalid") {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no such host (.invalid names never resolve, RFC 6761)",
+            ));
+        }
+        if let Some((addrs, at)) = self.cache.lock().ok().and_then(|c| c.get(&host).cloned())
+            && at.elapsed() < TTL
+        {
+            return Ok(addrs);
+        }
+        let addrs: Vec<IpAddr> = tokio::net::lookup_host((host.as_str(), 0))
+            .await?
+            .map(|a| a.ip())
+            .collect();
+        if let Ok(mut c) = self.cache.lock() {
+            c.insert(host, (addrs.clone(), Instant::now()));
+        }
+        Ok(addrs)
     }
 }

@@ -84,7 +84,8 @@ impl SeenFront {
 const GENERATION: usize = (1 << 20) / 8 * 7;
 
 /// A bounded cache of URLs that are seen and settled: their `seen` state is
-/// one an ordinary link cannot change (anything but filtered for depth).
+/// one an ordinary link cannot change (anything but filtered for depth,
+/// for its link type, or by refilter).
 /// Two generations: when the young one is full the old one is dropped, so
 /// the URLs linked recently (which a crawl's links mostly point to) stay.
 /// Keys are the low 64 bits of the xxh3-128 url id — the fingerprint
@@ -116,11 +117,13 @@ impl SettledSet {
 
     /// Keeps the URL if `state` is settled, forgets it if not.
     pub fn record(&mut self, id: UrlId, state: SeenState) {
-        if state == SeenState::Filtered(FilterReason::Depth) {
-            // A shallower link may still queue it.
-            self.remove(id);
-        } else {
-            self.insert(id);
+        match state {
+            // A shallower link may still queue it; a followed link may queue
+            // what another page's link verdict dropped.
+            SeenState::Filtered(
+                FilterReason::Depth | FilterReason::LinkType | FilterReason::Refiltered,
+            ) => self.remove(id),
+            _ => self.insert(id),
         }
     }
 

@@ -66,11 +66,13 @@ impl std::fmt::Display for CanonicalUrl {
 /// loops over stored URLs); empty when there is none.
 pub fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or("", |(_, r)| r);
-    if let Some(v6) = rest.strip_prefix('[') {
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    // Credentials (`user:pass@`) come before the host.
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    if let Some(v6) = host.strip_prefix('[') {
         return v6.split(']').next().unwrap_or("");
     }
-    let end = rest.find(['/', ':', '?', '#']).unwrap_or(rest.len());
-    &rest[..end]
+    &host[..host.find(':').unwrap_or(host.len())]
 }
 
 /// The host of a stored URL as [`CanonicalUrl::host`] gives it (an IPv6
@@ -155,7 +157,9 @@ fn normalize_escapes(s: &str) -> String {
             let (h, l) = (b[i + 1], b[i + 2]);
             if let (Some(hv), Some(lv)) = (hex(h), hex(l)) {
                 let byte = hv << 4 | lv;
-                if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+                let unreserved =
+                    byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~');
+                if unreserved && !(byte.is_ascii_hexdigit() && ends_in_stray_percent(&out)) {
                     out.push(byte as char);
                 } else {
                     out.push('%');
@@ -172,6 +176,18 @@ fn normalize_escapes(s: &str) -> String {
         i += ch.len_utf8();
     }
     out
+}
+
+/// Whether `out` ends with a `%` that starts no escape (`%` or `%h`): a
+/// hex digit decoded after it would make one (`%0%61` → `%0a`), and
+/// normalizing again would change the URL.
+fn ends_in_stray_percent(out: &str) -> bool {
+    let b = out.as_bytes();
+    match b {
+        [.., b'%'] => true,
+        [.., b'%', h] => h.is_ascii_hexdigit(),
+        _ => false,
+    }
 }
 
 fn hex(c: u8) -> Option<u8> {
@@ -199,6 +215,9 @@ mod tests {
             "http://example.com/~user/%2F%3A?q=~%2B"
         );
         assert_eq!(n("http://example.com/a%2"), "http://example.com/a%2");
+        // Found by fuzzing: decoding must not make a new escape.
+        assert_eq!(n("http://h/?%0%61"), "http://h/?%0%61");
+        assert_eq!(n("http://h/%%61%7e"), "http://h/%%61~");
         assert_eq!(n("http://bücher.example/"), "http://xn--bcher-kva.example/");
     }
 
@@ -211,6 +230,9 @@ mod tests {
         );
         assert_eq!(host_of("http://[::1]:80/"), "::1");
         assert_eq!(host_of("nonsense"), "");
+        // Found by fuzzing: credentials are not the host.
+        assert_eq!(host_of("http://%20@a/"), "a");
+        assert_eq!(host_of("http://u:p@h.org:81/x@y"), "h.org");
         for u in ["http://h.org", "https://sub.h.org:444/p?q#f"] {
             assert_eq!(host_of(u), normalize(u).unwrap().host());
         }

@@ -38,7 +38,37 @@ pub struct Decoded {
 
 /// Decodes an HTML body; `content_type` is the response's header, if any.
 pub fn decode(body: &[u8], content_type: Option<&str>) -> Decoded {
-    let (encoding, source, skip) = if let Some((enc, bom_len)) = Encoding::for_bom(body) {
+    let (encoding, source, skip) = pick(body, content_type);
+    let (text, _had_errors) = encoding.decode_without_bom_handling(&body[skip..]);
+    Decoded {
+        text: without_nul(text.into_owned()),
+        charset: encoding,
+        source,
+    }
+}
+
+/// [`decode`], taking the body: a UTF-8 body (most of the web) becomes the
+/// text without a copy, so a large page is not held twice.
+pub fn decode_owned(mut body: Vec<u8>, content_type: Option<&str>) -> Decoded {
+    let (encoding, source, skip) = pick(&body, content_type);
+    if encoding == UTF_8 {
+        body.drain(..skip);
+        let text = match String::from_utf8(body) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        return Decoded {
+            text: without_nul(text),
+            charset: encoding,
+            source,
+        };
+    }
+    decode(&body, content_type)
+}
+
+/// The charset, where it came from, and the bytes of BOM to skip.
+fn pick(body: &[u8], content_type: Option<&str>) -> (&'static Encoding, CharsetSource, usize) {
+    if let Some((enc, bom_len)) = Encoding::for_bom(body) {
         (enc, CharsetSource::Bom, bom_len)
     } else if let Some(enc) = content_type
         .and_then(charset_param)
@@ -49,13 +79,17 @@ pub fn decode(body: &[u8], content_type: Option<&str>) -> Decoded {
         (enc, CharsetSource::Meta, 0)
     } else {
         (sniff(body), CharsetSource::Sniff, 0)
-    };
-    let (text, _had_errors) = encoding.decode_without_bom_handling(&body[skip..]);
-    Decoded {
-        text: text.into_owned(),
-        charset: encoding,
-        source,
     }
+}
+
+/// Without NULs: an HTML parser drops U+0000 from a body's text (WHATWG
+/// 13.2.6.4.7, "in body": a null character token is ignored), and a NUL
+/// kept in a stored title or text only garbles terminals and exports.
+fn without_nul(mut text: String) -> String {
+    if memchr::memchr(0, text.as_bytes()).is_some() {
+        text.retain(|c| c != '\0');
+    }
+    text
 }
 
 /// The `charset=` parameter of a Content-Type value.

@@ -36,6 +36,25 @@ pub struct ParsedPage {
     pub nofollow: bool,
 }
 
+impl ParsedPage {
+    /// Roughly the heap bytes the page holds (its text and links), for the
+    /// fetch budget while it waits to be recorded.
+    pub fn heap_bytes(&self) -> usize {
+        let links: usize = self
+            .links
+            .iter()
+            .map(|l| {
+                std::mem::size_of::<ParsedLink>()
+                    + l.url.as_str().len()
+                    + l.anchor.len()
+                    + l.before.len()
+                    + l.after.len()
+            })
+            .sum();
+        self.title.len() + self.text.len() + links
+    }
+}
+
 enum Step {
     Enter(tl::NodeHandle),
     LeaveBlock,
@@ -66,11 +85,17 @@ pub fn parse_html(
     max_links: usize,
 ) -> ParsedPage {
     let masked = mask_raw_text(html);
+    // Whether a title or textarea had a `<` masked: only then does text
+    // need unmasking (one scan a page instead of one a text node).
+    let rcdata =
+        matches!(masked, Cow::Owned(_)) && memchr::memchr(RCDATA_LT, masked.as_bytes()).is_some();
     let mut walk = Walk {
+        rcdata,
         page: ParsedPage::default(),
         text: TextBuf::default(),
         raw_links: Vec::new(),
         base: None,
+        canonical: None,
         page_url,
         agent,
         max_links,
@@ -85,6 +110,7 @@ pub fn parse_html(
         text,
         raw_links,
         base,
+        canonical,
         ..
     } = walk;
 
@@ -94,13 +120,10 @@ pub fn parse_html(
     let query: Option<model::QueryEncoder<'_>> =
         (out_enc != encoding_rs::UTF_8).then_some(&encode_query as model::QueryEncoder<'_>);
     page.text = text.s.trim().to_string();
+    page.canonical = canonical
+        .and_then(|h| model::resolve(base, &decode_entities(&h)).ok())
+        .map(|u| u.as_str().to_string());
     for raw in raw_links {
-        if let Some(h) = raw.href.strip_prefix("\0canonical") {
-            page.canonical = model::resolve(base, &decode_entities(h))
-                .ok()
-                .map(|u| u.as_str().to_string());
-            continue;
-        }
         let href = decode_entities(&raw.href);
         let href = href.trim();
         if href.is_empty() || href.starts_with('#') || has_skipped_scheme(href) {
@@ -124,10 +147,10 @@ pub fn parse_html(
 
 /// Pages above this are parsed as several DOMs of about this size, cut
 /// before a `<`: tl's DOM takes ~40 bytes per byte of tag-dense HTML, so a
-/// 10 MB page took ~400 MB in one piece. An element open across a cut
-/// loses what follows it in the next piece (its anchor text, say), which
-/// only pages this large pay.
-const DOM_CHUNK_BYTES: usize = 1 << 20;
+/// 10 MB page took ~400 MB in one piece, and a 1 MiB piece ~40 MB. An
+/// element open across a cut loses what follows it in the next piece (its
+/// anchor text, say), which only pages this large pay.
+const DOM_CHUNK_BYTES: usize = 256 << 10;
 
 /// `html` in pieces of about [`DOM_CHUNK_BYTES`], each starting at a `<`
 /// (so on a char boundary); one piece when it is smaller.
@@ -155,12 +178,34 @@ struct Walk<'a> {
     text: TextBuf,
     raw_links: Vec<RawLink>,
     base: Option<url::Url>,
+    /// `<` was masked in a title or textarea (see [`RCDATA_LT`]).
+    rcdata: bool,
+    /// The first `<link rel=canonical>`'s href (not a link: it takes no
+    /// share of `max_links`).
+    canonical: Option<String>,
     page_url: &'a url::Url,
     agent: &'a str,
     max_links: usize,
 }
 
 impl Walk<'_> {
+    /// Records a link starting at the current text position, unless the
+    /// page has given `max_links` already (then it is only counted).
+    fn add_link(&mut self, href: String, nofollow: bool) -> Option<usize> {
+        if self.raw_links.len() >= self.max_links {
+            self.page.capped_links = self.page.capped_links.saturating_add(1);
+            return None;
+        }
+        let start = self.text.s.len();
+        self.raw_links.push(RawLink {
+            href,
+            nofollow,
+            start,
+            end: start,
+        });
+        Some(self.raw_links.len() - 1)
+    }
+
     /// Walks `dom`, parsed from `src`, in document order.
     fn dom(&mut self, dom: &tl::VDom<'_>, src: &str) {
         let parser = dom.parser();
@@ -186,17 +231,28 @@ impl Walk<'_> {
                 continue;
             };
             match node {
-                tl::Node::Raw(raw) => self.text.push(&decode_entities(&utf8(src, raw))),
+                tl::Node::Raw(raw) => {
+                    let raw = utf8(src, raw);
+                    let t = decode_entities(&raw);
+                    if self.rcdata {
+                        self.text.push(&unmask_rcdata(&t));
+                    } else {
+                        self.text.push(&t);
+                    }
+                }
                 tl::Node::Comment(_) => {}
                 tl::Node::Tag(tag) => {
                     let mut lower = [0u8; 16];
                     let name = tag_name(tag.name().as_bytes(), &mut lower);
                     match name {
-                        "script" | "style" | "noscript" | "template" | "svg" => continue,
+                        // A crawler runs no scripts, so <noscript> is markup
+                        // whose links count; these are not.
+                        "script" | "style" | "template" | "svg" => continue,
                         "title" => {
+                            // Raw text (masked): `<title><div>…` is its title.
                             if self.page.title.is_empty() {
-                                self.page.title =
-                                    collapse(&decode_entities(&tag.inner_text(parser)));
+                                let t = tag.inner_text(parser);
+                                self.page.title = collapse(&unmask_rcdata(&decode_entities(&t)));
                             }
                             continue;
                         }
@@ -207,21 +263,21 @@ impl Walk<'_> {
                                 self.base = self.page_url.join(h.trim()).ok();
                             }
                         }
-                        "meta" => meta_robots(tag, self.agent, &mut self.page),
+                        "meta" => {
+                            meta_robots(tag, self.agent, &mut self.page);
+                            if let Some(target) = meta_refresh(tag) {
+                                self.add_link(target, false);
+                            }
+                        }
                         "link" => {
                             let rel = attr(tag, "rel").unwrap_or_default();
-                            if self.page.canonical.is_none()
+                            if self.canonical.is_none()
                                 && rel
                                     .split_ascii_whitespace()
                                     .any(|r| r.eq_ignore_ascii_case("canonical"))
                                 && let Some(h) = attr(tag, "href")
                             {
-                                self.raw_links.push(RawLink {
-                                    href: format!("\0canonical{h}"),
-                                    nofollow: true,
-                                    start: 0,
-                                    end: 0,
-                                });
+                                self.canonical = Some(h.into_owned());
                             }
                         }
                         "a" | "area" | "frame" | "iframe" => {
@@ -230,21 +286,14 @@ impl Walk<'_> {
                             } else {
                                 attr(tag, "href")
                             };
-                            if href.is_some() && self.raw_links.len() >= self.max_links {
-                                self.page.capped_links = self.page.capped_links.saturating_add(1);
-                            } else if let Some(href) = href {
+                            if let Some(href) = href {
                                 let nofollow = attr(tag, "rel").is_some_and(|r| {
                                     r.split_ascii_whitespace()
                                         .any(|t| t.eq_ignore_ascii_case("nofollow"))
                                 });
-                                let start = self.text.s.len();
-                                self.raw_links.push(RawLink {
-                                    href: href.into_owned(),
-                                    nofollow,
-                                    start,
-                                    end: start,
-                                });
-                                stack.push(Step::LeaveAnchor(self.raw_links.len() - 1));
+                                if let Some(i) = self.add_link(href.into_owned(), nofollow) {
+                                    stack.push(Step::LeaveAnchor(i));
+                                }
                             }
                         }
                         "br" | "hr" => self.text.newline(),
@@ -266,6 +315,32 @@ impl Walk<'_> {
 /// Encodes text in `enc` (for link queries on legacy-charset pages).
 fn query_encoder(enc: &'static encoding_rs::Encoding) -> impl Fn(&str) -> Cow<'_, [u8]> {
     move |q| enc.encode(q).0
+}
+
+/// The target of `<meta http-equiv=refresh content="5; url=…">`, which
+/// browsers follow like a link.
+fn meta_refresh(tag: &tl::HTMLTag) -> Option<String> {
+    let equiv = attr(tag, "http-equiv")?;
+    if !equiv.trim().eq_ignore_ascii_case("refresh") {
+        return None;
+    }
+    let content = attr(tag, "content")?;
+    // "N; url=X", "N,URL=X", "N; X": the part after the delay's separator.
+    let (_, rest) = content.split_once([';', ','])?;
+    let rest = rest.trim_start();
+    let target = match rest.get(..3) {
+        Some(u) if u.eq_ignore_ascii_case("url") => {
+            let after = rest[3..].trim_start();
+            after.strip_prefix('=').unwrap_or(after).trim_start()
+        }
+        _ => rest,
+    };
+    let target = match target.chars().next() {
+        Some(q @ ('"' | '\'')) => target[1..].split(q).next().unwrap_or(""),
+        _ => target,
+    };
+    let target = target.trim();
+    (!target.is_empty()).then(|| target.to_string())
 }
 
 fn meta_robots(tag: &tl::HTMLTag, agent: &str, page: &mut ParsedPage) {
@@ -459,8 +534,22 @@ impl TextBuf {
     }
 }
 
+/// Stands for `<` inside `<title>` and `<textarea>` while tl parses the
+/// page (an ASCII control byte, so offsets and UTF-8 validity hold).
+const RCDATA_LT: u8 = 0x01;
+
+/// Text with [`RCDATA_LT`] turned back into `<`.
+fn unmask_rcdata(s: &str) -> Cow<'_, str> {
+    if s.as_bytes().contains(&RCDATA_LT) {
+        Cow::Owned(s.replace(RCDATA_LT as char, "<"))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
 /// Blanks the contents of `<script>` and `<style>` so that markup inside
 /// JavaScript strings cannot create elements (tl has no raw-text elements),
+/// masks the `<`s inside `<title>` and `<textarea>` (text, not markup),
 /// and lower-cases tag names: tl closes an element only on a closing tag of
 /// the same case, so `<SCRIPT>…</script>` left the script open and the rest
 /// of the page, links and all, inside it. Walks the `<`s with memchr and
@@ -484,10 +573,15 @@ fn mask_raw_text(html: &str) -> Cow<'_, str> {
         if bytes[name.clone()].iter().any(u8::is_ascii_uppercase) {
             out.get_or_insert_with(|| bytes.to_vec())[name.clone()].make_ascii_lowercase();
         }
-        let close: &[u8] = if at(p + 1, b"script") {
-            b"/script"
+        let opening = bytes.get(p + 1) != Some(&b'/');
+        let (close, blank): (&[u8], bool) = if at(p + 1, b"script") {
+            (b"/script", true)
         } else if at(p + 1, b"style") {
-            b"/style"
+            (b"/style", true)
+        } else if opening && bytes[name.clone()].eq_ignore_ascii_case(b"title") {
+            (b"/title", false)
+        } else if opening && bytes[name.clone()].eq_ignore_ascii_case(b"textarea") {
+            (b"/textarea", false)
         } else {
             from = name.end.max(p + 1);
             continue;
@@ -498,16 +592,35 @@ fn mask_raw_text(html: &str) -> Cow<'_, str> {
         let body_start = p + gt + 1;
         let body_end = memchr::memchr_iter(b'<', &bytes[body_start..])
             .map(|e| body_start + e)
-            .find(|&e| at(e + 1, close))
+            .find(|&e| {
+                at(e + 1, close)
+                    && (blank
+                        || !bytes
+                            .get(e + 1 + close.len())
+                            .is_some_and(u8::is_ascii_alphanumeric))
+            })
             .unwrap_or(bytes.len());
-        // Every byte becomes an ASCII space (and names stay ASCII), so the
-        // result stays valid UTF-8 and keeps every offset.
-        out.get_or_insert_with(|| bytes.to_vec())[body_start..body_end].fill(b' ');
+        let body = body_start..body_end;
+        if blank {
+            // Every byte becomes an ASCII space (and names stay ASCII), so
+            // the result stays valid UTF-8 and keeps every offset.
+            out.get_or_insert_with(|| bytes.to_vec())[body].fill(b' ');
+        } else if memchr::memchr(b'<', &bytes[body.clone()]).is_some() {
+            // Title and textarea hold text (entities still count): a `<`
+            // there starts no tag, so it is masked and the walk restores it.
+            let buf = out.get_or_insert_with(|| bytes.to_vec());
+            for b in &mut buf[body] {
+                if *b == b'<' {
+                    *b = RCDATA_LT;
+                }
+            }
+        }
         from = body_end;
     }
     match out {
         // SAFETY: `buf` is a copy of a `&str` in which only ASCII bytes were
-        // lower-cased and ranges were filled with ASCII spaces; each range
+        // lower-cased or replaced by other ASCII bytes (spaces, RCDATA_LT),
+        // and ranges were filled with ASCII spaces; each range
         // starts after a '>' and ends at a '<' or the end, so on char
         // boundaries. The result is valid UTF-8 without re-checking every
         // byte of the page (most real pages have a script).
@@ -633,6 +746,68 @@ mod tests {
         assert_eq!(p.links[0].url.as_str(), "http://other.org/b/c.html");
         assert!(p.noindex && p.nofollow);
         assert_eq!(p.canonical.as_deref(), Some("http://other.org/canon"));
+    }
+
+    #[test]
+    fn title_and_textarea_are_text_and_noscript_is_markup() {
+        // `<title>` is raw text: its markup is its title, and the body
+        // after it keeps its text.
+        let p = parse(
+            "<html><head><title><div><div>Not a div</title></head>\
+             <body><p>body text <a href=/real>real</a></p></body></html>",
+        );
+        assert_eq!(p.title, "<div><div>Not a div");
+        assert_eq!(p.text, "body text real");
+        // A textarea's markup is its text, not links.
+        let p = parse(
+            "<TITLE>a &lt; b</TITLE><textarea><a href=/fake>fake</a> &amp; x</textarea>\
+             <titled>t</titled><noscript><a href=/ns>no script</a></noscript>",
+        );
+        assert_eq!(p.title, "a < b");
+        let urls: Vec<&str> = p.links.iter().map(|l| l.url.as_str()).collect();
+        assert_eq!(urls, ["http://h.org/ns"]);
+        assert!(
+            p.text.starts_with("<a href=/fake>fake</a> & x"),
+            "{}",
+            p.text
+        );
+        assert!(p.text.contains("no script"));
+        // Unclosed: the rest of the page is the title, as in a browser.
+        assert_eq!(parse("<title>a <b>c").title, "a <b>c");
+    }
+
+    #[test]
+    fn the_first_canonical_wins_and_takes_no_link_slot() {
+        let html = "<link rel=canonical href=/first><link rel=canonical href=/second>\
+                    <a href=/a>a</a><a href=/b>b</a>";
+        let p = parse_html(
+            html,
+            &url::Url::parse("http://h.org/").unwrap(),
+            encoding_rs::UTF_8,
+            "trawl",
+            2,
+        );
+        assert_eq!(p.canonical.as_deref(), Some("http://h.org/first"));
+        assert_eq!(p.links.len(), 2);
+        assert_eq!(p.capped_links, 0);
+    }
+
+    #[test]
+    fn meta_refresh_is_a_link() {
+        for (content, target) in [
+            ("0; url=/next", "http://h.org/next"),
+            ("5;URL='/q?x=1'", "http://h.org/q?x=1"),
+            ("3, /plain", "http://h.org/plain"),
+        ] {
+            let p = parse(&format!("<meta http-equiv=Refresh content=\"{content}\">"));
+            let urls: Vec<&str> = p.links.iter().map(|l| l.url.as_str()).collect();
+            assert_eq!(urls, [target], "{content}");
+        }
+        assert!(
+            parse("<meta http-equiv=refresh content=5>")
+                .links
+                .is_empty()
+        );
     }
 
     #[test]

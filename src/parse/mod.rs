@@ -6,8 +6,8 @@
 mod decode;
 mod html;
 
-pub use decode::{CharsetSource, Decoded, decode};
-pub use html::{DEFAULT_MAX_LINKS, ParsedLink, ParsedPage, parse_html};
+pub use decode::{CharsetSource, Decoded, decode, decode_owned};
+pub use html::{CONTEXT_BYTES, DEFAULT_MAX_LINKS, ParsedLink, ParsedPage, parse_html};
 
 /// Whether a Content-Type names something we parse as HTML.
 pub fn is_html(content_type: &str) -> bool {

@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v6.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v7.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -13,7 +13,7 @@ pub use keys::{FrontierKey, LinkKey, page_index};
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -28,9 +28,12 @@ pub const CF_LINKS: &str = "links";
 pub const CF_INLINKS: &str = "inlinks";
 pub const CF_CONTENT: &str = "content";
 pub const CF_PAGE_INDEX: &str = "page_index";
+pub const CF_INFLIGHT: &str = "inflight";
+pub const CF_DETAILS: &str = "details";
+pub const CF_PATHS: &str = "paths";
 
 /// Every column family trawl opens, in documentation order.
-pub const COLUMN_FAMILIES: [&str; 13] = [
+pub const COLUMN_FAMILIES: [&str; 16] = [
     CF_META,
     CF_URLS,
     CF_SEEN,
@@ -44,6 +47,9 @@ pub const COLUMN_FAMILIES: [&str; 13] = [
     CF_INLINKS,
     CF_CONTENT,
     CF_PAGE_INDEX,
+    CF_INFLIGHT,
+    CF_DETAILS,
+    CF_PATHS,
 ];
 
 /// Names of the `meta` column family's keys.
@@ -59,6 +65,17 @@ pub mod meta_keys {
     pub const PAGE_INDEX_COMPLETE: &[u8] = b"page_index_complete";
     /// Prefix of run records: `run:` ‖ started_ms (u64 BE).
     pub const RUN_PREFIX: &[u8] = b"run:";
+    /// Present in a db `trawl demo` created (the only kind it replaces).
+    pub const DEMO: &[u8] = b"demo";
+    /// Prefix of refilter's pending drops: `refilter-drop:` ‖ url id (16),
+    /// a queued URL whose last followed link a refilter took away, kept
+    /// until the drop step has judged it (so an interrupted refilter
+    /// finishes the job when run again).
+    pub const REFILTER_DROP_PREFIX: &[u8] = b"refilter-drop:";
+
+    pub fn refilter_drop(id: crate::model::UrlId) -> Vec<u8> {
+        [REFILTER_DROP_PREFIX, &id.to_bytes()[..]].concat()
+    }
 
     pub fn run(started_ms: u64) -> Vec<u8> {
         let mut k = RUN_PREFIX.to_vec();
@@ -95,6 +112,27 @@ pub trait Versioned: serde::Serialize + serde::de::DeserializeOwned {
     }
 }
 
+/// Decodes a value of `T` written at any version from `oldest` on, where
+/// each later version only appended fields: `appended[i]` is how many
+/// fields version `oldest + i + 1` added. Every appended field's default
+/// (0, false, None, empty) is one 0 byte in postcard, so an older value
+/// reads as the current one with those fields at their defaults.
+pub fn decode_appended<T: Versioned>(
+    bytes: &[u8],
+    oldest: u8,
+    appended: &[usize],
+) -> Result<T, CodecError> {
+    let (version, rest) = split_version(bytes, oldest, T::VERSION)?;
+    let missing: usize = appended[usize::from(version - oldest)..].iter().sum();
+    if missing == 0 {
+        return postcard::from_bytes(rest).map_err(malformed);
+    }
+    let mut padded = Vec::with_capacity(rest.len() + missing);
+    padded.extend_from_slice(rest);
+    padded.resize(rest.len() + missing, 0);
+    postcard::from_bytes(&padded).map_err(malformed)
+}
+
 /// Decodes a value written at `T::VERSION`.
 pub fn decode_current<T: Versioned>(bytes: &[u8]) -> Result<T, CodecError> {
     let (_, rest) = split_version(bytes, T::VERSION, T::VERSION)?;
@@ -126,11 +164,11 @@ pub(crate) fn malformed(e: postcard::Error) -> CodecError {
 mod tests {
     use super::*;
 
-    /// `schema/v6.md` has one `## \`name\`` section per column family the
+    /// `schema/v7.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v6.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v7.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -138,7 +176,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v6.md sections vs COLUMN_FAMILIES"
+            "schema/v7.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"

@@ -31,6 +31,17 @@ pub enum FilterReason {
     LinkType,
     /// Was queued, but after `refilter` no page that passes links to it.
     Refiltered,
+    // Schema 7: spider-trap limits and URLs that no longer parse.
+    /// More path segments than `crawl.max_path_depth`.
+    PathDepth,
+    /// One path segment repeated more than `crawl.max_segment_repeats`.
+    SegmentRepeats,
+    /// More query strings of one path than `crawl.max_query_variants`.
+    QueryVariants,
+    /// The host had `crawl.max_host_urls` URLs already.
+    HostBudget,
+    /// A stored URL that no longer parses (written by another version).
+    InvalidUrl,
 }
 
 impl FilterReason {
@@ -46,6 +57,11 @@ impl FilterReason {
             FilterReason::Domain => "domain",
             FilterReason::LinkType => "link-type",
             FilterReason::Refiltered => "refiltered",
+            FilterReason::PathDepth => "path-depth",
+            FilterReason::SegmentRepeats => "segment-repeats",
+            FilterReason::QueryVariants => "query-variants",
+            FilterReason::HostBudget => "host-budget",
+            FilterReason::InvalidUrl => "invalid-url",
         }
     }
 }
@@ -61,6 +77,21 @@ pub enum FailReason {
     Protocol,
     /// 429/503 on every allowed attempt.
     RetriesExhausted,
+    // Schema 7:
+    /// Processing the page panicked (a bug met on this page).
+    Internal,
+    /// The process died twice in a row with this URL in flight.
+    CrashLoop,
+    /// The address connected to is one the network guard refuses.
+    NetworkGuard,
+    /// The response's status line or headers are not HTTP.
+    BadResponse,
+    /// The response headers are larger than the client accepts.
+    HeadersTooLarge,
+    /// The connection closed or reset before the response was complete.
+    Incomplete,
+    /// The body does not decode as its Content-Encoding says.
+    BadEncoding,
 }
 
 impl FailReason {
@@ -72,6 +103,13 @@ impl FailReason {
             FailReason::Timeout => "timeout",
             FailReason::Protocol => "protocol",
             FailReason::RetriesExhausted => "retries-exhausted",
+            FailReason::Internal => "internal-error",
+            FailReason::CrashLoop => "crash-loop",
+            FailReason::NetworkGuard => "network-guard",
+            FailReason::BadResponse => "bad-response",
+            FailReason::HeadersTooLarge => "headers-too-large",
+            FailReason::Incomplete => "incomplete",
+            FailReason::BadEncoding => "bad-encoding",
         }
     }
 }
@@ -161,9 +199,21 @@ pub struct HostRecord {
     pub queued: u64,
     /// Earliest time of the next request (politeness delay or back-off).
     pub next_fetch_ms: u64,
+    // Version 2:
+    /// URLs ever queued for the host (for `crawl.max_host_urls`).
+    pub urls: u64,
 }
 impl Versioned for HostRecord {
-    const VERSION: u8 = 1;
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        let mut h: HostRecord = super::decode_appended(bytes, 1, &[1])?;
+        if bytes.first() == Some(&1) {
+            // Version 1 did not count: what it fetched and queued is a floor.
+            h.urls = h.fetched + h.queued;
+        }
+        Ok(h)
+    }
 }
 impl Versioned for RobotsRecord {
     const VERSION: u8 = 1;
@@ -548,17 +598,82 @@ pub struct Counters {
     pub by_status: BTreeMap<u16, u64>,
     /// Distinct URLs in `seen`.
     pub seen: u64,
+    // Version 2: the current run, kept with the counters (written in every
+    // batch) so that a killed run's record can be completed on resume.
+    pub run: RunProgress,
 }
 impl Versioned for Counters {
-    const VERSION: u8 = 1;
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        super::decode_appended(bytes, 1, &[4])
+    }
 }
 
-/// `meta/seeds`: the seeds ever given, in order.
+/// What the running (or last) crawl run has done so far.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct RunProgress {
+    /// The run's `started_ms` (its `meta/run:` key); 0 before any run.
+    pub started_ms: u64,
+    pub fetched: u64,
+    pub links: u64,
+    /// When its last page was recorded.
+    pub last_ms: u64,
+}
+
+/// `meta/seeds`: the seeds ever given, in order, and the hosts the crawl
+/// took into scope because a seed redirected there.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 pub struct SeedList {
     pub urls: Vec<String>,
+    // Version 2:
+    pub derived: Vec<DerivedSeed>,
 }
 impl Versioned for SeedList {
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        super::decode_appended(bytes, 1, &[1])
+    }
+}
+
+/// A URL that became a seed because a seed (or its host's robots.txt)
+/// redirected to it, as Heritrix treats a seed's redirect.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct DerivedSeed {
+    /// The redirect's target (normalized).
+    pub url: String,
+    /// The URL that redirected to it.
+    pub from: String,
+    /// `redirect` (a seed's response) or `robots` (its host's robots.txt):
+    /// a robots redirect puts the host in scope without queueing the URL.
+    pub via: String,
+}
+
+/// `inflight` value: a URL handed to a fetch and not yet recorded.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct InFlightRecord {
+    /// Its `frontier` key (so a crash-looping URL can be dequeued).
+    pub frontier_key: Vec<u8>,
+    /// Runs in a row that died with this URL in flight, before this one.
+    pub deaths: u8,
+    /// In flight now (false: a suspect left by a death, not yet retried).
+    pub in_flight: bool,
+}
+impl Versioned for InFlightRecord {
+    const VERSION: u8 = 1;
+}
+
+/// `details` value: what lies behind a URL's failure (the error text,
+/// the address the network guard refused, the deaths of a crash loop).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct DetailRecord {
+    /// The fail reason's name, as in the URL's `seen` state.
+    pub reason: String,
+    pub detail: String,
+    pub at_ms: u64,
+}
+impl Versioned for DetailRecord {
     const VERSION: u8 = 1;
 }
 
@@ -570,9 +685,18 @@ pub struct LinkLimits {
     pub max_depth: Option<u16>,
     /// `host`, `domain` or `any`.
     pub scope: String,
+    // Version 2: the spider-trap limits.
+    pub max_path_depth: Option<u16>,
+    pub max_segment_repeats: Option<u16>,
+    pub max_query_variants: Option<u32>,
+    pub max_host_urls: Option<u64>,
 }
 impl Versioned for LinkLimits {
-    const VERSION: u8 = 1;
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        super::decode_appended(bytes, 1, &[4])
+    }
 }
 
 /// `meta/config`: settings changed from their defaults with the shell's

@@ -52,12 +52,17 @@ pub fn logical_lines(text: &str) -> Vec<(usize, String)> {
     out
 }
 
-/// Drops a `#` comment that starts a line or follows white space outside quotes.
+/// Drops a `#` comment that starts a line or follows white space outside
+/// quotes (inside them a backslash escapes the next character, as
+/// `split_words` reads it).
 fn strip_comment(line: &str) -> &str {
     let mut quote = None;
     let mut prev_space = true;
+    let mut escaped = false;
     for (i, c) in line.char_indices() {
         match (quote, c) {
+            (Some(_), _) if escaped => escaped = false,
+            (Some(_), '\\') => escaped = true,
             (Some(q), c) if c == q => quote = None,
             (None, '"' | '\'') => quote = Some(c),
             (None, '#') if prev_space => return &line[..i],
@@ -114,6 +119,13 @@ pub fn run_file(shell: &mut Shell, path: &Path, keep_going: bool) -> Result<usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quoted_backslash_quote_does_not_end_the_quote() {
+        // Found by fuzzing: `config save` writes `"\" #"` for the value `" #`.
+        let lines = logical_lines("set fetch.user_agent \"\\\" #\" # note\n");
+        assert_eq!(lines[0].1, "set fetch.user_agent \"\\\" #\"");
+    }
 
     #[test]
     fn comments_blanks_and_continuations() {

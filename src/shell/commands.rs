@@ -47,6 +47,18 @@ pub static COMMANDS: &[Command] = &[
         true
     ),
     cmd!(
+        "domains",
+        ["key", "common"],
+        "domains | domains key add|remove|list [NAME...] | domains common add|remove|list [LABEL...]",
+        "the key domains (document 000) derived from the seeds, and the common labels removed to find them",
+        [
+            "domains",
+            "domains key add tsinghua",
+            "domains common add edu"
+        ],
+        true
+    ),
+    cmd!(
         "get",
         [],
         "get KEY",
@@ -57,8 +69,8 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "config",
         ["save"],
-        "config | config save FILE",
-        "all settings with value, default and meaning; or write them as a .crawlrc",
+        "config | config save FILE [--force]",
+        "all settings with value, default and meaning; or write them as a .crawlrc (--force overwrites a file that is not one)",
         ["config", "config save job.crawlrc"],
         false
     ),

@@ -20,6 +20,7 @@ pub enum Kind {
         max: u64,
     },
     Duration {
+        min: Duration,
         max: Duration,
     },
     Bool,
@@ -70,6 +71,8 @@ macro_rules! key {
 }
 
 const HOUR: Duration = Duration::from_secs(3600);
+/// A fetch timeout shorter than this could never be met.
+const TIMEOUT_MIN: Duration = Duration::from_millis(100);
 
 pub static KEYS: &[Key] = &[
     key!(
@@ -95,7 +98,10 @@ pub static KEYS: &[Key] = &[
     ),
     key!(
         "crawl.delay",
-        Kind::Duration { max: HOUR },
+        Kind::Duration {
+            min: Duration::ZERO,
+            max: HOUR
+        },
         "pause between two requests to one host",
         |s| fmt_duration(s.delay),
         |s, v| if let Value::Duration(d) = v {
@@ -145,6 +151,48 @@ pub static KEYS: &[Key] = &[
         }
     ),
     key!(
+        "crawl.max_path_depth",
+        Kind::OptInt { min: 1, max: 1000 },
+        "spider traps: URLs with more path segments are not queued (none: no limit)",
+        |s| opt(s.traps.max_path_depth.map(u64::from)),
+        |s, v| if let Value::OptInt(n) = v {
+            s.traps.max_path_depth = n.map(|n| n as u16)
+        }
+    ),
+    key!(
+        "crawl.max_segment_repeats",
+        Kind::OptInt { min: 1, max: 1000 },
+        "spider traps: URLs whose path repeats one segment more often are not queued (/a/b/a/b/a…)",
+        |s| opt(s.traps.max_segment_repeats.map(u64::from)),
+        |s, v| if let Value::OptInt(n) = v {
+            s.traps.max_segment_repeats = n.map(|n| n as u16)
+        }
+    ),
+    key!(
+        "crawl.max_query_variants",
+        Kind::OptInt {
+            min: 1,
+            max: u32::MAX as u64
+        },
+        "spider traps: query strings queued at most for one path of a host (calendars, session ids)",
+        |s| opt(s.traps.max_query_variants.map(u64::from)),
+        |s, v| if let Value::OptInt(n) = v {
+            s.traps.max_query_variants = n.map(|n| n as u32)
+        }
+    ),
+    key!(
+        "crawl.max_host_urls",
+        Kind::OptInt {
+            min: 1,
+            max: u64::MAX
+        },
+        "URLs queued at most for one host (none: no limit)",
+        |s| opt(s.traps.max_host_urls),
+        |s, v| if let Value::OptInt(n) = v {
+            s.traps.max_host_urls = n
+        }
+    ),
+    key!(
         "crawl.follow_nofollow",
         Kind::Bool,
         "follow rel=nofollow links",
@@ -173,7 +221,10 @@ pub static KEYS: &[Key] = &[
     ),
     key!(
         "crawl.backoff",
-        Kind::Duration { max: HOUR },
+        Kind::Duration {
+            min: Duration::ZERO,
+            max: HOUR
+        },
         "host back-off after 429/503 without Retry-After",
         |s| fmt_duration(s.backoff),
         |s, v| if let Value::Duration(d) = v {
@@ -183,6 +234,7 @@ pub static KEYS: &[Key] = &[
     key!(
         "crawl.max_backoff",
         Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(86_400)
         },
         "upper bound on any back-off, Retry-After included",
@@ -193,7 +245,10 @@ pub static KEYS: &[Key] = &[
     ),
     key!(
         "robots.max_crawl_delay",
-        Kind::Duration { max: HOUR },
+        Kind::Duration {
+            min: Duration::ZERO,
+            max: HOUR
+        },
         "robots.txt Crawl-delay above this is capped",
         |s| fmt_duration(s.max_crawl_delay),
         |s, v| if let Value::Duration(d) = v {
@@ -203,6 +258,7 @@ pub static KEYS: &[Key] = &[
     key!(
         "robots.ttl",
         Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(30 * 86_400)
         },
         "how long a fetched robots.txt is trusted",
@@ -213,7 +269,10 @@ pub static KEYS: &[Key] = &[
     ),
     key!(
         "robots.retry",
-        Kind::Duration { max: HOUR },
+        Kind::Duration {
+            min: Duration::ZERO,
+            max: HOUR
+        },
         "first wait before retrying an unreachable robots.txt (doubles each time)",
         |s| fmt_duration(s.robots_retry),
         |s, v| if let Value::Duration(d) = v {
@@ -240,7 +299,10 @@ pub static KEYS: &[Key] = &[
     ),
     key!(
         "fetch.timeout",
-        Kind::Duration { max: HOUR },
+        Kind::Duration {
+            min: TIMEOUT_MIN,
+            max: HOUR
+        },
         "total time one fetch may take",
         |s| fmt_duration(s.fetch.total_timeout),
         |s, v| if let Value::Duration(d) = v {
@@ -249,7 +311,10 @@ pub static KEYS: &[Key] = &[
     ),
     key!(
         "fetch.connect_timeout",
-        Kind::Duration { max: HOUR },
+        Kind::Duration {
+            min: TIMEOUT_MIN,
+            max: HOUR
+        },
         "time to open a connection",
         |s| fmt_duration(s.fetch.connect_timeout),
         |s, v| if let Value::Duration(d) = v {
@@ -258,7 +323,10 @@ pub static KEYS: &[Key] = &[
     ),
     key!(
         "fetch.first_byte_timeout",
-        Kind::Duration { max: HOUR },
+        Kind::Duration {
+            min: TIMEOUT_MIN,
+            max: HOUR
+        },
         "time until the response headers arrive",
         |s| fmt_duration(s.fetch.first_byte_timeout),
         |s, v| if let Value::Duration(d) = v {
@@ -275,6 +343,27 @@ pub static KEYS: &[Key] = &[
         |s| s.fetch.max_body_bytes.to_string(),
         |s, v| if let Value::Int(n) = v {
             s.fetch.max_body_bytes = n as usize
+        }
+    ),
+    key!(
+        "fetch.memory_budget",
+        Kind::Int {
+            min: 1 << 20,
+            max: 1 << 40
+        },
+        "bytes of bodies in flight at most (read, decoded, waiting to be stored), beyond each body's first 64 KiB",
+        |s| s.fetch.memory_budget.to_string(),
+        |s, v| if let Value::Int(n) = v {
+            s.fetch.memory_budget = n as usize
+        }
+    ),
+    key!(
+        "net.allow_private",
+        Kind::Bool,
+        "connect to loopback and private addresses other than the seeds' own (link-local and cloud-metadata addresses never)",
+        |s| s.fetch.allow_private.to_string(),
+        |s, v| if let Value::Bool(b) = v {
+            s.fetch.allow_private = b
         }
     ),
     key!(
@@ -476,9 +565,14 @@ impl Key {
         match self.kind {
             Kind::Int { min, max } => format!("integer {min}..{max}"),
             Kind::OptInt { min, max } => format!("integer {min}..{max} or none"),
-            Kind::Duration { max } => {
+            Kind::Duration { min, max } if min.is_zero() => {
                 format!("duration up to {} (e.g. 500ms, 2s, 1m)", fmt_duration(max))
             }
+            Kind::Duration { min, max } => format!(
+                "duration from {} to {} (e.g. 500ms, 2s, 1m)",
+                fmt_duration(min),
+                fmt_duration(max)
+            ),
             Kind::Bool => "true or false".into(),
             Kind::Enum(vals) => vals.join("|"),
             Kind::Text => "text".into(),
@@ -502,10 +596,13 @@ impl Key {
             Kind::OptInt { min, max } => {
                 Value::OptInt(Some(parse_int(raw, min, max).map_err(bad)?))
             }
-            Kind::Duration { max } => {
+            Kind::Duration { min, max } => {
                 let d = parse_duration(raw).map_err(bad)?;
                 if d > max {
                     return Err(bad(format!("{raw} is too long")));
+                }
+                if d < min {
+                    return Err(bad(format!("{raw} is too short")));
                 }
                 Value::Duration(d)
             }

@@ -12,10 +12,28 @@ impl Shell {
         let mut list = self.store.seeds().map_err(|e| e.to_string())?;
         match args {
             ["list"] => {
-                let rows: Vec<Vec<String>> = list.urls.iter().map(|u| vec![u.clone()]).collect();
+                let mut rows: Vec<Vec<String>> = list
+                    .urls
+                    .iter()
+                    .map(|u| vec![u.clone(), "given".into()])
+                    .collect();
+                let mut json: Vec<serde_json::Value> = list
+                    .urls
+                    .iter()
+                    .map(|u| serde_json::json!({"url": u, "via": "given"}))
+                    .collect();
+                // Hosts the crawl took in because a seed redirected there.
+                for d in &list.derived {
+                    let what = match d.via.as_str() {
+                        "robots" => format!("in scope: {}'s robots.txt redirects here", d.from),
+                        _ => format!("{} redirects here", d.from),
+                    };
+                    rows.push(vec![d.url.clone(), what]);
+                    json.push(serde_json::json!({"url": d.url, "via": d.via, "from": d.from}));
+                }
                 Ok(Reply::with(
-                    table::render(&["seed"], &rows, self.width),
-                    serde_json::json!(list.urls),
+                    table::render(&["seed", "from"], &rows, self.width),
+                    serde_json::json!(json),
                 ))
             }
             ["add", urls @ ..] if !urls.is_empty() => self.add_seeds(&mut list, urls),
@@ -30,7 +48,28 @@ impl Shell {
                 if urls.is_empty() {
                     return Err(format!("{file}: no URLs in it"));
                 }
-                self.add_seeds(&mut list, &urls)
+                // A line the crawler refuses is reported and skipped.
+                let (good, bad): (Vec<&str>, Vec<&str>) =
+                    urls.iter().partition(|u| model::normalize(u).is_ok());
+                if good.is_empty() {
+                    return Err(format!(
+                        "{file}: no usable URL in it ({} refused, e.g. {})",
+                        bad.len(),
+                        model::normalize(bad[0])
+                            .err()
+                            .map(|e| e.to_string())
+                            .unwrap_or_default()
+                    ));
+                }
+                let mut reply = self.add_seeds(&mut list, &good)?;
+                for b in &bad {
+                    let why = model::normalize(b)
+                        .err()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default();
+                    reply.human.push_str(&format!("\nskipped: {why}"));
+                }
+                Ok(reply)
             }
             ["remove", url] => {
                 let norm = model::normalize(url).map_err(|e| e.to_string())?;
@@ -214,23 +253,31 @@ impl Shell {
                     serde_json::json!(json),
                 ))
             }
-            ["save", file] => {
-                let mut text = String::from(
-                    "# trawl settings, written by `config save`; run with `source` or `trawl run`\n",
-                );
+            ["save", file] | ["save", file, "--force"] | ["save", "--force", file] => {
+                let force = args.contains(&"--force");
+                let path = std::path::Path::new(file);
+                if !force
+                    && let Some(first) = first_line(path)
+                    && first != CONFIG_HEADER
+                {
+                    return Err(format!(
+                        "{file} exists and is not a trawl config (its first line is not the `config save` header); pass --force to overwrite it"
+                    ));
+                }
+                let mut text = format!("{CONFIG_HEADER}\n");
                 for k in config::KEYS {
                     let v = k.get(&self.settings);
                     if v != k.default_value() {
-                        text.push_str(&format!("set {} {}\n", k.name, quote(&v)));
+                        text.push_str(&format!("set {} {}\n", k.name, super::quote(&v)));
                     }
                 }
                 for s in self.store.seeds().map_err(|e| e.to_string())?.urls {
-                    text.push_str(&format!("seed add {s}\n"));
+                    text.push_str(&format!("seed add {}\n", super::quote(&s)));
                 }
                 std::fs::write(file, text).map_err(|e| format!("cannot write {file}: {e}"))?;
                 Ok(Reply::text(format!("settings and seeds written to {file}")))
             }
-            _ => Err("usage: config | config save FILE".into()),
+            _ => Err("usage: config | config save FILE [--force]".into()),
         }
     }
 
@@ -469,10 +516,19 @@ fn find_key(name: &str) -> Result<&'static config::Key, String> {
     })
 }
 
-fn quote(v: &str) -> String {
-    if v.contains(char::is_whitespace) || v.contains('"') || v.contains('#') {
-        format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""))
-    } else {
-        v.to_string()
+/// The first line of every file `config save` writes; a file that starts
+/// otherwise is not overwritten without `--force`.
+const CONFIG_HEADER: &str =
+    "# trawl settings, written by `config save`; run with `source` or `trawl run`";
+
+/// The first line of `path`, if it is a file that can be read.
+fn first_line(path: &std::path::Path) -> Option<String> {
+    use std::io::BufRead;
+    let f = std::fs::File::open(path).ok()?;
+    let mut line = String::new();
+    // A file that is not text has no header either.
+    match std::io::BufReader::new(f).read_line(&mut line) {
+        Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_string()),
+        Err(_) => Some(String::new()),
     }
 }

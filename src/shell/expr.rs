@@ -211,7 +211,18 @@ struct Parser {
     toks: Vec<(Tok, usize)>,
     pos: usize,
     end: usize,
+    /// Parentheses and `not`s open around the current term.
+    depth: usize,
+    /// Comparisons and operators parsed so far.
+    nodes: usize,
 }
+
+/// Nesting of parentheses and `not` at most: the parser, the evaluator and
+/// the tree's drop all recurse once per level.
+const MAX_NESTING: usize = 64;
+/// Terms and operators in one expression at most (a chain of `or`s nests
+/// one level per term when evaluated).
+const MAX_NODES: usize = 1000;
 
 impl Parser {
     fn peek(&self) -> Option<&Tok> {
@@ -240,10 +251,33 @@ impl Parser {
         ))
     }
 
+    /// Counts one more node, refusing an expression past [`MAX_NODES`].
+    fn node(&mut self) -> Result<(), String> {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            return Err(format!(
+                "expression too long at column {}: at most {MAX_NODES} terms and operators",
+                self.col()
+            ));
+        }
+        Ok(())
+    }
+    /// Enters one more level of nesting, refusing past [`MAX_NESTING`].
+    fn enter(&mut self) -> Result<(), String> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(format!(
+                "expression nested too deeply at column {}: at most {MAX_NESTING} levels of parentheses and not",
+                self.col()
+            ));
+        }
+        Ok(())
+    }
     fn or(&mut self) -> Result<Expr, String> {
         let mut e = self.and()?;
         while self.is_word("or") {
             self.pos += 1;
+            self.node()?;
             e = Expr::Or(Box::new(e), Box::new(self.and()?));
         }
         Ok(e)
@@ -252,6 +286,7 @@ impl Parser {
         let mut e = self.not()?;
         while self.is_word("and") {
             self.pos += 1;
+            self.node()?;
             e = Expr::And(Box::new(e), Box::new(self.not()?));
         }
         Ok(e)
@@ -259,20 +294,27 @@ impl Parser {
     fn not(&mut self) -> Result<Expr, String> {
         if self.is_word("not") {
             self.pos += 1;
-            return Ok(Expr::Not(Box::new(self.not()?)));
+            self.node()?;
+            self.enter()?;
+            let e = Expr::Not(Box::new(self.not()?));
+            self.depth -= 1;
+            return Ok(e);
         }
         self.atom()
     }
     fn atom(&mut self) -> Result<Expr, String> {
         if self.peek() == Some(&Tok::LParen) {
             self.pos += 1;
+            self.enter()?;
             let e = self.or()?;
             if self.peek() != Some(&Tok::RParen) {
                 return self.err("')'");
             }
             self.pos += 1;
+            self.depth -= 1;
             return Ok(e);
         }
+        self.node()?;
         let field_col = self.col();
         let (field, ty) = self.field()?;
         let op = match self.peek() {
@@ -349,6 +391,8 @@ pub fn parse_query(src: &str, base: usize) -> Result<Query, String> {
         toks: lexed.toks,
         pos: 0,
         end: lexed.end,
+        depth: 0,
+        nodes: 0,
     };
     let filter = if p.peek().is_none() || p.is_word("order") || p.is_word("limit") {
         Expr::True
@@ -500,6 +544,27 @@ mod tests {
                 .eval(&row, 1_500_000.0)
         );
         assert!(parse_query("", 0).unwrap().filter == Expr::True);
+    }
+
+    #[test]
+    fn nesting_and_length_are_bounded() {
+        let deep = format!(
+            "where {}status = 1{}",
+            "(".repeat(100_000),
+            ")".repeat(100_000)
+        );
+        let e = parse_query(&deep, 0).unwrap_err();
+        assert!(e.contains("nested too deeply"), "{e}");
+        let nots = format!("where {}duplicate", "not ".repeat(100_000));
+        assert!(
+            parse_query(&nots, 0)
+                .unwrap_err()
+                .contains("nested too deeply")
+        );
+        let long = format!("where {}", vec!["status = 1"; 100_000].join(" or "));
+        assert!(parse_query(&long, 0).unwrap_err().contains("too long"));
+        let ok = format!("where {}status = 1{}", "(".repeat(60), ")".repeat(60));
+        assert!(parse_query(&ok, 0).is_ok());
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod query;
 mod rank;
 pub mod repl;
 mod table;
+mod why;
 
 pub use table::terminal_width;
 
@@ -214,8 +215,9 @@ impl Shell {
             && self.store.is_read_only()
             && !matches!(
                 (name.as_str(), words.get(1).map(String::as_str)),
-                ("seed", Some("list")) | ("crawl", Some("wait"))
+                ("seed", Some("list")) | ("crawl", Some("wait")) | ("domains", None)
             )
+            && !(name == "domains" && words.get(2).is_some_and(|w| w == "list"))
         {
             return Err(format!(
                 "{name}: the database is attached read-only (--read-only); this command changes it"
@@ -342,7 +344,10 @@ impl Reply {
     }
 }
 
-/// Splits a command line into words; quotes group, backslash escapes.
+/// Splits a command line into words; quotes group; inside quotes a
+/// backslash escapes the next character, with `\n`, `\r`, `\t` and
+/// `\xHH` (a byte below 0x80) standing for the control characters
+/// [`quote`] writes that way.
 pub fn split_words(line: &str) -> Result<Vec<String>, String> {
     let mut words = Vec::new();
     let mut cur = String::new();
@@ -352,7 +357,23 @@ pub fn split_words(line: &str) -> Result<Vec<String>, String> {
     while let Some(c) = chars.next() {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
-            (Some(_), '\\') => cur.extend(chars.next()),
+            (Some(_), '\\') => match chars.next() {
+                Some('n') => cur.push('\n'),
+                Some('r') => cur.push('\r'),
+                Some('t') => cur.push('\t'),
+                Some('x') => {
+                    let hex: String = chars.by_ref().take(2).collect();
+                    let byte = u8::from_str_radix(&hex, 16)
+                        .ok()
+                        .filter(u8::is_ascii)
+                        .ok_or_else(|| {
+                            format!("bad escape \\x{hex}: expected two hex digits below 80")
+                        })?;
+                    cur.push(char::from(byte));
+                }
+                Some(other) => cur.push(other),
+                None => {}
+            },
             (Some(_), c) => cur.push(c),
             (None, '"' | '\'') => {
                 quote = Some(c);
@@ -377,6 +398,33 @@ pub fn split_words(line: &str) -> Result<Vec<String>, String> {
         words.push(cur);
     }
     Ok(words)
+}
+
+/// `v` as one word [`split_words`] reads back exactly: plain when it has
+/// nothing special, else double-quoted with `\`, `"` and control
+/// characters escaped (so a value can never spill onto a second line).
+pub fn quote(v: &str) -> String {
+    let plain = !v.is_empty()
+        && !v
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '"' | '\'' | '#' | '\\'));
+    if plain {
+        return v.to_string();
+    }
+    let mut out = String::from("\"");
+    for c in v.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_ascii_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// The text after the first `n` words, and its column offset in `line`.

@@ -5,12 +5,11 @@ use serde_json::json;
 use super::expr::{self, Val};
 use super::plan;
 use super::{Reply, Shell, err, table};
-use crate::fetch::RobotsRules;
 use crate::model::{self, HostId, UrlId, now_ms};
 use crate::schema::{
-    CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_META, CF_PAGE_INDEX, CF_PAGES, DocRecord, FilterReason,
-    FrontierEntry, FrontierKey, HostRecord, LinkKey, LinkRecord, PageRecord, RobotsOutcome,
-    RunRecord, SeenState, Versioned, meta_keys, page_index,
+    CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_META, CF_PAGE_INDEX, CF_PAGES, DocRecord, FrontierEntry,
+    FrontierKey, HostRecord, LinkKey, LinkRecord, PageRecord, RobotsOutcome, RunRecord, SeenState,
+    Versioned, meta_keys, page_index,
 };
 use crate::store::{self, Store, StoreError};
 
@@ -372,7 +371,7 @@ impl Shell {
         Ok(Reply::with(t, j))
     }
 
-    fn url_arg(&self, url: &str) -> Result<model::CanonicalUrl, String> {
+    pub(super) fn url_arg(&self, url: &str) -> Result<model::CanonicalUrl, String> {
         model::normalize(url).map_err(err)
     }
 
@@ -583,143 +582,6 @@ impl Shell {
                 json!(links),
             ))
         }
-    }
-
-    pub(super) fn cmd_why(&mut self, args: &[&str]) -> Result<Reply, String> {
-        let [url] = args else {
-            return Err("usage: why URL".into());
-        };
-        let u = self.url_arg(url)?;
-        let Some(seen) = self.store.seen(u.id()).map_err(err)? else {
-            let t = format!("{u}: never seen: no fetched page links to it and it is not a seed");
-            return Ok(Reply::with(
-                t,
-                json!({"url": u.as_str(), "state": "unseen"}),
-            ));
-        };
-        let parent = match seen.parent {
-            Some(p) => format!(
-                ", first linked from {}",
-                self.store.url(UrlId(p)).map_err(err)?.unwrap_or_default()
-            ),
-            None if seen.depth == 0 => ", a seed".into(),
-            None => String::new(),
-        };
-        let (state, reason) = match seen.state {
-            SeenState::Queued => ("queued", format!("queued at depth {}{parent}", seen.depth)),
-            SeenState::Fetched { status } => {
-                let when = self
-                    .store
-                    .page(u.id())
-                    .map_err(err)?
-                    .map(|p| table::time(p.fetched_ms))
-                    .unwrap_or_default();
-                let verdict = match self.store.doc(u.id()).map_err(err)? {
-                    Some(d) if !d.verdict.is_empty() && d.verdict != "keep" => {
-                        format!(
-                            "; its links are not followed: {} filter ({})",
-                            d.verdict, d.verdict_detail
-                        )
-                    }
-                    Some(d) if !d.verdict_detail.is_empty() => {
-                        format!("; kept ({})", d.verdict_detail)
-                    }
-                    _ => String::new(),
-                };
-                (
-                    "fetched",
-                    format!(
-                        "fetched {when} with status {status}, depth {}{parent}{verdict}",
-                        seen.depth
-                    ),
-                )
-            }
-            SeenState::Failed(r) => (
-                "failed",
-                format!("fetch failed: {} (depth {}{parent})", r.name(), seen.depth),
-            ),
-            SeenState::Filtered(r) => (
-                "filtered",
-                format!(
-                    "skipped: {}{parent}",
-                    self.explain_filter(&u, r, seen.depth, seen.redirects)?
-                ),
-            ),
-        };
-        let t = format!("{u}: {reason}");
-        Ok(Reply::with(
-            t,
-            json!({"url": u.as_str(), "state": state, "explanation": reason, "depth": seen.depth}),
-        ))
-    }
-
-    fn explain_filter(
-        &self,
-        u: &model::CanonicalUrl,
-        r: FilterReason,
-        depth: u16,
-        redirects: u8,
-    ) -> Result<String, String> {
-        let host = self.store.host(u.host_id()).map_err(err)?;
-        Ok(match r {
-            FilterReason::Robots => {
-                let rule = host
-                    .as_ref()
-                    .and_then(|h| h.robots.as_ref())
-                    .map(|rec| RobotsRules::from_record(rec, self.settings.agent_token()))
-                    .and_then(|rules| rules.deciding_rule(u.path_and_query()));
-                format!(
-                    "robots.txt of {} disallows it ({})",
-                    u.host_key(),
-                    rule.unwrap_or_else(|| "rule no longer present".into())
-                )
-            }
-            FilterReason::RobotsUnavailable => {
-                let detail = host.and_then(|h| h.robots).map(|r| match r.outcome {
-                    RobotsOutcome::Unreachable { detail } => {
-                        format!("{detail}, {} tries", r.failures)
-                    }
-                    _ => "since fetched again".into(),
-                });
-                format!(
-                    "robots.txt of {} stayed unreachable ({})",
-                    u.host_key(),
-                    detail.unwrap_or_default()
-                )
-            }
-            FilterReason::Scope => format!(
-                "outside the crawl's scope (crawl.scope = {}; seeds: {})",
-                self.settings.scope.name(),
-                self.store.seeds().map_err(err)?.urls.join(" ")
-            ),
-            FilterReason::Depth => format!(
-                "depth {depth} is over crawl.depth = {}",
-                self.settings
-                    .max_depth
-                    .map_or("none".into(), |d| d.to_string())
-            ),
-            FilterReason::RedirectChain => format!(
-                "reached after {redirects} redirects, over crawl.max_redirects = {}",
-                self.settings.max_redirects
-            ),
-            FilterReason::UrlTooLong => format!("longer than {} bytes", model::MAX_URL_BYTES),
-            FilterReason::Nofollow => "only nofollow links lead here".into(),
-            FilterReason::Refiltered => {
-                "was queued, but after refilter no page that passes links here".into()
-            }
-            FilterReason::Domain | FilterReason::LinkType => {
-                let via = self.link_verdict_into(u)?;
-                format!("dropped by the {} filter{via}", r.name())
-            }
-        })
-    }
-
-    /// The verdict stored on the first link that led to `u`, as `: detail`.
-    fn link_verdict_into(&self, u: &model::CanonicalUrl) -> Result<String, String> {
-        Ok(match self.store.first_link_to(u.id()).map_err(err)? {
-            Some((_, l)) => format!(" ({} link: {})", l.link_type, l.verdict_detail),
-            None => String::new(),
-        })
     }
 
     pub(super) fn cmd_pages(

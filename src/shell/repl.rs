@@ -126,7 +126,9 @@ impl Validator for ShellHelper {}
 impl Helper for ShellHelper {}
 
 /// Runs commands from the terminal (or from piped stdin) until quit or EOF.
-pub fn run(shell: &mut Shell, history: &Path) {
+/// Reads commands until `quit` or end of input; `history` is the file
+/// line history is kept in (none: not kept).
+pub fn run(shell: &mut Shell, history: Option<&Path>) {
     if !std::io::stdin().is_terminal() {
         for line in std::io::stdin().lock().lines() {
             let Ok(line) = line else { break };
@@ -147,7 +149,9 @@ pub fn run(shell: &mut Shell, history: &Path) {
         }
     };
     ed.set_helper(Some(ShellHelper::load(shell)));
-    let _ = ed.load_history(history);
+    if let Some(h) = history {
+        let _ = ed.load_history(h);
+    }
     loop {
         let prompt = format!("trawl[{}]> ", shell.state_label());
         match ed.readline(&prompt) {
@@ -171,7 +175,9 @@ pub fn run(shell: &mut Shell, history: &Path) {
             }
         }
     }
-    if let Err(e) = ed.save_history(history) {
+    if let Some(h) = history
+        && let Err(e) = ed.save_history(h)
+    {
         eprintln!("note: history not saved: {e}");
     }
 }

@@ -17,9 +17,9 @@ use rocksdb::{DB, Direction, IteratorMode, ReadOptions, WriteBatch};
 use crate::model::{HostId, UrlId};
 use crate::schema::{
     self, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_ROBOTS,
-    CF_SEEN, CF_URLS, CF_VERDICTS, CodecError, Counters, DocRecord, FrontierEntry, FrontierKey,
-    HostRecord, LinkKey, LinkRecord, PageLinks, PageRecord, SeedList, SeenRecord, VerdictRecord,
-    Versioned, meta_keys,
+    CF_SEEN, CF_URLS, CF_VERDICTS, CodecError, Counters, DetailRecord, DocRecord, FrontierEntry,
+    FrontierKey, HostRecord, LinkKey, LinkRecord, PageLinks, PageRecord, SeedList, SeenRecord,
+    VerdictRecord, Versioned, meta_keys,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -40,12 +40,34 @@ pub enum StoreError {
     },
     #[error("{0}: cannot open the database: {1}")]
     Open(PathBuf, String),
+    #[error("{0}: cannot write the database ({1}); open it with --read-only to query it")]
+    NotWritable(PathBuf, String),
     #[error("database error: {0}")]
     Rocks(#[from] rocksdb::Error),
     #[error("corrupt {cf} value: {err}")]
     Codec { cf: &'static str, err: CodecError },
     #[error("the database is open read-only; this command writes")]
     ReadOnly,
+    #[error(
+        "{path}: the disk is full ({detail}); nothing after the last recorded page was lost: free some space and run the same command again"
+    )]
+    DiskFull { path: PathBuf, detail: String },
+}
+
+impl StoreError {
+    /// A write error, named for what the user can do about it.
+    fn write(path: &Path, e: rocksdb::Error) -> StoreError {
+        let msg = e.to_string();
+        let lower = msg.to_ascii_lowercase();
+        if lower.contains("no space left") || lower.contains("file too large") {
+            StoreError::DiskFull {
+                path: path.to_path_buf(),
+                detail: msg,
+            }
+        } else {
+            StoreError::Rocks(e)
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
@@ -267,6 +289,11 @@ impl Store {
         Ok(self.link(src, dst)?.map(|l| (src, l)))
     }
 
+    /// The detail behind a URL's failure (error text, refused address).
+    pub fn detail(&self, id: UrlId) -> Result<Option<DetailRecord>> {
+        self.get(schema::CF_DETAILS, &id.to_bytes())
+    }
+
     pub fn page(&self, id: UrlId) -> Result<Option<PageRecord>> {
         self.get(CF_PAGES, &id.to_bytes())
     }
@@ -435,7 +462,9 @@ impl Store {
             return Ok(());
         }
         for cf in schema::COLUMN_FAMILIES {
-            self.db.flush_cf(self.cf(cf))?;
+            self.db
+                .flush_cf(self.cf(cf))
+                .map_err(|e| StoreError::write(&self.path, e))?;
         }
         Ok(())
     }
@@ -498,8 +527,10 @@ impl Batch<'_> {
         if self.store.secondary {
             return Err(StoreError::ReadOnly);
         }
-        self.store.db.write(self.wb)?;
-        Ok(())
+        self.store
+            .db
+            .write(self.wb)
+            .map_err(|e| StoreError::write(&self.store.path, e))
     }
 }
 

@@ -201,13 +201,52 @@ fn classify(path: &Path, e: rocksdb::Error) -> StoreError {
         && (lower.contains("temporarily unavailable") || lower.contains("no locks"))
     {
         StoreError::Locked(path.into())
+    } else if lower.contains("permission denied") || lower.contains("read-only file system") {
+        StoreError::NotWritable(path.into(), msg)
     } else {
         StoreError::Open(path.into(), msg)
     }
 }
 
+/// Creates a new db: built beside its place and renamed into it once it
+/// has every column family and its schema version, so a kill while it is
+/// being created never leaves a half-made database at `path`.
+fn create(path: &Path) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "db".into());
+    let building = path.with_file_name(format!(".{name}.trawl-creating"));
+    // Left by a creation that was killed.
+    let _ = std::fs::remove_dir_all(&building);
+    let db = DB::open_cf_descriptors(&db_options(&building), &building, descriptors())
+        .map_err(|e| classify(path, e))?;
+    let meta = db.cf_handle(CF_META).expect("meta opened");
+    let mut b = rocksdb::WriteBatch::default();
+    b.put_cf(
+        meta,
+        meta_keys::SCHEMA_VERSION,
+        SCHEMA_VERSION.to_be_bytes(),
+    );
+    // A new db indexes every page it will ever store.
+    b.put_cf(meta, meta_keys::PAGE_INDEX_COMPLETE, []);
+    db.write(b)?;
+    db.flush_wal(true)?;
+    drop(db);
+    // Replaces `path` if it is an empty directory (rename(2) allows that).
+    std::fs::rename(&building, path).map_err(|e| {
+        StoreError::Open(
+            path.into(),
+            format!("cannot move the new database into place: {e}"),
+        )
+    })
+}
+
 pub(super) fn open_primary(path: &Path) -> Result<DB> {
     let existed = check_existing(path)?;
+    if !existed {
+        create(path)?;
+    }
     let db = DB::open_cf_descriptors(&db_options(path), path, descriptors())
         .map_err(|e| classify(path, e))?;
     let meta = db.cf_handle(CF_META).expect("meta opened");
@@ -223,20 +262,27 @@ pub(super) fn open_primary(path: &Path) -> Result<DB> {
                 )?;
             }
         }
-        None if existed => {
+        // Before schema 7 a db was created in place: one killed then has
+        // an empty meta, and is made whole now.
+        None if db
+            .iterator_cf(meta, rocksdb::IteratorMode::Start)
+            .next()
+            .is_none() =>
+        {
+            let mut b = rocksdb::WriteBatch::default();
+            b.put_cf(
+                meta,
+                meta_keys::SCHEMA_VERSION,
+                SCHEMA_VERSION.to_be_bytes(),
+            );
+            b.put_cf(meta, meta_keys::PAGE_INDEX_COMPLETE, []);
+            db.write(b)?;
+        }
+        None => {
             return Err(StoreError::NotTrawl(
                 path.into(),
                 "no schema version in meta".into(),
             ));
-        }
-        None => {
-            db.put_cf(
-                meta,
-                meta_keys::SCHEMA_VERSION,
-                SCHEMA_VERSION.to_be_bytes(),
-            )?;
-            // A new db indexes every page it will ever store.
-            db.put_cf(meta, meta_keys::PAGE_INDEX_COMPLETE, [])?;
         }
     }
     Ok(db)

@@ -148,3 +148,94 @@ pub fn chain(delay: Duration) -> impl Fn(&str) -> Response + Send + Sync + 'stat
         page(&format!("level {n}"), &[&format!("/d/{}", n + 1)]).delayed(delay)
     }
 }
+
+pub mod raw;
+
+/// Runs shell commands on `store` (on a thread of its own, as the shell
+/// blocks) and returns what they printed; a failing command panics.
+pub async fn shell(store: Arc<Store>, cmds: Vec<String>) -> String {
+    tokio::task::spawn_blocking(move || {
+        let buf = Arc::new(Mutex::new(Vec::<u8>::new()));
+        struct W(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for W {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        // A crawl the commands start runs on this runtime's own worker.
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut sh =
+            trawl::shell::Shell::new(store, rt.handle().clone(), Box::new(W(buf.clone())), 0);
+        for cmd in &cmds {
+            sh.execute(cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        }
+        drop(sh);
+        String::from_utf8(buf.lock().unwrap().clone()).unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+/// `why URL` on `store`.
+pub async fn why(store: &Arc<Store>, url: &str) -> String {
+    shell(store.clone(), vec![format!("why {url}")]).await
+}
+
+/// A finished child process: its output and its peak resident memory.
+pub struct Measured {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    /// Peak RSS of the process, in bytes (getrusage's ru_maxrss).
+    pub max_rss: u64,
+}
+
+/// Runs `cmd` to its end and reads its own peak RSS with wait4 (so other
+/// tests' children do not count); wait4 reaps it, not `Child::wait`.
+#[allow(clippy::zombie_processes)]
+pub fn run_measured(mut cmd: std::process::Command) -> Measured {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 writes it and the status.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid, "wait4");
+    Measured {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: out_t.join().unwrap(),
+        stderr: err_t.join().unwrap(),
+        max_rss: usage.ru_maxrss as u64 * 1024,
+    }
+}
+
+/// `trawl` with `args`, as a command to run.
+pub fn trawl_cmd(args: &[&str]) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"));
+    c.args(args);
+    c
+}

@@ -1,0 +1,148 @@
+//! Crash loops: a page that kills the process (an abort or a stack
+//! overflow in a library, an OOM kill) would kill every resumed run too.
+//! Every fetched page is marked in `inflight` (by its fetch task, see
+//! `worker::mark_in_flight`) before its body is processed — the work a
+//! page's content can crash — and unmarked in the batch that records it.
+//! A run that finds marks left by a dead run counts one death for each of
+//! those URLs; a URL that was in flight when the process died twice in a
+//! row is recorded as failed (`crash-loop`) instead of fetched a third
+//! time. Marking only the processing, not the wait for the network, keeps
+//! a random kill from marking the many pages merely waiting on servers.
+
+use super::engine::Engine;
+use crate::model::{UrlId, now_ms};
+use crate::schema::{
+    CF_DETAILS, CF_FRONTIER, CF_INFLIGHT, DetailRecord, FailReason, FrontierEntry, FrontierKey,
+    InFlightRecord, SeenState, Versioned,
+};
+use crate::store::Store;
+use crate::store::{Batch, StoreError};
+
+/// Runs in a row that may die with a URL in flight before it is skipped.
+pub const CRASH_LOOP_DEATHS: u8 = 2;
+
+impl Engine {
+    /// A page's fetch was recorded (in `b`): it is no longer in flight, and
+    /// no longer a suspect.
+    pub(super) fn unmark(&mut self, b: &mut Batch<'_>, id: UrlId) {
+        b.delete(CF_INFLIGHT, &id.to_bytes());
+        self.suspects.remove(&id);
+    }
+
+    /// Clears the marks of fetches a clean stop abandoned.
+    pub(super) fn unmark_in_flight(&mut self, ids: &[UrlId]) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut b = self.store.batch();
+        for id in ids {
+            b.delete(CF_INFLIGHT, &id.to_bytes());
+        }
+        b.write()
+    }
+
+    /// Judges the marks a dead run left: each mark still in flight is one
+    /// more death for its URL. Called once, before anything is dispatched.
+    pub(super) fn recover_in_flight(&mut self) -> Result<(), StoreError> {
+        let store = self.store.clone();
+        let mut rows = Vec::new();
+        for row in store.scan(CF_INFLIGHT, &[]) {
+            let (k, v) = row?;
+            let (Some(id), Ok(rec)) = (UrlId::from_slice(&k), InFlightRecord::decode(&v)) else {
+                continue;
+            };
+            rows.push((id, rec));
+        }
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut b = store.batch();
+        let mut touched = Vec::new();
+        let mut looped = Vec::new();
+        for (id, rec) in rows {
+            if !rec.in_flight {
+                self.suspects.insert(id, rec.deaths);
+                continue;
+            }
+            let deaths = rec.deaths.saturating_add(1);
+            let key = FrontierKey::from_key(&rec.frontier_key);
+            let entry = match key {
+                Some(k) => store.get::<FrontierEntry>(CF_FRONTIER, &k.to_key())?,
+                None => None,
+            };
+            match (key, entry) {
+                (Some(key), Some(entry)) if deaths >= CRASH_LOOP_DEATHS => {
+                    self.host(key.host, "")?;
+                    self.dequeue(&mut b, key)?;
+                    let state = SeenState::Failed(FailReason::CrashLoop);
+                    self.mark(&mut b, id, &entry, state);
+                    super::commit::bump(&mut self.counters.failed, FailReason::CrashLoop.name(), 1);
+                    let detail = DetailRecord {
+                        reason: FailReason::CrashLoop.name().into(),
+                        detail: format!(
+                            "the process died {deaths} times in a row while this URL was \
+                             in flight (an abort, a stack overflow or an out-of-memory kill); \
+                             skipped so the crawl can go on"
+                        ),
+                        at_ms: now_ms(),
+                    };
+                    b.put(CF_DETAILS, &id.to_bytes(), &detail);
+                    b.delete(CF_INFLIGHT, &id.to_bytes());
+                    if !touched.contains(&key.host) {
+                        touched.push(key.host);
+                    }
+                    looped.push(entry.url);
+                }
+                (Some(_), Some(_)) => {
+                    let suspect = InFlightRecord {
+                        deaths,
+                        in_flight: false,
+                        ..rec
+                    };
+                    b.put(CF_INFLIGHT, &id.to_bytes(), &suspect);
+                    self.suspects.insert(id, deaths);
+                }
+                // No longer queued (recorded by other means): nothing to judge.
+                _ => b.delete(CF_INFLIGHT, &id.to_bytes()),
+            }
+        }
+        self.finish(b, &touched)?;
+        for url in looped {
+            self.notice(format!(
+                "{url}: skipped as a crash loop (the process died twice in a row with it in flight); why explains"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Clears the in-flight marks of a run that is quitting on purpose (a
+/// second Ctrl-C) without recording its fetches: quitting is not a crash.
+pub fn forget_in_flight(store: &Store) -> Result<(), StoreError> {
+    let mut b = store.batch();
+    for row in store.scan(CF_INFLIGHT, &[]) {
+        let (k, v) = row?;
+        if InFlightRecord::decode(&v).is_ok_and(|r| r.in_flight) {
+            b.delete(CF_INFLIGHT, &k);
+        }
+    }
+    b.write()
+}
+
+/// Marks a page in flight (its own small batch, written from its fetch
+/// task before the body is processed).
+pub(super) fn mark(
+    store: &Store,
+    id: UrlId,
+    key: &FrontierKey,
+    deaths: u8,
+) -> Result<(), StoreError> {
+    let rec = InFlightRecord {
+        frontier_key: key.to_key().to_vec(),
+        deaths,
+        in_flight: true,
+    };
+    let mut b = store.batch();
+    b.put(CF_INFLIGHT, &id.to_bytes(), &rec);
+    b.write()
+}

@@ -1,0 +1,363 @@
+//! Turning one fetch outcome into one atomic batch: the page, its doc, its
+//! links, the seen marks and frontier entries of what it discovered, the
+//! host's state and the counters, all written together. In steps: a
+//! failure, a back-off retry, or the response (redirect, page record) and,
+//! for HTML, the doc and its links.
+
+use std::collections::HashSet;
+
+use super::commit::{Discovery, bump};
+use super::engine::Engine;
+use super::judge::{LinkJudge, LinkText, judge_link};
+use super::seeds::VIA_REDIRECT;
+use super::worker::{PageData, PageJob, ParsedHtml};
+use crate::fetch::{FetchError, is_backoff, retry_after_ms};
+use crate::filter::links;
+use crate::model::{self, HostId, UrlId, now_ms};
+use crate::schema::{
+    CF_CONTENT, CF_DETAILS, CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_PAGE_INDEX, CF_PAGES,
+    CF_VERDICTS, DetailRecord, DocRecord, FilterReason, FrontierEntry, LinkKey, LinkView,
+    PageLinksBuilder, PageRecord, SeenState, page_index,
+};
+use crate::store::{Batch, StoreError};
+
+/// The batch a page's outcome goes into, with the URLs it has judged
+/// already (a page linking one URL twice judges it once) and the hosts
+/// whose rows it must carry.
+struct PageWrite<'a> {
+    b: Batch<'a>,
+    pending: HashSet<UrlId>,
+    touched: Vec<HostId>,
+}
+
+impl Engine {
+    /// Records a page fetch; returns when the host may be asked again (ms).
+    pub(super) fn commit_page(
+        &mut self,
+        job: PageJob,
+        result: Result<PageData, FetchError>,
+    ) -> Result<u64, StoreError> {
+        let store = self.store.clone();
+        let host = job.key.host;
+        self.host(host, &job.url.host_key())?;
+        let delay = self.host_delay_ms(&self.hosts[&host]);
+        let mut w = PageWrite {
+            b: store.batch(),
+            pending: HashSet::from([job.url.id()]),
+            touched: vec![host],
+        };
+        // The fetch is over, whatever came of it: not in flight any more.
+        self.unmark(&mut w.b, job.url.id());
+        let data = match result {
+            Err(e) => return self.commit_failure(w, &job, e, now_ms() + delay),
+            Ok(d) => d,
+        };
+        let mut data = data;
+        let status = http::StatusCode::from_u16(data.fetched.status).unwrap_or_default();
+        let backoff = is_backoff(status);
+        let next_at = if backoff {
+            self.backoff_until(&data, delay)
+        } else {
+            now_ms() + delay
+        };
+        if backoff && job.entry.attempts + 1 < self.settings.max_attempts {
+            return self.commit_retry(w, job, next_at);
+        }
+        self.record_response(&mut w, &job, &mut data, next_at)?;
+        let PageData {
+            parsed,
+            md5,
+            fetched,
+            ..
+        } = data;
+        if let Some(html) = parsed {
+            self.record_html(&mut w, &job, html, md5)?;
+        }
+        self.finish(w.b, &w.touched)?;
+        drop(fetched); // its budget share goes once the page is written
+        Ok(next_at)
+    }
+
+    /// No response to store: the URL fails with the error's reason, and
+    /// the error text is kept for `why`.
+    fn commit_failure(
+        &mut self,
+        mut w: PageWrite<'_>,
+        job: &PageJob,
+        e: FetchError,
+        next_at: u64,
+    ) -> Result<u64, StoreError> {
+        let id = job.url.id();
+        self.dequeue(&mut w.b, job.key)?;
+        self.mark(&mut w.b, id, &job.entry, SeenState::Failed(e.reason));
+        bump(&mut self.counters.failed, e.reason.name(), 1);
+        let detail = DetailRecord {
+            reason: e.reason.name().to_string(),
+            detail: e.detail,
+            at_ms: now_ms(),
+        };
+        w.b.put(CF_DETAILS, &id.to_bytes(), &detail);
+        let h = self.host(job.key.host, "")?;
+        h.record.errors += 1;
+        h.record.error_streak += 1;
+        h.record.next_fetch_ms = next_at;
+        self.finish(w.b, &w.touched)?;
+        Ok(next_at)
+    }
+
+    /// When a host that answered 429 or 503 may be asked again: after its
+    /// Retry-After (capped), or the default back-off.
+    fn backoff_until(&self, data: &PageData, delay: u64) -> u64 {
+        let wait = data
+            .fetched
+            .retry_after
+            .as_deref()
+            .and_then(retry_after_ms)
+            .unwrap_or(self.settings.backoff.as_millis() as u64);
+        let max = self.settings.max_backoff.as_millis() as u64;
+        now_ms() + wait.min(max).max(delay)
+    }
+
+    /// 429 or 503 with attempts left: the URL stays queued and the host
+    /// backs off until `next_at`.
+    fn commit_retry(
+        &mut self,
+        mut w: PageWrite<'_>,
+        job: PageJob,
+        next_at: u64,
+    ) -> Result<u64, StoreError> {
+        let entry = FrontierEntry {
+            attempts: job.entry.attempts + 1,
+            ..job.entry
+        };
+        w.b.put(CF_FRONTIER, &job.key.to_key(), &entry);
+        let h = self.host(job.key.host, "")?;
+        h.queue.requeue(job.key, entry);
+        h.record.next_fetch_ms = next_at;
+        self.finish(w.b, &w.touched)?;
+        Ok(next_at)
+    }
+
+    /// The response: the URL leaves the frontier as fetched, a redirect's
+    /// target is discovered, and the page record is written.
+    fn record_response(
+        &mut self,
+        w: &mut PageWrite<'_>,
+        job: &PageJob,
+        data: &mut PageData,
+        next_at: u64,
+    ) -> Result<(), StoreError> {
+        let id = job.url.id();
+        let body_zstd = std::mem::take(&mut data.body_zstd);
+        let f = &data.fetched;
+        self.dequeue(&mut w.b, job.key)?;
+        let state = SeenState::Fetched { status: f.status };
+        self.mark(&mut w.b, id, &job.entry, state);
+        self.counters.fetched += 1;
+        self.run_fetched += 1;
+        self.counters.bytes += f.wire_len;
+        *self.counters.by_status.entry(f.status).or_insert(0) += 1;
+        let h = self.host(job.key.host, "")?;
+        h.record.fetched += 1;
+        h.record.error_streak = 0;
+        h.record.next_fetch_ms = next_at;
+        let redirect_to = match &f.location {
+            Some(loc) if (300..400).contains(&f.status) => self.follow_redirect(w, job, loc)?,
+            _ => None,
+        };
+        for key in page_index::keys(f.status, job.url.host(), id) {
+            w.b.put_raw(CF_PAGE_INDEX, &key, &[]);
+        }
+        let record = PageRecord {
+            url: job.url.as_str().to_string(),
+            status: f.status,
+            http_version: f.http_version.to_string(),
+            content_type: f.content_type.clone(),
+            headers: f.headers.clone(),
+            fetched_ms: now_ms(),
+            elapsed_ms: f.elapsed.as_millis().min(u32::MAX as u128) as u32,
+            depth: job.entry.depth,
+            md5: data.md5,
+            wire_len: f.wire_len,
+            body_len: data.body_len,
+            truncated: f.truncated,
+            body_zstd,
+            redirect_to,
+        };
+        w.b.put(CF_PAGES, &id.to_bytes(), &record);
+        Ok(())
+    }
+
+    /// A redirect's target is discovered one hop further along the chain;
+    /// a seed's target becomes a seed (its host joins the scope). Returns
+    /// the target, or None when `loc` is not a URL the crawl fetches.
+    fn follow_redirect(
+        &mut self,
+        w: &mut PageWrite<'_>,
+        job: &PageJob,
+        loc: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let id = job.url.id();
+        let target = match model::resolve(job.url.url(), loc) {
+            Ok(t) => t,
+            Err(model::UrlError::TooLong(_)) => {
+                bump(
+                    &mut self.counters.filtered,
+                    FilterReason::UrlTooLong.name(),
+                    1,
+                );
+                return Ok(None);
+            }
+            Err(_) => {
+                self.counters.invalid_links += 1;
+                return Ok(None);
+            }
+        };
+        let (depth, hops) = (job.entry.depth, job.entry.redirects.saturating_add(1));
+        let d = if self.seed_ids.contains(&id) && hops <= self.settings.max_redirects {
+            self.add_derived_seed(&mut w.b, &target, job.url.as_str(), VIA_REDIRECT)?;
+            Discovery::seed(depth, Some(id), hops)
+        } else {
+            Discovery::found(depth, id, hops, None)
+        };
+        self.discover(&mut w.b, &mut w.pending, &mut w.touched, &target, d)?;
+        Ok(Some(target.as_str().to_string()))
+    }
+
+    /// An HTML page: its doc and verdict, and (unless it repeats an
+    /// earlier page's body) its links, each judged and the followed ones
+    /// discovered.
+    fn record_html(
+        &mut self,
+        w: &mut PageWrite<'_>,
+        job: &PageJob,
+        html: ParsedHtml,
+        md5: [u8; 16],
+    ) -> Result<(), StoreError> {
+        let id = job.url.id();
+        let page = html.page;
+        let duplicate_of = match self
+            .store
+            .get_raw(CF_CONTENT, &md5)?
+            .and_then(|v| UrlId::from_slice(&v))
+        {
+            Some(first) if first != id => Some(first),
+            Some(_) => None,
+            None => {
+                w.b.put_raw(CF_CONTENT, &md5, &id.to_bytes());
+                None
+            }
+        };
+        let verdict = self.filters.page(job.url.host(), &page.title, &page.text);
+        if duplicate_of.is_some() {
+            self.counters.duplicates += 1;
+        } else {
+            self.record_links(w, job, &page, &verdict)?;
+        }
+        if verdict.verdict != "keep" {
+            let name = format!("page-{}", verdict.verdict);
+            bump(&mut self.counters.filtered, &name, 1);
+        }
+        let doc = DocRecord {
+            title: page.title,
+            text: if page.noindex {
+                String::new()
+            } else {
+                page.text
+            },
+            charset: html.charset.to_string(),
+            charset_source: html.charset_source.to_string(),
+            canonical: page.canonical,
+            noindex: page.noindex,
+            nofollow: page.nofollow,
+            outlinks: page.links.len() as u32,
+            duplicate_of: duplicate_of.map(|d| d.0),
+            topic_score: verdict.topic_score,
+            relevance: verdict.relevance,
+            verdict: verdict.verdict.to_string(),
+            verdict_detail: verdict.detail,
+        };
+        w.b.put(CF_DOCS, &id.to_bytes(), &doc);
+        w.b.put(CF_VERDICTS, &id.to_bytes(), &doc.verdict_record());
+        Ok(())
+    }
+
+    /// The page's links row, an in-link row per link, and the discovery of
+    /// each link the crawl follows (or a link filter drops).
+    fn record_links(
+        &mut self,
+        w: &mut PageWrite<'_>,
+        job: &PageJob,
+        page: &crate::parse::ParsedPage,
+        verdict: &crate::filter::PageVerdict,
+    ) -> Result<(), StoreError> {
+        let id = job.url.id();
+        let mut row = PageLinksBuilder::default();
+        for link in &page.links {
+            let kind = links::classify(job.url.url(), link.url.url());
+            let judge = LinkJudge {
+                filters: &self.filters,
+                follow_nofollow: self.settings.follow_nofollow,
+            };
+            let text = LinkText {
+                nofollow: link.nofollow,
+                before: &link.before,
+                anchor: &link.anchor,
+                after: &link.after,
+            };
+            let ids = (id, link.url.id());
+            let host = Some(link.url.host());
+            let decision = judge_link(judge, kind, ids, host, page.nofollow, verdict, text);
+            let forced = decision.forced;
+            let follow = decision.follows() || forced.is_some();
+            // Encoded from borrowed fields: no copy of the link's text.
+            let rec = LinkView {
+                anchor: &link.anchor,
+                before: &link.before,
+                after: &link.after,
+                nofollow: link.nofollow,
+                link_type: kind.name(),
+                verdict: decision.why,
+                verdict_detail: &decision.detail,
+                dst_host: link.url.host(),
+                // A later refilter queues an unfollowed target from here; a
+                // followed one gets a `urls` row from `discover` when new.
+                dst_url: link.url.as_str(),
+            };
+            row.push(link.url.id(), &rec);
+            let inlink = LinkKey {
+                first: link.url.id(),
+                second: id,
+            };
+            w.b.put_raw(CF_INLINKS, &inlink.to_key(), &[]);
+            if follow {
+                let depth = job.entry.depth.saturating_add(1);
+                let d = Discovery::found(depth, id, 0, forced);
+                self.discover(&mut w.b, &mut w.pending, &mut w.touched, &link.url, d)?;
+            }
+        }
+        if !row.is_empty() {
+            w.b.put_raw(CF_LINKS, &id.to_bytes(), &row.encode());
+        }
+        self.counters.links += page.links.len() as u64;
+        self.run_links += page.links.len() as u64;
+        self.counters.invalid_links += u64::from(page.skipped_links);
+        if page.capped_links > 0 {
+            self.notice(format!(
+                "{}: {} more links than crawl.max_outlinks ({}) dropped",
+                job.url.as_str(),
+                page.capped_links,
+                self.settings.max_outlinks
+            ));
+        }
+        if page.too_long_links > 0 {
+            let n = i64::from(page.too_long_links);
+            bump(
+                &mut self.counters.filtered,
+                FilterReason::UrlTooLong.name(),
+                n,
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,147 @@
+//! Seeds and what they bring into the crawl: their hosts' scope, their
+//! addresses for the network guard, and — as Heritrix does — the targets
+//! they redirect to (`http://example.org/` → `https://www.example.org/`),
+//! which become seeds too, recorded with where they came from.
+
+use super::commit::Discovery;
+use super::engine::Engine;
+use crate::model::{self, CanonicalUrl, HostId};
+use crate::schema::{CF_META, DerivedSeed, SeedList, meta_keys};
+use crate::store::{Batch, StoreError};
+
+/// How a derived seed came about.
+pub const VIA_REDIRECT: &str = "redirect";
+pub const VIA_ROBOTS: &str = "robots";
+
+impl Engine {
+    /// Loads the stored seeds into the scope, the guard and the filters
+    /// (reads only).
+    pub(super) fn load_seeds(&mut self) -> Result<(), StoreError> {
+        let list = self.store.seeds()?;
+        for s in &list.urls {
+            if let Ok(u) = model::normalize(s) {
+                self.note_seed(&u, true);
+            }
+        }
+        for d in &list.derived {
+            if let Ok(u) = model::normalize(&d.url) {
+                self.note_derived(&u, &d.via);
+            }
+        }
+        self.rebuild_filters()
+    }
+
+    /// A seed given by the user: in scope, its address allowed by the guard.
+    fn note_seed(&mut self, u: &CanonicalUrl, queue_redirects: bool) {
+        self.scope.add(u);
+        self.guard.add_seed_host(u.host());
+        self.seed_hosts.insert(u.host_id());
+        if queue_redirects {
+            self.seed_ids.insert(u.id());
+        }
+    }
+
+    /// A URL a seed redirected to: in scope; not a seed address for the
+    /// guard (a seed cannot vouch for where it sends us).
+    fn note_derived(&mut self, u: &CanonicalUrl, via: &str) {
+        self.scope.add(u);
+        self.seed_hosts.insert(u.host_id());
+        if via == VIA_REDIRECT {
+            self.seed_ids.insert(u.id());
+        }
+    }
+
+    /// Adds seeds: new ones are queued at depth 0, ones filtered before are
+    /// queued again, fetched ones are left alone.
+    pub(super) fn add_seeds(&mut self, seeds: &[CanonicalUrl]) -> Result<(), StoreError> {
+        let mut list: SeedList = self.store.seeds()?;
+        let store = self.store.clone();
+        let mut b = store.batch();
+        let mut pending = Default::default();
+        let mut touched = Vec::new();
+        for seed in seeds {
+            self.note_seed(seed, true);
+            if !list.urls.iter().any(|u| u == seed.as_str()) {
+                list.urls.push(seed.as_str().to_string());
+            }
+            let d = Discovery::seed(0, None, 0);
+            self.discover(&mut b, &mut pending, &mut touched, seed, d)?;
+        }
+        b.put(CF_META, meta_keys::SEEDS, &list);
+        self.finish(b, &touched)?;
+        self.rebuild_filters()
+    }
+
+    /// Records `target`, reached by a redirect from `from`, as a seed (in
+    /// `b`): its host joins the scope. Returns false when it was one already.
+    pub(super) fn add_derived_seed(
+        &mut self,
+        b: &mut Batch<'_>,
+        target: &CanonicalUrl,
+        from: &str,
+        via: &str,
+    ) -> Result<bool, StoreError> {
+        // Read again: the shell may have changed the list since.
+        let mut list = self.store.seeds()?;
+        let known = list.urls.iter().any(|u| u == target.as_str())
+            || list
+                .derived
+                .iter()
+                .any(|d| d.url == target.as_str() && d.via == via);
+        self.note_derived(target, via);
+        if known {
+            return Ok(false);
+        }
+        list.derived.push(DerivedSeed {
+            url: target.as_str().to_string(),
+            from: from.to_string(),
+            via: via.to_string(),
+        });
+        b.put(CF_META, meta_keys::SEEDS, &list);
+        // The filters read the seeds' hosts; the batch is not written yet,
+        // so they are rebuilt from the list as it will be.
+        let hosts: Vec<String> = list
+            .urls
+            .iter()
+            .chain(list.derived.iter().map(|d| &d.url))
+            .filter_map(|u| model::normalize(u).ok())
+            .map(|u| u.host().to_string())
+            .collect();
+        self.filters =
+            crate::filter::Filters::new(&self.settings.filter, hosts.iter().map(String::as_str));
+        let by = if via == VIA_ROBOTS {
+            "its robots.txt redirects there"
+        } else {
+            "it redirects there"
+        };
+        self.notice(format!(
+            "{target}: a seed ({from}: {by}); its host is in scope"
+        ));
+        Ok(true)
+    }
+
+    /// A seed host's robots.txt redirected (`http://h/robots.txt` →
+    /// `https://www.h/robots.txt`): each host on the way is in scope.
+    pub(super) fn widen_scope_for_robots(
+        &mut self,
+        host: HostId,
+        redirects: &[CanonicalUrl],
+    ) -> Result<(), StoreError> {
+        let origin = self
+            .hosts
+            .get(&host)
+            .map(|h| h.record.origin.clone())
+            .unwrap_or_default();
+        let store = self.store.clone();
+        let mut b = store.batch();
+        let mut from = format!("{origin}/robots.txt");
+        for target in redirects {
+            let Ok(root) = model::normalize(&format!("{}/", target.host_key())) else {
+                continue;
+            };
+            self.add_derived_seed(&mut b, &root, &from, VIA_ROBOTS)?;
+            from = target.as_str().to_string();
+        }
+        b.write()
+    }
+}

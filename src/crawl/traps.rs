@@ -1,0 +1,145 @@
+//! Spider-trap limits: URLs whose shape or number says the site generates
+//! them without end (calendars, session ids in paths, relative links that
+//! nest forever). Each limit is a setting; `why` names the one that bit.
+
+use std::collections::HashMap;
+
+use crate::model::{CanonicalUrl, HostId};
+use crate::schema::{CF_PATHS, FilterReason};
+use crate::store::{Batch, Store, StoreError};
+
+/// The limits; `None` turns one off.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrapLimits {
+    /// Path segments at most (`/a/b/c` has 3).
+    pub max_path_depth: Option<u16>,
+    /// Times one segment may appear in a path (`/a/b/a/b/a` has `a` 3 times).
+    pub max_segment_repeats: Option<u16>,
+    /// Distinct query strings queued for one path of a host.
+    pub max_query_variants: Option<u32>,
+    /// URLs queued for one host in all.
+    pub max_host_urls: Option<u64>,
+}
+
+impl Default for TrapLimits {
+    fn default() -> Self {
+        TrapLimits {
+            max_path_depth: Some(32),
+            max_segment_repeats: Some(3),
+            max_query_variants: Some(10_000),
+            max_host_urls: None,
+        }
+    }
+}
+
+/// The path's non-empty segments.
+fn segments(url: &CanonicalUrl) -> impl Iterator<Item = &str> {
+    url.url().path().split('/').filter(|s| !s.is_empty())
+}
+
+pub fn path_depth(url: &CanonicalUrl) -> usize {
+    segments(url).count()
+}
+
+/// The segment that appears most often in the path, and how often.
+pub fn most_repeated_segment(url: &CanonicalUrl) -> Option<(String, usize)> {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for s in segments(url) {
+        *counts.entry(s).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+        .map(|(s, n)| (s.to_string(), n))
+}
+
+/// The shape limits (pure: the URL alone decides).
+pub fn shape_verdict(url: &CanonicalUrl, limits: &TrapLimits) -> Option<FilterReason> {
+    if limits
+        .max_path_depth
+        .is_some_and(|m| path_depth(url) > usize::from(m))
+    {
+        return Some(FilterReason::PathDepth);
+    }
+    if let Some(m) = limits.max_segment_repeats
+        && most_repeated_segment(url).is_some_and(|(_, n)| n > usize::from(m))
+    {
+        return Some(FilterReason::SegmentRepeats);
+    }
+    None
+}
+
+/// The `paths` key of a URL's path: host id ‖ xxh3-64 of the path.
+pub fn path_key(host: HostId, url: &CanonicalUrl) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&host.to_bytes());
+    k[8..].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(url.url().path().as_bytes()).to_be_bytes());
+    k
+}
+
+/// Query strings queued per path, as stored in `paths`, with the paths of
+/// the crawl's recent URLs cached (dropped whole when it grows large: a
+/// miss costs one read).
+#[derive(Default)]
+pub struct QueryVariants {
+    cache: HashMap<[u8; 16], u32>,
+}
+
+const MAX_CACHED_PATHS: usize = 1 << 18;
+
+impl QueryVariants {
+    pub fn count(&mut self, store: &Store, key: &[u8; 16]) -> Result<u32, StoreError> {
+        if let Some(n) = self.cache.get(key) {
+            return Ok(*n);
+        }
+        let n = store
+            .get_raw(CF_PATHS, key)?
+            .and_then(|v| v.as_slice().try_into().ok().map(u32::from_be_bytes))
+            .unwrap_or(0);
+        if self.cache.len() >= MAX_CACHED_PATHS {
+            self.cache.clear();
+        }
+        self.cache.insert(*key, n);
+        Ok(n)
+    }
+
+    /// Records one more query string of the path (in `b`).
+    pub fn add(&mut self, b: &mut Batch<'_>, key: &[u8; 16], now: u32) {
+        let n = now.saturating_add(1);
+        self.cache.insert(*key, n);
+        b.put_raw(CF_PATHS, key, &n.to_be_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::normalize;
+
+    #[test]
+    fn shapes() {
+        let l = TrapLimits {
+            max_path_depth: Some(3),
+            max_segment_repeats: Some(2),
+            ..TrapLimits::default()
+        };
+        let v = |u: &str| shape_verdict(&normalize(u).unwrap(), &l);
+        assert_eq!(v("http://h/a/b/c"), None);
+        assert_eq!(v("http://h/a/b/c/d"), Some(FilterReason::PathDepth));
+        assert_eq!(
+            v("http://h/a/b/a?x=/a/a"),
+            None,
+            "the query is not the path"
+        );
+        assert_eq!(v("http://h/a/a/a"), Some(FilterReason::SegmentRepeats));
+        assert_eq!(v("http://h//a//b//"), None, "empty segments do not count");
+        let u = normalize("http://h/x/y/x/y/x").unwrap();
+        assert_eq!(most_repeated_segment(&u), Some(("x".to_string(), 3)));
+        let off = TrapLimits {
+            max_path_depth: None,
+            max_segment_repeats: None,
+            ..l
+        };
+        assert_eq!(shape_verdict(&u, &off), None);
+    }
+}

@@ -1,0 +1,112 @@
+//! The TCP connector under the HTTP client: resolves the host (or reads
+//! its IP literal), asks the network guard about each address, and
+//! connects only to one it allows. hyper-util's own connector skips its
+//! resolver for IP literals, which would let `http://169.254.169.254/`
+//! past a check done there; here every address goes through the guard.
+
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+use super::dns::CachingResolver;
+use super::guard::{NetGuard, Refusal};
+
+/// Why no connection was made.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("URL has no host")]
+    NoHost,
+    #[error("DNS lookup of {host} failed: {detail}")]
+    Dns { host: String, detail: String },
+    #[error("network guard: {0}")]
+    Guard(Refusal),
+    #[error("connect to {addr} failed: {err}")]
+    Io {
+        addr: SocketAddr,
+        err: std::io::Error,
+    },
+    #[error("connect to {0} timed out")]
+    Timeout(SocketAddr),
+}
+
+#[derive(Clone)]
+pub struct GuardedConnector {
+    pub resolver: CachingResolver,
+    pub guard: NetGuard,
+    pub allow_private: bool,
+    pub connect_timeout: Duration,
+}
+
+impl tower_service::Service<http::Uri> for GuardedConnector {
+    type Response = TokioIo<TcpStream>;
+    type Error = ConnectError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, ConnectError>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), ConnectError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, uri: http::Uri) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move { this.connect(uri).await })
+    }
+}
+
+impl GuardedConnector {
+    async fn connect(self, uri: http::Uri) -> Result<TokioIo<TcpStream>, ConnectError> {
+        let host = uri.host().ok_or(ConnectError::NoHost)?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let port = uri
+            .port_u16()
+            .unwrap_or(if uri.scheme_str() == Some("https") {
+                443
+            } else {
+                80
+            });
+        let dns = |detail: String| ConnectError::Dns {
+            host: host.to_string(),
+            detail,
+        };
+        let addrs = match host.parse::<IpAddr>() {
+            Ok(ip) => vec![ip],
+            // A resolver that never answers costs the connect timeout.
+            Err(_) => tokio::time::timeout(self.connect_timeout, self.resolver.resolve(host))
+                .await
+                .map_err(|_| dns(format!("no answer in {:?}", self.connect_timeout)))?
+                .map_err(|e| dns(e.to_string()))?,
+        };
+        if addrs.is_empty() {
+            return Err(ConnectError::Dns {
+                host: host.to_string(),
+                detail: "no addresses".into(),
+            });
+        }
+        let mut last = None;
+        for ip in addrs {
+            if let Err(refusal) = self
+                .guard
+                .check(ip, self.allow_private, &self.resolver)
+                .await
+            {
+                last.get_or_insert(ConnectError::Guard(refusal));
+                continue;
+            }
+            let addr = SocketAddr::new(ip, port);
+            match tokio::time::timeout(self.connect_timeout, TcpStream::connect(addr)).await {
+                Ok(Ok(stream)) => {
+                    let _ = stream.set_nodelay(true);
+                    return Ok(TokioIo::new(stream));
+                }
+                // A refused address explains less than a connect error.
+                Ok(Err(err)) => last = Some(ConnectError::Io { addr, err }),
+                Err(_) => last = Some(ConnectError::Timeout(addr)),
+            }
+        }
+        Err(last.unwrap_or(ConnectError::NoHost))
+    }
+}

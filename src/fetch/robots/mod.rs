@@ -1,0 +1,222 @@
+//! robots.txt: fetching with RFC 9309's status semantics, and the rules
+//! that apply to our user agent ([`rules`] parses and matches them).
+
+#[cfg(test)]
+mod cases;
+mod rules;
+
+use std::time::Duration;
+
+pub use rules::{Robots, Rule};
+
+use super::HttpClient;
+use crate::model;
+use crate::schema::{FailReason, RobotsOutcome, RobotsRecord};
+
+/// Redirect hops followed for robots.txt (RFC 9309 asks for at least five).
+const MAX_REDIRECTS: usize = 5;
+/// Parsing stops here (RFC 9309 asks for at least 500 KiB).
+const MAX_ROBOTS_BYTES: usize = 500 * 1024;
+
+/// The product token robots.txt groups are matched against: the user
+/// agent up to the first `/` or space, e.g. `trawl` for `trawl/0.1 (+…)`.
+pub fn product_token(user_agent: &str) -> &str {
+    user_agent
+        .trim()
+        .split(['/', ' ', '\t'])
+        .next()
+        .unwrap_or(user_agent)
+        .trim()
+}
+
+/// How a robots.txt fetch ended, and the redirects it followed.
+pub struct RobotsFetch {
+    pub outcome: RobotsOutcome,
+    pub body: Vec<u8>,
+    /// Each redirect target followed, in order (normalized URLs).
+    pub redirects: Vec<model::CanonicalUrl>,
+    /// The network guard refused the host's own address (not a redirect
+    /// target's): why. Nothing of the host can be fetched.
+    pub blocked: Option<String>,
+}
+
+impl RobotsFetch {
+    fn ended(outcome: RobotsOutcome, redirects: Vec<model::CanonicalUrl>) -> RobotsFetch {
+        RobotsFetch {
+            outcome,
+            body: Vec::new(),
+            redirects,
+            blocked: None,
+        }
+    }
+}
+
+/// Fetches `origin/robots.txt`, following up to five redirects. A redirect
+/// obeys the rules of a page's: only to http(s) URLs, every hop through
+/// the same client (so the network guard checks each address connected to).
+pub async fn fetch_robots(client: &HttpClient, origin: &str) -> RobotsFetch {
+    let mut url = format!("{origin}/robots.txt");
+    let mut redirects = Vec::new();
+    for _ in 0..=MAX_REDIRECTS {
+        let resp = match client.get(&url).await {
+            Ok(r) => r,
+            Err(e) => {
+                let blocked = (e.reason == FailReason::NetworkGuard && redirects.is_empty())
+                    .then(|| e.detail.clone());
+                let detail = e.to_string();
+                return RobotsFetch {
+                    blocked,
+                    ..RobotsFetch::ended(RobotsOutcome::Unreachable { detail }, redirects)
+                };
+            }
+        };
+        let status = resp.status;
+        let outcome = match status {
+            200..=299 => {
+                let mut body = resp.body;
+                body.truncate(MAX_ROBOTS_BYTES);
+                return RobotsFetch {
+                    outcome: RobotsOutcome::Fetched { status },
+                    body,
+                    redirects,
+                    blocked: None,
+                };
+            }
+            300..=399 => {
+                let next = resp.location.as_deref().and_then(|l| {
+                    let base = url::Url::parse(&url).ok()?;
+                    model::resolve(&base, l).ok()
+                });
+                match next {
+                    Some(n) => {
+                        url = n.as_str().to_string();
+                        redirects.push(n);
+                        continue;
+                    }
+                    // No Location, or one that is not an http(s) URL: no
+                    // file there.
+                    None => RobotsOutcome::Unavailable { status },
+                }
+            }
+            // 429 is a 4xx, but RFC 9309 (2.3.1.3) lets 4xx mean "no
+            // rules" only when the file is unavailable; a server asking us
+            // to slow down has not said that. Google treats 429 like a 5xx
+            // (unreachable: disallow all until a retry succeeds); so do we.
+            429 => RobotsOutcome::Unreachable {
+                detail: "429 Too Many Requests".into(),
+            },
+            400..=499 => RobotsOutcome::Unavailable { status },
+            s => RobotsOutcome::Unreachable {
+                detail: format!("status {s}"),
+            },
+        };
+        return RobotsFetch::ended(outcome, redirects);
+    }
+    RobotsFetch::ended(RobotsOutcome::TooManyRedirects, redirects)
+}
+
+/// The rules of one host's robots.txt that apply to our agent.
+pub struct RobotsRules {
+    robots: Robots,
+    unreachable: bool,
+}
+
+impl RobotsRules {
+    pub fn from_record(rec: &RobotsRecord, agent: &str) -> RobotsRules {
+        let unreachable = matches!(rec.outcome, RobotsOutcome::Unreachable { .. });
+        let robots = match &rec.outcome {
+            RobotsOutcome::Fetched { .. } => Robots::parse(&rec.body, agent),
+            // 4xx, too many redirects: no rules. Unreachable: nothing is
+            // fetched at all (see `allows`).
+            _ => Robots::allow_all(),
+        };
+        RobotsRules {
+            robots,
+            unreachable,
+        }
+    }
+
+    /// Whether `path_and_query` (e.g. `/a/b?c`, of a normalized URL) may
+    /// be fetched.
+    pub fn allows(&self, path_and_query: &str) -> bool {
+        !self.unreachable && self.robots.is_allowed(path_and_query)
+    }
+
+    /// The file could not be fetched (5xx, network): nothing may be fetched.
+    pub fn is_unreachable(&self) -> bool {
+        self.unreachable
+    }
+
+    pub fn crawl_delay(&self) -> Option<Duration> {
+        self.robots.crawl_delay()
+    }
+
+    /// The rule that decides `path_and_query`, for explanations: its
+    /// line number and text.
+    pub fn deciding_rule(&self, path_and_query: &str) -> Option<String> {
+        self.robots
+            .deciding_rule(path_and_query)
+            .map(|r| format!("line {}: {}", r.line, r.describe()))
+    }
+
+    pub fn parsed(&self) -> &Robots {
+        &self.robots
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(body: &str) -> RobotsRules {
+        let rec = RobotsRecord {
+            outcome: RobotsOutcome::Fetched { status: 200 },
+            body: body.as_bytes().to_vec(),
+            fetched_ms: 0,
+            expires_ms: 0,
+            failures: 0,
+        };
+        RobotsRules::from_record(&rec, "trawl")
+    }
+
+    #[test]
+    fn most_specific_group_longest_match_wildcards() {
+        let r = rules(
+            "User-agent: *\nDisallow: /\n\nUser-agent: Trawl\nDisallow: /private\nAllow: /private/open\n\
+             Disallow: /*.pdf$\nCrawl-delay: 2.5\n",
+        );
+        assert!(r.allows("/public"));
+        assert!(!r.allows("/private/x"));
+        assert!(r.allows("/private/open/x"));
+        assert!(!r.allows("/doc.pdf") && r.allows("/doc.pdf?x=1"));
+        assert_eq!(r.crawl_delay(), Some(Duration::from_millis(2500)));
+        assert_eq!(product_token("Trawl/0.1 (+x)"), "Trawl");
+        // A UTF-8 byte-order mark does not hide the first line.
+        assert!(!rules("\u{FEFF}User-agent: *\nDisallow: /x\n").allows("/x"));
+    }
+
+    #[test]
+    fn access_results() {
+        let mk = |outcome| RobotsRecord {
+            outcome,
+            body: vec![],
+            fetched_ms: 0,
+            expires_ms: 0,
+            failures: 0,
+        };
+        assert!(
+            RobotsRules::from_record(&mk(RobotsOutcome::Unavailable { status: 404 }), "trawl")
+                .allows("/x")
+        );
+        assert!(
+            RobotsRules::from_record(&mk(RobotsOutcome::TooManyRedirects), "trawl").allows("/x")
+        );
+        let r = RobotsRules::from_record(
+            &mk(RobotsOutcome::Unreachable {
+                detail: "503".into(),
+            }),
+            "trawl",
+        );
+        assert!(!r.allows("/x") && r.is_unreachable());
+    }
+}

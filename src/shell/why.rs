@@ -1,0 +1,268 @@
+//! `why URL`: what became of a URL and the numbers behind it — queued,
+//! fetched (and where a redirect leads), failed with the error kept, or
+//! skipped with the filter or limit that decided, naming the setting that
+//! changes it.
+
+use serde_json::json;
+
+use super::{Reply, Shell, err, table};
+use crate::crawl::traps;
+use crate::fetch::RobotsRules;
+use crate::model::{self, UrlId};
+use crate::schema::{
+    CF_META, FailReason, FilterReason, LinkLimits, RobotsOutcome, SeenState, meta_keys,
+};
+
+impl Shell {
+    pub(super) fn cmd_why(&mut self, args: &[&str]) -> Result<Reply, String> {
+        let [url] = args else {
+            return Err("usage: why URL".into());
+        };
+        let u = self.url_arg(url)?;
+        let Some(seen) = self.store.seen(u.id()).map_err(err)? else {
+            let (state, t) = self.explain_unseen(&u)?;
+            return Ok(Reply::with(
+                format!("{u}: {t}"),
+                json!({"url": u.as_str(), "state": state, "explanation": t}),
+            ));
+        };
+        let parent = match seen.parent {
+            Some(p) => format!(
+                ", first linked from {}",
+                self.store.url(UrlId(p)).map_err(err)?.unwrap_or_default()
+            ),
+            None if seen.depth == 0 => ", a seed".into(),
+            None => String::new(),
+        };
+        let (state, reason) = match seen.state {
+            SeenState::Queued => ("queued", format!("queued at depth {}{parent}", seen.depth)),
+            SeenState::Fetched { status } => (
+                "fetched",
+                self.explain_fetched(&u, status, seen.depth, &parent)?,
+            ),
+            SeenState::Failed(r) => {
+                let detail = self
+                    .store
+                    .detail(u.id())
+                    .map_err(err)?
+                    .map(|d| format!(": {}", d.detail))
+                    .unwrap_or_default();
+                let what = match r {
+                    FailReason::NetworkGuard => "blocked by the network guard".to_string(),
+                    FailReason::CrashLoop => "skipped as a crash loop".to_string(),
+                    _ => format!("fetch failed: {}", r.name()),
+                };
+                (
+                    "failed",
+                    format!("{what}{detail} (depth {}{parent})", seen.depth),
+                )
+            }
+            SeenState::Filtered(r) => (
+                "filtered",
+                format!(
+                    "skipped: {}{parent}",
+                    self.explain_filter(&u, r, seen.depth, seen.redirects)?
+                ),
+            ),
+        };
+        let t = format!("{u}: {reason}");
+        Ok(Reply::with(
+            t,
+            json!({"url": u.as_str(), "state": state, "explanation": reason, "depth": seen.depth}),
+        ))
+    }
+
+    /// A URL with no `seen` row: never linked, or linked only by links the
+    /// crawl did not follow (their rows say why).
+    fn explain_unseen(&self, u: &model::CanonicalUrl) -> Result<(&'static str, String), String> {
+        let Some((src, link)) = self.store.first_link_to(u.id()).map_err(err)? else {
+            return Ok((
+                "unseen",
+                "never seen: no fetched page links to it and it is not a seed".into(),
+            ));
+        };
+        let from = self.store.url(src).map_err(err)?.unwrap_or_default();
+        let why = match link.verdict.as_str() {
+            "nofollow" => "the link is rel=nofollow (crawl.follow_nofollow is false)".to_string(),
+            "page:nofollow" => "the page says nofollow (meta robots or X-Robots-Tag)".to_string(),
+            v if v.starts_with("page:") => format!(
+                "the page's links are not followed: {} filter ({})",
+                &v[5..],
+                link.verdict_detail
+            ),
+            "follow" => {
+                "the link was followed; the URL was judged before this database kept every verdict"
+                    .into()
+            }
+            v => format!("the {v} filter dropped the link ({})", link.verdict_detail),
+        };
+        Ok((
+            "not-followed",
+            format!("not queued: linked from {from}, but {why}"),
+        ))
+    }
+
+    /// A fetched URL: when, with what status, the page's verdict, and for
+    /// a redirect where it leads.
+    fn explain_fetched(
+        &self,
+        u: &model::CanonicalUrl,
+        status: u16,
+        depth: u16,
+        parent: &str,
+    ) -> Result<String, String> {
+        let page = self.store.page(u.id()).map_err(err)?;
+        let when = page
+            .as_ref()
+            .map(|p| table::time(p.fetched_ms))
+            .unwrap_or_default();
+        let verdict = match self.store.doc(u.id()).map_err(err)? {
+            Some(d) if !d.verdict.is_empty() && d.verdict != "keep" => format!(
+                "; its links are not followed: {} filter ({})",
+                d.verdict, d.verdict_detail
+            ),
+            Some(d) if !d.verdict_detail.is_empty() => format!("; kept ({})", d.verdict_detail),
+            _ => String::new(),
+        };
+        let redirect = match &page {
+            Some(p) if (300..400).contains(&status) => {
+                let location = p
+                    .headers
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("location"))
+                    .map(|(_, v)| v.clone());
+                match (&p.redirect_to, location) {
+                    (Some(t), _) => {
+                        let fate = match self.store.seen(UrlId::of(t)).map_err(err)? {
+                            Some(s) => seen_word(s.state),
+                            None => "not recorded".into(),
+                        };
+                        format!("; redirects to {t} ({fate})")
+                    }
+                    (None, Some(l)) => match model::resolve(u.url(), &l) {
+                        Err(e) => format!("; redirects to {l}, not followed: {e}"),
+                        Ok(_) => format!("; redirects to {l}"),
+                    },
+                    (None, None) => "; a redirect without a Location header: nowhere to go".into(),
+                }
+            }
+            _ => String::new(),
+        };
+        Ok(format!(
+            "fetched {when} with status {status}, depth {depth}{parent}{verdict}{redirect}"
+        ))
+    }
+
+    fn explain_filter(
+        &self,
+        u: &model::CanonicalUrl,
+        r: FilterReason,
+        depth: u16,
+        redirects: u8,
+    ) -> Result<String, String> {
+        let host = self.store.host(u.host_id()).map_err(err)?;
+        // The limits the crawl judged by (kept in the db), not this shell's.
+        let limits = self
+            .store
+            .get::<LinkLimits>(CF_META, meta_keys::LINK_LIMITS)
+            .map_err(err)?
+            .unwrap_or_else(|| self.settings.link_limits());
+        Ok(match r {
+            FilterReason::Robots => {
+                let rule = host
+                    .as_ref()
+                    .and_then(|h| h.robots.as_ref())
+                    .map(|rec| RobotsRules::from_record(rec, self.settings.agent_token()))
+                    .and_then(|rules| rules.deciding_rule(u.path_and_query()));
+                format!(
+                    "robots.txt of {} disallows it ({})",
+                    u.host_key(),
+                    rule.unwrap_or_else(|| "rule no longer present".into())
+                )
+            }
+            FilterReason::RobotsUnavailable => {
+                let detail = host.and_then(|h| h.robots).map(|r| match r.outcome {
+                    RobotsOutcome::Unreachable { detail } => {
+                        format!("{detail}, {} tries", r.failures)
+                    }
+                    _ => "since fetched again".into(),
+                });
+                format!(
+                    "robots.txt of {} stayed unreachable ({})",
+                    u.host_key(),
+                    detail.unwrap_or_default()
+                )
+            }
+            FilterReason::Scope => format!(
+                "outside the crawl's scope (crawl.scope = {}; seeds: {})",
+                limits.scope,
+                self.store.seeds().map_err(err)?.urls.join(" ")
+            ),
+            FilterReason::Depth => format!(
+                "depth {depth} is over crawl.depth = {}",
+                limits.max_depth.map_or("none".into(), |d| d.to_string())
+            ),
+            FilterReason::RedirectChain => format!(
+                "reached after {redirects} redirects, over crawl.max_redirects = {}",
+                self.settings.max_redirects
+            ),
+            FilterReason::UrlTooLong => format!("longer than {} bytes", model::MAX_URL_BYTES),
+            FilterReason::InvalidUrl => {
+                "the URL stored for it no longer parses (written by another trawl version)".into()
+            }
+            FilterReason::PathDepth => format!(
+                "a spider-trap limit: its path has {} segments, over crawl.max_path_depth = {} (set crawl.max_path_depth to raise it)",
+                traps::path_depth(u),
+                opt(limits.max_path_depth.map(u64::from))
+            ),
+            FilterReason::SegmentRepeats => {
+                let (seg, n) = traps::most_repeated_segment(u).unwrap_or_default();
+                format!(
+                    "a spider-trap limit: its path repeats the segment {seg:?} {n} times, over crawl.max_segment_repeats = {} (set crawl.max_segment_repeats to raise it)",
+                    opt(limits.max_segment_repeats.map(u64::from))
+                )
+            }
+            FilterReason::QueryVariants => format!(
+                "a spider-trap limit: crawl.max_query_variants = {} query strings of {}{} were queued before it (set crawl.max_query_variants to raise it)",
+                opt(limits.max_query_variants.map(u64::from)),
+                u.host_key(),
+                u.url().path()
+            ),
+            FilterReason::HostBudget => format!(
+                "{} had crawl.max_host_urls = {} URLs queued before it (set crawl.max_host_urls to raise it)",
+                u.host_key(),
+                opt(limits.max_host_urls)
+            ),
+            FilterReason::Nofollow => "only nofollow links lead here".into(),
+            FilterReason::Refiltered => {
+                "was queued, but after refilter no page that passes links here".into()
+            }
+            FilterReason::Domain | FilterReason::LinkType => {
+                let via = self.link_verdict_into(u)?;
+                format!("dropped by the {} filter{via}", r.name())
+            }
+        })
+    }
+
+    /// The verdict stored on the first link that led to `u`, as `: detail`.
+    fn link_verdict_into(&self, u: &model::CanonicalUrl) -> Result<String, String> {
+        Ok(match self.store.first_link_to(u.id()).map_err(err)? {
+            Some((_, l)) => format!(" ({} link: {})", l.link_type, l.verdict_detail),
+            None => String::new(),
+        })
+    }
+}
+
+fn opt(v: Option<u64>) -> String {
+    v.map_or("none".into(), |n| n.to_string())
+}
+
+/// What became of a URL, in a word or two.
+fn seen_word(state: SeenState) -> String {
+    match state {
+        SeenState::Queued => "queued".into(),
+        SeenState::Fetched { status } => format!("fetched, {status}"),
+        SeenState::Filtered(r) => format!("skipped: {}", r.name()),
+        SeenState::Failed(r) => format!("failed: {}", r.name()),
+    }
+}

@@ -1,0 +1,136 @@
+//! No page can kill the crawl: a panic while processing one page is that
+//! URL's failure and its host goes on; a page that kills the process (an
+//! abort, a stack overflow) twice in a row is skipped as a crash loop on
+//! the next resume. Pages die through the binary's test-only crash hook
+//! (`TRAWL_TEST_CRASH_HOOK=1`), the way a bug in a library would.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{Fixture, id, trawl_cmd, why};
+use trawl::schema::{FailReason, SeenState};
+use trawl::site::Response;
+use trawl::store::Store;
+
+/// Pages `/0`..`/9`, `/` linking them all; `marked` pages carry the hook's
+/// marker for `what` (and `/big-marked` is over 512 KiB, so it is processed
+/// off the reactor).
+fn site(what: &'static str) -> impl Fn(&str) -> Response + Send + Sync + 'static {
+    move |p: &str| match p {
+        "/robots.txt" => Response::status(404),
+        "/" => {
+            let mut links: Vec<String> = (0..10).map(|i| format!("/{i}")).collect();
+            links.push("/marked".into());
+            links.push("/big-marked".into());
+            common::page(
+                "home",
+                &links.iter().map(String::as_str).collect::<Vec<_>>(),
+            )
+        }
+        "/marked" => Response::html(format!("<p>trawl-test-crash:{what}</p>")),
+        "/big-marked" => Response::html(format!(
+            "<p>{}</p><p>trawl-test-crash:{what}</p>",
+            "filler ".repeat(100_000)
+        )),
+        p => common::page(&format!("page {p}"), &[]),
+    }
+}
+
+fn crawl(db: &std::path::Path, seed: &str) -> std::process::Output {
+    trawl_cmd(&["crawl", "--db", db.to_str().unwrap(), "--seed", seed])
+        .args(["--delay-ms", "0", "--concurrency", "1", "--per-host", "1"])
+        .env("TRAWL_TEST_CRASH_HOOK", "1")
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_while_processing_a_page_fails_that_url_only() {
+    let f = Fixture::start(site("panic")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let (d, seed) = (db.clone(), f.url("/"));
+    let out = tokio::task::spawn_blocking(move || crawl(&d, &seed))
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = Arc::new(Store::open(&db).unwrap());
+    for p in ["/marked", "/big-marked"] {
+        let url = f.url(p);
+        assert_eq!(
+            store.seen(id(&url)).unwrap().unwrap().state,
+            SeenState::Failed(FailReason::Internal),
+            "{p}"
+        );
+        let text = why(&store, &url).await;
+        assert!(text.contains("panicked: crash hook: panic"), "{text}");
+    }
+    // The host was not stranded: every other page of it was fetched.
+    for i in 0..10 {
+        assert_eq!(f.count(&format!("/{i}")), 1, "/{i}");
+    }
+    assert!(trawl::crawl::audit(&store).unwrap().is_empty());
+}
+
+/// Runs the crawl until it stops dying; returns how many runs died.
+async fn crawl_through_deaths(what: &'static str) -> (Fixture, tempfile::TempDir, usize) {
+    let f = Fixture::start(site(what)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let mut deaths = 0;
+    loop {
+        let (d, seed) = (db.clone(), f.url("/"));
+        let out = tokio::task::spawn_blocking(move || crawl(&d, &seed))
+            .await
+            .unwrap();
+        if out.status.success() {
+            let text = String::from_utf8_lossy(&out.stderr);
+            assert!(text.contains("crash loop"), "the skip is reported: {text}");
+            break;
+        }
+        deaths += 1;
+        assert!(deaths <= 4, "still dying after {deaths} runs");
+    }
+    (f, dir, deaths)
+}
+
+async fn check_crash_loop(what: &'static str) {
+    let (f, dir, deaths) = crawl_through_deaths(what).await;
+    // /marked dies twice and is skipped; then /big-marked dies twice.
+    assert_eq!(deaths, 4, "two deaths a page");
+    let store = Arc::new(Store::open(&dir.path().join("db")).unwrap());
+    for p in ["/marked", "/big-marked"] {
+        let url = f.url(p);
+        assert_eq!(
+            store.seen(id(&url)).unwrap().unwrap().state,
+            SeenState::Failed(FailReason::CrashLoop),
+            "{p}"
+        );
+        let text = why(&store, &url).await;
+        assert!(
+            text.contains("crash loop") && text.contains("died 2 times"),
+            "{text}"
+        );
+        assert_eq!(f.count(p), 2, "{p} fetched by the two runs that died");
+    }
+    for i in 0..10 {
+        assert!(f.count(&format!("/{i}")) >= 1, "/{i}");
+    }
+    let problems = trawl::crawl::audit(&store).unwrap();
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_aborts_the_process_twice_is_skipped_as_a_crash_loop() {
+    check_crash_loop("abort").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_overflows_the_stack_twice_is_skipped_as_a_crash_loop() {
+    check_crash_loop("overflow").await;
+}
