@@ -359,7 +359,11 @@ impl Engine {
             (run.fetched, run.links, run.last_ms) = (self.run_fetched, self.run_links, now_ms());
         }
         b.put(CF_META, meta_keys::COUNTERS, &self.counters);
-        b.write()
+        // Marks asked for since the last batch ride along with this one.
+        let marked = self.marks.write_into(&mut b);
+        b.write()?;
+        self.marks.written(marked);
+        Ok(())
     }
 
     pub(super) fn write_host(&mut self, id: HostId) -> Result<(), StoreError> {

@@ -43,7 +43,7 @@ impl Engine {
                 max_links: self.settings.max_outlinks,
                 // The page is marked in flight while it is processed (see
                 // `inflight`), with the deaths it is suspected of already.
-                marks: self.store.clone(),
+                marks: self.mark_requests.clone(),
                 deaths: self.suspects.get(&job.url.id()).copied().unwrap_or(0),
             };
             let task = self.tasks.spawn(worker::fetch_page(work, job));

@@ -10,6 +10,7 @@ use tokio::task::JoinSet;
 
 use super::dispatch::Running;
 use super::handle::{CrawlHandle, CrawlState, Shared, Snapshot};
+use super::inflight::{self, MarkBook, Marks};
 use super::scope::ScopeRule;
 use super::settings::CrawlSettings;
 use super::traps::QueryVariants;
@@ -95,6 +96,10 @@ pub(super) struct Engine {
     /// URLs a dead run left in flight once, with how many runs in a row
     /// died with them (see `inflight`).
     pub suspects: HashMap<UrlId, u8>,
+    /// In-flight marks fetch tasks asked for, written with the next batch.
+    pub(super) marks: MarkBook,
+    /// The fetch tasks' end of that channel.
+    pub(super) mark_requests: Marks,
     shared: Arc<Shared>,
     pub(super) tasks: JoinSet<Done>,
     /// What each running task is working on, so a task that panics is
@@ -144,6 +149,7 @@ impl Engine {
     /// handle's channels.
     fn new(store: Arc<Store>, settings: CrawlSettings) -> Result<(Engine, Control), CrawlError> {
         let guard = NetGuard::default();
+        let (mark_requests, marks) = inflight::marks();
         let client = HttpClient::new(settings.fetch.clone(), guard.clone())?;
         let (stop, stop_rx) = watch::channel(false);
         let (paused, paused_rx) = watch::channel(false);
@@ -174,6 +180,8 @@ impl Engine {
             seed_ids: HashSet::new(),
             seed_hosts: HashSet::new(),
             suspects: HashMap::new(),
+            marks,
+            mark_requests,
             shared,
             tasks: JoinSet::new(),
             running: HashMap::new(),
@@ -298,6 +306,12 @@ impl Engine {
             if !stopping && !paused {
                 self.dispatch()?;
             }
+            // Fetch tasks wait for their marks, written with the next
+            // page's batch; when every task waits for one, at once.
+            if self.marks.pending() > 0 && self.marks.pending() >= self.tasks.len() {
+                self.write_marks()?;
+            }
+            let marks_due = self.marks.due();
             let out_of_work = self.ready.is_empty() || stopping || self.limit_reached();
             if self.tasks.is_empty() && out_of_work {
                 break;
@@ -330,6 +344,10 @@ impl Engine {
                     self.apply_settings(new);
                 }
                 Some(joined) = self.tasks.join_next_with_id() => self.joined(joined)?,
+                Some(m) = self.marks.requests.recv() => self.marks.take(m),
+                _ = tokio::time::sleep_until(marks_due.unwrap_or_else(tokio::time::Instant::now)), if marks_due.is_some() => {
+                    self.write_marks()?;
+                }
                 _ = tokio::time::sleep_until(wake.unwrap_or_else(tokio::time::Instant::now)), if wake.is_some() => {}
                 _ = tokio::time::sleep_until(grace_deadline.unwrap_or_else(tokio::time::Instant::now)), if grace_deadline.is_some() => {
                     // Abandoned fetches stay in the frontier for the next run.

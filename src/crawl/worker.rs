@@ -4,14 +4,11 @@
 
 use md5::{Digest, Md5};
 
-use std::sync::Arc;
-
 use super::inflight;
 use crate::fetch::{self, FetchError, Fetched, HttpClient, RobotsFetch};
 use crate::model::{CanonicalUrl, HostId};
 use crate::parse::{self, ParsedPage};
 use crate::schema::{FrontierEntry, FrontierKey};
-use crate::store::Store;
 
 /// Bodies above this are parsed on the blocking pool, not a reactor thread,
 /// one at a time.
@@ -58,17 +55,17 @@ pub enum Done {
 }
 
 /// What a page fetch needs besides the page.
-pub struct PageWork {
+pub(super) struct PageWork {
     pub client: HttpClient,
     pub agent: String,
     pub max_links: usize,
     /// Where the page is marked in flight while processed.
-    pub marks: Arc<Store>,
+    pub marks: inflight::Marks,
     /// Runs that died with this page in flight before.
     pub deaths: u8,
 }
 
-pub async fn fetch_page(work: PageWork, job: PageJob) -> Done {
+pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
     let PageWork {
         client,
         agent,
@@ -78,13 +75,16 @@ pub async fn fetch_page(work: PageWork, job: PageJob) -> Done {
     } = work;
     let fetched = client.get(job.url.as_str()).await;
     let result = match fetched {
-        Ok(fetched) => match inflight::mark(&marks, job.url.id(), &job.key, deaths) {
-            Ok(()) => process_off_reactor(fetched, &job, agent, max_links).await,
-            Err(e) => Err(FetchError {
-                reason: crate::schema::FailReason::Internal,
-                detail: format!("cannot mark the page in flight: {e}"),
-            }),
-        },
+        Ok(fetched) => {
+            if marks.mark(job.url.id(), job.key, deaths).await {
+                process_off_reactor(fetched, &job, agent, max_links).await
+            } else {
+                Err(FetchError {
+                    reason: crate::schema::FailReason::Internal,
+                    detail: "the crawl ended before the page could be processed".into(),
+                })
+            }
+        }
         Err(e) => Err(e),
     };
     Done::Page {
