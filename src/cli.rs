@@ -1,7 +1,9 @@
 //! The `trawl` command line: flag parsing, progress on stderr, the final
 //! summary on stdout. Errors end here as one line and a non-zero exit.
 
-use std::io::{IsTerminal, Write};
+mod run;
+mod shell;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -10,12 +12,11 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 
-use crate::crawl::{self, CrawlHandle, CrawlSettings, Scope, Summary};
+use crate::crawl::{self, CrawlSettings, Scope};
 use crate::shell::config;
-use crate::shell::{Shell, batch, repl};
 use crate::site::bench::BenchWeb;
 use crate::site::demo::Demo;
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 
 #[derive(Parser)]
 #[command(
@@ -73,7 +74,7 @@ struct TlpArgs {
 }
 
 #[derive(Args)]
-struct ShellArgs {
+pub(crate) struct ShellArgs {
     /// Database directory (created if missing).
     #[arg(default_value = "trawl.db")]
     db: PathBuf,
@@ -86,7 +87,7 @@ struct ShellArgs {
 }
 
 #[derive(Args)]
-struct RunArgs {
+pub(crate) struct RunArgs {
     /// The command file.
     file: PathBuf,
     /// Database directory (created if missing).
@@ -268,8 +269,8 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Crawl(a) => rt.block_on(cmd_crawl(a)),
         Command::Demo(a) => rt.block_on(cmd_demo(a)),
-        Command::Shell(a) => cmd_shell(a, &rt),
-        Command::Run(a) => cmd_run(a, &rt),
+        Command::Shell(a) => shell::cmd_shell(a, &rt),
+        Command::Run(a) => shell::cmd_run(a, &rt),
         Command::TlpExperiment(a) => rt.block_on(cmd_tlp(a)),
         Command::BenchWeb(a) => rt.block_on(cmd_bench_web(a)),
     };
@@ -311,8 +312,8 @@ async fn cmd_crawl(a: CrawlArgs) -> anyhow::Result<()> {
     for r in &refused {
         eprintln!("trawl: skipped bad seed {r}");
     }
-    let summary = run(store.clone(), settings, &seeds).await?;
-    print_summary(&summary, &store);
+    let summary = run::run(store.clone(), settings, &seeds).await?;
+    run::print_summary(&summary, &store);
     Ok(())
 }
 
@@ -352,8 +353,8 @@ async fn cmd_demo(a: DemoArgs) -> anyhow::Result<()> {
         concurrency: 32,
         ..CrawlSettings::default()
     };
-    let summary = run(store.clone(), settings, &demo.seeds()).await?;
-    print_summary(&summary, &store);
+    let summary = run::run(store.clone(), settings, &demo.seeds()).await?;
+    run::print_summary(&summary, &store);
     drop(demo);
     Ok(())
 }
@@ -387,144 +388,6 @@ async fn cmd_bench_web(a: BenchWebArgs) -> anyhow::Result<()> {
         _ = term.recv() => {}
     }
     drop(web);
-    Ok(())
-}
-
-/// Opens the db for the shell: read-write, or as a catching-up secondary
-/// whose scratch files live in a private temp dir removed on exit.
-struct ShellDb {
-    store: Arc<Store>,
-    _scratch: Option<tempfile::TempDir>,
-}
-
-impl ShellDb {
-    fn open(db: &Path, read_only: bool) -> anyhow::Result<ShellDb> {
-        if !read_only {
-            match Store::open(db) {
-                Ok(store) => {
-                    return Ok(ShellDb {
-                        store: Arc::new(store),
-                        _scratch: None,
-                    });
-                }
-                // A db the user may read but not write: queries still work.
-                Err(StoreError::NotWritable(_, why)) => eprintln!(
-                    "note: {} is not writable ({why}); opened read-only: queries work, commands that change it are refused",
-                    db.display()
-                ),
-                Err(e) => return Err(e.into()),
-            }
-        }
-        let scratch = tempfile::Builder::new()
-            .prefix("trawl-secondary-")
-            .tempdir()
-            .context("cannot create a scratch directory for the read-only attach")?;
-        let store = Store::open_secondary(db, scratch.path())?;
-        Ok(ShellDb {
-            store: Arc::new(store),
-            _scratch: Some(scratch),
-        })
-    }
-
-    /// Where line history is kept: beside a db this shell may write, in the
-    /// user's state directory for one it only reads (never written into
-    /// another process's or user's db directory).
-    fn history(&self, db: &Path) -> Option<PathBuf> {
-        if !self.store.is_read_only() {
-            return Some(db.join("trawl_history"));
-        }
-        let state = std::env::var_os("XDG_STATE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/state")))?;
-        let dir = state.join("trawl");
-        std::fs::create_dir_all(&dir).ok()?;
-        Some(dir.join("history"))
-    }
-}
-
-/// Whether `./.crawlrc` may run unasked: only when it is a file of the
-/// user's own that nobody else can write (it can start crawls and write
-/// files); otherwise says why it is skipped.
-fn trusted_crawlrc(path: &Path) -> Result<bool, String> {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(m) = std::fs::metadata(path) else {
-        return Ok(false);
-    };
-    if !m.is_file() {
-        return Ok(false);
-    }
-    // SAFETY: getuid cannot fail and touches no memory.
-    let uid = unsafe { libc::getuid() };
-    if m.uid() != uid {
-        return Err(format!(
-            "./.crawlrc skipped: it belongs to another user (uid {}); run it with --rc .crawlrc if you trust it",
-            m.uid()
-        ));
-    }
-    if m.mode() & 0o022 != 0 {
-        return Err(
-            "./.crawlrc skipped: others can write it (chmod go-w .crawlrc to let it run)".into(),
-        );
-    }
-    Ok(true)
-}
-
-fn new_shell(store: Arc<Store>, rt: &tokio::runtime::Runtime) -> Shell {
-    let tty = std::io::stdout().is_terminal();
-    let width = if tty {
-        crate::shell::terminal_width().unwrap_or(120)
-    } else {
-        0
-    };
-    let shell = Shell::new(
-        store,
-        rt.handle().clone(),
-        Box::new(std::io::stdout()),
-        width,
-    );
-    // Ctrl-C interrupts the current command, never the process or the crawl.
-    let flag = shell.interrupt_flag();
-    rt.spawn(async move {
-        while tokio::signal::ctrl_c().await.is_ok() {
-            flag.store(true, std::sync::atomic::Ordering::SeqCst);
-        }
-    });
-    shell
-}
-
-fn cmd_shell(a: ShellArgs, rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
-    let db = ShellDb::open(&a.db, a.read_only)?;
-    let mut shell = new_shell(db.store.clone(), rt);
-    let mut rcs: Vec<PathBuf> = Vec::new();
-    match trusted_crawlrc(Path::new(".crawlrc")) {
-        Ok(true) => rcs.push(".crawlrc".into()),
-        Ok(false) => {}
-        Err(note) => eprintln!("note: {note}"),
-    }
-    rcs.extend(a.rc.iter().cloned());
-    for rc in rcs {
-        if let Err(e) = batch::run_file(&mut shell, &rc, false) {
-            eprintln!("error: {e}");
-        }
-    }
-    if !shell.wants_quit() {
-        repl::run(&mut shell, db.history(&a.db).as_deref());
-    }
-    drop(shell);
-    Ok(())
-}
-
-fn cmd_run(a: RunArgs, rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
-    let store = Arc::new(Store::open(&a.db)?);
-    let mut shell = new_shell(store, rt);
-    let failures =
-        batch::run_file(&mut shell, &a.file, a.keep_going).map_err(|e| anyhow::anyhow!("{e}"))?;
-    // A crawl the batch started and did not wait for runs to its end.
-    shell.finish_crawl().map_err(|e| anyhow::anyhow!("{e}"))?;
-    drop(shell);
-    if failures > 0 {
-        bail!("{failures} command(s) failed in {}", a.file.display());
-    }
     Ok(())
 }
 
@@ -625,129 +488,4 @@ fn mark_demo_db(store: &Store) -> anyhow::Result<()> {
     let mut b = store.batch();
     b.put_raw(crate::schema::CF_META, crate::schema::meta_keys::DEMO, &[]);
     Ok(b.write()?)
-}
-
-/// Runs a crawl to the end, with progress and Ctrl-C / SIGTERM handling.
-async fn run(
-    store: Arc<Store>,
-    settings: CrawlSettings,
-    seeds: &[String],
-) -> anyhow::Result<Summary> {
-    let (handle, join) = crawl::start(store.clone(), settings, seeds)?;
-    let signals = tokio::spawn(stop_on_signal(handle.clone(), store));
-    let progress = tokio::spawn(show_progress(handle.clone()));
-    let summary = join.await.context("the crawl task failed")??;
-    signals.abort();
-    progress.abort();
-    for n in handle.take_notices() {
-        eprintln!("note: {n}");
-    }
-    if std::io::stderr().is_terminal() {
-        eprintln!();
-    }
-    Ok(summary)
-}
-
-/// First signal: stop cleanly. Second: leave at once.
-async fn stop_on_signal(handle: CrawlHandle, store: Arc<Store>) {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(t) => t,
-        Err(_) => return,
-    };
-    for round in 0..2 {
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-        if round == 0 {
-            eprintln!("\nstopping: finishing fetches in flight (signal again to quit now)");
-            handle.stop();
-        } else {
-            // Quitting on purpose is not a crash: the fetches in flight
-            // stay queued without counting towards a crash loop.
-            let _ = crawl::forget_in_flight(&store);
-            std::process::exit(130);
-        }
-    }
-}
-
-async fn show_progress(handle: CrawlHandle) {
-    let tty = std::io::stderr().is_terminal();
-    let every = if tty {
-        Duration::from_millis(500)
-    } else {
-        Duration::from_secs(5)
-    };
-    let mut last = (0u64, std::time::Instant::now());
-    loop {
-        tokio::time::sleep(every).await;
-        let s = handle.snapshot();
-        let rate = (s.run_fetched - last.0.min(s.run_fetched)) as f64
-            / last.1.elapsed().as_secs_f64().max(1e-3);
-        last = (s.run_fetched, std::time::Instant::now());
-        let failed: u64 = s.counters.failed.values().sum();
-        let line = format!(
-            "{:>7.1}s  fetched {}  queued {}  in flight {}  failed {}  {:.0} pages/s",
-            s.elapsed.as_secs_f64(),
-            s.counters.fetched,
-            s.counters.queued,
-            s.in_flight,
-            failed,
-            rate
-        );
-        let mut err = std::io::stderr().lock();
-        for n in handle.take_notices() {
-            let _ = writeln!(err, "{}note: {n}", if tty { "\r\x1b[K" } else { "" });
-        }
-        let _ = if tty {
-            write!(err, "\r\x1b[K{line}")
-        } else {
-            writeln!(err, "{line}")
-        };
-        let _ = err.flush();
-    }
-}
-
-fn print_summary(s: &Summary, store: &Store) {
-    let c = &s.counters;
-    let list = |m: &std::collections::BTreeMap<String, u64>| {
-        let total: u64 = m.values().sum();
-        let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        if parts.is_empty() {
-            "0".to_string()
-        } else {
-            format!("{total} ({})", parts.join(", "))
-        }
-    };
-    let secs = s.elapsed.as_secs_f64();
-    println!(
-        "{}",
-        if s.interrupted {
-            "crawl stopped (resume by running the same command)"
-        } else {
-            "crawl finished"
-        }
-    );
-    println!(
-        "  pages fetched   {} this run, {} in the db",
-        s.run_fetched, c.fetched
-    );
-    println!(
-        "  links found     {} this run, {} in the db",
-        s.run_links, c.links
-    );
-    println!("  queued          {}", c.queued);
-    println!("  failed          {}", list(&c.failed));
-    println!("  filtered        {}", list(&c.filtered));
-    println!("  duplicates      {}", c.duplicates);
-    println!(
-        "  bytes           {:.1} MB on the wire, {:.1} MB on disk",
-        c.bytes as f64 / 1e6,
-        store.disk_bytes() as f64 / 1e6
-    );
-    println!(
-        "  elapsed         {secs:.2} s ({:.0} pages/s)",
-        s.run_fetched as f64 / secs.max(1e-9)
-    );
-    println!("  TLP             {:.1} (seconds × links fetched)", s.tlp());
 }

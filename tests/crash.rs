@@ -134,3 +134,9 @@ async fn a_page_that_aborts_the_process_twice_is_skipped_as_a_crash_loop() {
 async fn a_page_that_overflows_the_stack_twice_is_skipped_as_a_crash_loop() {
     check_crash_loop("overflow").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_whose_processing_gets_the_process_killed_twice_is_skipped() {
+    // As an out-of-memory kill: SIGKILL, nothing runs after it.
+    check_crash_loop("kill").await;
+}

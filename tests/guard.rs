@@ -279,3 +279,47 @@ async fn an_http_seed_redirecting_to_https_is_followed() {
         (target.as_str(), plain.url("/").as_str())
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn robots_redirects_obey_the_guard_and_the_scheme_rules() {
+    let (private, accepted) = counting_listener("127.0.0.2:0").await;
+    let to_private = Server::bind(handler(move |req: Request| {
+        let r = match req.path.as_str() {
+            "/robots.txt" => Response::redirect(301, &format!("http://{private}/robots.txt")),
+            _ => common::page("a", &[]),
+        };
+        async move { r }
+    }))
+    .await
+    .unwrap();
+    let to_file = Server::bind(handler(|req: Request| {
+        let r = match req.path.as_str() {
+            "/robots.txt" => Response::redirect(302, "file:///etc/passwd"),
+            _ => common::page("b", &[]),
+        };
+        async move { r }
+    }))
+    .await
+    .unwrap();
+    let mut s = fast();
+    s.robots_max_failures = 1;
+    let db = Db::new();
+    db.crawl(s, &[to_private.url("/"), to_file.url("/")]).await;
+    // A robots.txt behind a refused address is unreachable: nothing of the
+    // host is fetched, and the address was never connected to.
+    assert_eq!(
+        db.seen(&to_private.url("/")).unwrap().state,
+        SeenState::Filtered(FilterReason::RobotsUnavailable)
+    );
+    let text = why(&db.store, &to_private.url("/")).await;
+    assert!(
+        text.contains("network-guard") && text.contains("127.0.0.2"),
+        "{text}"
+    );
+    assert_eq!(accepted.load(Ordering::SeqCst), 0);
+    // A redirect to a file: URL leads nowhere: no robots.txt, all allowed.
+    assert_eq!(
+        db.seen(&to_file.url("/")).unwrap().state,
+        SeenState::Fetched { status: 200 }
+    );
+}

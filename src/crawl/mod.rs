@@ -8,6 +8,7 @@
 mod audit;
 mod commit;
 mod dispatch;
+mod drops;
 mod engine;
 mod handle;
 mod inflight;

@@ -230,8 +230,9 @@ fn apply_x_robots_tag(value: &str, agent: &str, page: &mut ParsedPage) {
 
 /// A test-only way for a page to die the way a library bug would: when the
 /// environment has `TRAWL_TEST_CRASH_HOOK=1`, a body containing
-/// `trawl-test-crash:panic`, `:abort` or `:overflow` panics, aborts the
-/// process, or overflows the stack. Without the variable it costs one
+/// `trawl-test-crash:panic`, `:abort`, `:overflow` or `:kill` panics,
+/// aborts the process, overflows the stack, or has the process killed (as
+/// the kernel's out-of-memory killer does, with SIGKILL). Without the variable it costs one
 /// branch a page.
 mod crash_hook {
     use std::sync::OnceLock;
@@ -257,6 +258,9 @@ mod crash_hook {
             std::process::abort();
         } else if what.starts_with(b"overflow") {
             overflow(1);
+        } else if what.starts_with(b"kill") {
+            // SAFETY: kill(2) on our own pid; SIGKILL cannot be caught.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
         }
     }
 

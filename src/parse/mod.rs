@@ -5,6 +5,8 @@
 
 mod decode;
 mod html;
+mod mask;
+mod meta;
 
 pub use decode::{CharsetSource, Decoded, decode, decode_owned};
 pub use html::{CONTEXT_BYTES, DEFAULT_MAX_LINKS, ParsedLink, ParsedPage, parse_html};

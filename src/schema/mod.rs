@@ -6,9 +6,11 @@
 //! compact encoding. A reader that meets a version it does not know fails
 //! with [`CodecError::Version`] instead of misreading the bytes.
 
+mod derived;
 mod keys;
 mod values;
 
+pub use derived::*;
 pub use keys::{FrontierKey, LinkKey, page_index};
 pub use values::*;
 

@@ -8,7 +8,9 @@
 
 mod open;
 pub use open::raise_open_file_limit;
+mod batch;
 mod reindex;
+pub use batch::Batch;
 
 use std::path::{Path, PathBuf};
 
@@ -497,41 +499,6 @@ fn dir_size(p: &Path) -> u64 {
                 .sum()
         })
         .unwrap_or(0)
-}
-
-/// Writes that become visible together or not at all.
-pub struct Batch<'a> {
-    store: &'a Store,
-    wb: WriteBatch,
-}
-
-impl Batch<'_> {
-    pub fn put<T: Versioned>(&mut self, cf: &'static str, key: &[u8], value: &T) {
-        self.wb.put_cf(self.store.cf(cf), key, value.encode());
-    }
-
-    pub fn put_raw(&mut self, cf: &'static str, key: &[u8], value: &[u8]) {
-        self.wb.put_cf(self.store.cf(cf), key, value);
-    }
-
-    pub fn delete(&mut self, cf: &'static str, key: &[u8]) {
-        self.wb.delete_cf(self.store.cf(cf), key);
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.wb.is_empty()
-    }
-
-    /// Applies the batch atomically.
-    pub fn write(self) -> Result<()> {
-        if self.store.secondary {
-            return Err(StoreError::ReadOnly);
-        }
-        self.store
-            .db
-            .write(self.wb)
-            .map_err(|e| StoreError::write(&self.store.path, e))
-    }
 }
 
 #[cfg(test)]

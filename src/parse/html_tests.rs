@@ -1,0 +1,190 @@
+//! Tests of the HTML walk (the masking pass has its own).
+use super::*;
+
+#[test]
+fn large_pages_parse_in_pieces_with_nothing_lost_between() {
+    let para = "<p>filler words 中文 here</p>\n";
+    let mut html = String::from("<html><head><title>big page</title></head><body>");
+    for i in 0..2_500 {
+        html.push_str(&para.repeat(40));
+        html.push_str(&format!("<a href=/l{i}>link {i}</a>"));
+    }
+    html.push_str("<p>the last words</p></body></html>");
+    assert!(html.len() > 3 * DOM_CHUNK_BYTES);
+    let pieces: Vec<&str> = dom_chunks(&html).collect();
+    assert!(pieces.len() >= 3);
+    assert_eq!(pieces.concat(), html);
+    assert!(pieces[1..].iter().all(|p| p.starts_with('<')));
+    let p = parse_html(
+        &html,
+        &url::Url::parse("http://h.org/").unwrap(),
+        encoding_rs::UTF_8,
+        "trawl",
+        DEFAULT_MAX_LINKS,
+    );
+    assert_eq!(p.title, "big page");
+    assert_eq!(p.links.len(), 2_500);
+    assert_eq!(p.links[2_499].url.as_str(), "http://h.org/l2499");
+    assert_eq!(p.links[2_499].anchor, "link 2499");
+    assert!(
+        p.text.ends_with("the last words"),
+        "{}",
+        &p.text[p.text.len() - 40..]
+    );
+    assert_eq!(dom_chunks("").count(), 0);
+    assert_eq!(
+        dom_chunks("<p>small</p>").collect::<Vec<_>>(),
+        ["<p>small</p>"]
+    );
+}
+
+fn parse(html: &str) -> ParsedPage {
+    parse_html(
+        html,
+        &url::Url::parse("http://h.org/dir/page.html").unwrap(),
+        encoding_rs::UTF_8,
+        "trawl",
+        DEFAULT_MAX_LINKS,
+    )
+}
+
+#[test]
+fn title_text_links_and_context() {
+    let p = parse(
+        "<html><head><title> A &amp; B </title><script>var s='<a href=/js>x</a>';</script></head>\
+         <body><p>Intro text before the link</p><P>see <A HREF=/x/y.html>the &quot;page&quot;</A> after it</P>\
+         <a href='mailto:a@b'>m</a><a href='javascript:void(0)'>j</a><a href='#top'>t</a>\
+         <a href=\"other.html#frag\" rel=\"NoFollow\">o</a></body></html>",
+    );
+    assert_eq!(p.title, "A & B");
+    assert_eq!(
+        p.text,
+        "Intro text before the link\nsee the \"page\" after it\nmjto"
+    );
+    assert_eq!(p.links.len(), 2);
+    assert_eq!(p.links[0].url.as_str(), "http://h.org/x/y.html");
+    assert_eq!(p.links[0].anchor, "the \"page\"");
+    assert_eq!(p.links[0].before, "Intro text before the link see");
+    assert!(p.links[0].after.starts_with("after it"));
+    assert_eq!(p.links[1].url.as_str(), "http://h.org/dir/other.html");
+    assert!(p.links[1].nofollow && !p.links[0].nofollow);
+    assert_eq!(p.skipped_links, 3);
+}
+
+#[test]
+fn base_href_meta_robots_and_canonical() {
+    let p = parse(
+        "<head><base href='http://other.org/b/'><meta name=ROBOTS content='NOINDEX, nofollow'>\
+         <link rel=canonical href='/canon'></head><a href=c.html>c</a>",
+    );
+    assert_eq!(p.links[0].url.as_str(), "http://other.org/b/c.html");
+    assert!(p.noindex && p.nofollow);
+    assert_eq!(p.canonical.as_deref(), Some("http://other.org/canon"));
+}
+
+#[test]
+fn title_and_textarea_are_text_and_noscript_is_markup() {
+    // `<title>` is raw text: its markup is its title, and the body
+    // after it keeps its text.
+    let p = parse(
+        "<html><head><title><div><div>Not a div</title></head>\
+         <body><p>body text <a href=/real>real</a></p></body></html>",
+    );
+    assert_eq!(p.title, "<div><div>Not a div");
+    assert_eq!(p.text, "body text real");
+    // A textarea's markup is its text, not links.
+    let p = parse(
+        "<TITLE>a &lt; b</TITLE><textarea><a href=/fake>fake</a> &amp; x</textarea>\
+         <titled>t</titled><noscript><a href=/ns>no script</a></noscript>",
+    );
+    assert_eq!(p.title, "a < b");
+    let urls: Vec<&str> = p.links.iter().map(|l| l.url.as_str()).collect();
+    assert_eq!(urls, ["http://h.org/ns"]);
+    assert!(
+        p.text.starts_with("<a href=/fake>fake</a> & x"),
+        "{}",
+        p.text
+    );
+    assert!(p.text.contains("no script"));
+    // Unclosed: the rest of the page is the title, as in a browser.
+    assert_eq!(parse("<title>a <b>c").title, "a <b>c");
+}
+
+#[test]
+fn the_first_canonical_wins_and_takes_no_link_slot() {
+    let html = "<link rel=canonical href=/first><link rel=canonical href=/second>\
+                <a href=/a>a</a><a href=/b>b</a>";
+    let p = parse_html(
+        html,
+        &url::Url::parse("http://h.org/").unwrap(),
+        encoding_rs::UTF_8,
+        "trawl",
+        2,
+    );
+    assert_eq!(p.canonical.as_deref(), Some("http://h.org/first"));
+    assert_eq!(p.links.len(), 2);
+    assert_eq!(p.capped_links, 0);
+}
+
+#[test]
+fn meta_refresh_is_a_link() {
+    for (content, target) in [
+        ("0; url=/next", "http://h.org/next"),
+        ("5;URL='/q?x=1'", "http://h.org/q?x=1"),
+        ("3, /plain", "http://h.org/plain"),
+    ] {
+        let p = parse(&format!("<meta http-equiv=Refresh content=\"{content}\">"));
+        let urls: Vec<&str> = p.links.iter().map(|l| l.url.as_str()).collect();
+        assert_eq!(urls, [target], "{content}");
+    }
+    assert!(
+        parse("<meta http-equiv=refresh content=5>")
+            .links
+            .is_empty()
+    );
+}
+
+#[test]
+fn deep_nesting_and_garbage_do_not_panic() {
+    let deep = "<div>".repeat(100_000) + "x";
+    assert_eq!(parse(&deep).text, "x");
+    parse("<a href='http://[::1'>bad</a><<<>>>&#xFFFFFF;<a href=\u{0}>");
+}
+
+#[test]
+fn query_is_encoded_in_the_document_charset() {
+    let base = url::Url::parse("http://h.org/").unwrap();
+    let p = parse_html(
+        "<a href='/s/中?q=中文'>x</a>",
+        &base,
+        encoding_rs::GBK,
+        "trawl",
+        DEFAULT_MAX_LINKS,
+    );
+    assert_eq!(
+        p.links[0].url.as_str(),
+        "http://h.org/s/%E4%B8%AD?q=%D6%D0%CE%C4"
+    );
+    let p = parse_html(
+        "<a href='/s?q=中文'>x</a>",
+        &base,
+        encoding_rs::UTF_8,
+        "trawl",
+        DEFAULT_MAX_LINKS,
+    );
+    assert_eq!(
+        p.links[0].url.as_str(),
+        "http://h.org/s?q=%E4%B8%AD%E6%96%87"
+    );
+}
+
+#[test]
+fn cjk_context_is_cut_on_char_boundaries() {
+    let p = parse(
+        "<p>研究生论文答辩安排研究生论文答辩安排研究生论文答辩安排<a href=/x>体育</a>篮球比赛通知篮球比赛通知篮球比赛通知</p>",
+    );
+    let l = &p.links[0];
+    assert_eq!(l.anchor, "体育");
+    assert!(l.before.len() <= CONTEXT_BYTES && l.before.ends_with("安排"));
+    assert!(l.after.len() <= CONTEXT_BYTES && l.after.starts_with("篮球"));
+}

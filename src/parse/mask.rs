@@ -1,0 +1,142 @@
+//! The pass before tl sees a page: raw-text elements whose content must
+//! not become markup, and tag names in one case.
+
+use std::borrow::Cow;
+
+/// Stands for `<` inside `<title>` and `<textarea>` while tl parses the
+/// page (an ASCII control byte, so offsets and UTF-8 validity hold).
+pub(super) const RCDATA_LT: u8 = 0x01;
+
+/// Text with [`RCDATA_LT`] turned back into `<`.
+pub(super) fn unmask_rcdata(s: &str) -> Cow<'_, str> {
+    if s.as_bytes().contains(&RCDATA_LT) {
+        Cow::Owned(s.replace(RCDATA_LT as char, "<"))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// Blanks the contents of `<script>` and `<style>` so that markup inside
+/// JavaScript strings cannot create elements (tl has no raw-text elements),
+/// masks the `<`s inside `<title>` and `<textarea>` (text, not markup),
+/// and lower-cases tag names: tl closes an element only on a closing tag of
+/// the same case, so `<SCRIPT>…</script>` left the script open and the rest
+/// of the page, links and all, inside it. Walks the `<`s with memchr and
+/// copies the page only when something changes.
+pub(super) fn mask_raw_text(html: &str) -> Cow<'_, str> {
+    let bytes = html.as_bytes();
+    let at = |p: usize, name: &[u8]| {
+        bytes
+            .get(p..p + name.len())
+            .is_some_and(|b| b.eq_ignore_ascii_case(name))
+    };
+    let mut out: Option<Vec<u8>> = None;
+    let mut from = 0;
+    while let Some(p) = memchr::memchr(b'<', &bytes[from..]).map(|p| from + p) {
+        let name_start = p + 1 + usize::from(bytes.get(p + 1) == Some(&b'/'));
+        let name_len = bytes[name_start.min(bytes.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric())
+            .count();
+        let name = name_start..name_start + name_len;
+        if bytes[name.clone()].iter().any(u8::is_ascii_uppercase) {
+            out.get_or_insert_with(|| bytes.to_vec())[name.clone()].make_ascii_lowercase();
+        }
+        let opening = bytes.get(p + 1) != Some(&b'/');
+        let (close, blank): (&[u8], bool) = if at(p + 1, b"script") {
+            (b"/script", true)
+        } else if at(p + 1, b"style") {
+            (b"/style", true)
+        } else if opening && bytes[name.clone()].eq_ignore_ascii_case(b"title") {
+            (b"/title", false)
+        } else if opening && bytes[name.clone()].eq_ignore_ascii_case(b"textarea") {
+            (b"/textarea", false)
+        } else {
+            from = name.end.max(p + 1);
+            continue;
+        };
+        let Some(gt) = memchr::memchr(b'>', &bytes[p..]) else {
+            break;
+        };
+        let body_start = p + gt + 1;
+        let body_end = memchr::memchr_iter(b'<', &bytes[body_start..])
+            .map(|e| body_start + e)
+            .find(|&e| {
+                at(e + 1, close)
+                    && (blank
+                        || !bytes
+                            .get(e + 1 + close.len())
+                            .is_some_and(u8::is_ascii_alphanumeric))
+            })
+            .unwrap_or(bytes.len());
+        let body = body_start..body_end;
+        if blank {
+            // Every byte becomes an ASCII space (and names stay ASCII), so
+            // the result stays valid UTF-8 and keeps every offset.
+            out.get_or_insert_with(|| bytes.to_vec())[body].fill(b' ');
+        } else if memchr::memchr(b'<', &bytes[body.clone()]).is_some() {
+            // Title and textarea hold text (entities still count): a `<`
+            // there starts no tag, so it is masked and the walk restores it.
+            let buf = out.get_or_insert_with(|| bytes.to_vec());
+            for b in &mut buf[body] {
+                if *b == b'<' {
+                    *b = RCDATA_LT;
+                }
+            }
+        }
+        from = body_end;
+    }
+    match out {
+        // SAFETY: `buf` is a copy of a `&str` in which only ASCII bytes were
+        // lower-cased or replaced by other ASCII bytes (spaces, RCDATA_LT),
+        // and ranges were filled with ASCII spaces; each range
+        // starts after a '>' and ends at a '<' or the end, so on char
+        // boundaries. The result is valid UTF-8 without re-checking every
+        // byte of the page (most real pages have a script).
+        Some(buf) => {
+            debug_assert!(std::str::from_utf8(&buf).is_ok());
+            Cow::Owned(unsafe { String::from_utf8_unchecked(buf) })
+        }
+        None => Cow::Borrowed(html),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_and_style_bodies_are_masked_and_tag_names_lowered() {
+        assert_eq!(
+            mask_raw_text(
+                "<SCRIPT a=1>'<a>'</ScRiPt><P>x</p><sTyle>é</STYLE><scriptx>y</scriptx>é"
+            ),
+            "<script a=1>     </script><p>x</p><style>  </style><scriptx> </scriptx>é"
+        );
+        assert_eq!(mask_raw_text("<p>é</p>"), Cow::Borrowed("<p>é</p>"));
+        assert_eq!(
+            mask_raw_text("<!DOCTYPE html><a HREF=X>"),
+            Cow::Borrowed("<!DOCTYPE html><a HREF=X>")
+        );
+        assert_eq!(mask_raw_text("a <"), Cow::Borrowed("a <"));
+        assert_eq!(mask_raw_text("<DIV/>"), "<div/>");
+        let unclosed = "'<a>' never closed";
+        assert_eq!(
+            mask_raw_text(&format!("<p><script>{unclosed}")),
+            format!("<p><script>{}", " ".repeat(unclosed.len()))
+        );
+        // tl closes an element only on a closing tag of the same case.
+        let p = crate::parse::parse_html(
+            "<SCRIPT type=x>a='<a href=/js1>'</script><p>one <b>two</b>\t three</P>\
+             <style>p{} <a href=/css></STYLE><Style>x</stYle><A href=/ok>k</a>\
+             <script>'<a href=/js2>' never closed",
+            &url::Url::parse("http://h.org/dir/page.html").unwrap(),
+            encoding_rs::UTF_8,
+            "trawl",
+            crate::parse::DEFAULT_MAX_LINKS,
+        );
+        let urls: Vec<&str> = p.links.iter().map(|l| l.url.as_str()).collect();
+        assert_eq!(urls, vec!["http://h.org/ok"]);
+        assert_eq!(p.text, "one two three\nk");
+    }
+}

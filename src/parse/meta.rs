@@ -1,0 +1,63 @@
+//! `<meta>` directives a crawler acts on: robots (noindex, nofollow) and
+//! refresh (a link browsers follow).
+
+use std::borrow::Cow;
+
+use super::html::ParsedPage;
+
+/// The target of `<meta http-equiv=refresh content="5; url=…">`, which
+/// browsers follow like a link.
+pub(super) fn meta_refresh(tag: &tl::HTMLTag) -> Option<String> {
+    let equiv = attr(tag, "http-equiv")?;
+    if !equiv.trim().eq_ignore_ascii_case("refresh") {
+        return None;
+    }
+    let content = attr(tag, "content")?;
+    // "N; url=X", "N,URL=X", "N; X": the part after the delay's separator.
+    let (_, rest) = content.split_once([';', ','])?;
+    let rest = rest.trim_start();
+    let target = match rest.get(..3) {
+        Some(u) if u.eq_ignore_ascii_case("url") => {
+            let after = rest[3..].trim_start();
+            after.strip_prefix('=').unwrap_or(after).trim_start()
+        }
+        _ => rest,
+    };
+    let target = match target.chars().next() {
+        Some(q @ ('"' | '\'')) => target[1..].split(q).next().unwrap_or(""),
+        _ => target,
+    };
+    let target = target.trim();
+    (!target.is_empty()).then(|| target.to_string())
+}
+
+pub(super) fn meta_robots(tag: &tl::HTMLTag, agent: &str, page: &mut ParsedPage) {
+    let Some(name) = attr(tag, "name") else {
+        return;
+    };
+    let name = name.trim();
+    if !(name.eq_ignore_ascii_case("robots")
+        || (!agent.is_empty() && name.eq_ignore_ascii_case(agent)))
+    {
+        return;
+    }
+    let content = attr(tag, "content")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    for d in content.split([',', ' ']).map(str::trim) {
+        match d {
+            "noindex" => page.noindex = true,
+            "nofollow" => page.nofollow = true,
+            "none" => (page.noindex, page.nofollow) = (true, true),
+            _ => {}
+        }
+    }
+}
+
+/// An attribute's value, the name matched case-insensitively.
+pub(super) fn attr<'t>(tag: &'t tl::HTMLTag, name: &str) -> Option<Cow<'t, str>> {
+    tag.attributes()
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .and_then(|(_, v)| v)
+}
