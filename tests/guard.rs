@@ -231,18 +231,8 @@ async fn an_http_seed_redirecting_to_https_is_followed() {
     let dir = tempfile::tempdir().unwrap();
     let ca = dir.path().join("ca.pem");
     std::fs::write(&ca, cert.cert.pem()).unwrap();
-    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(cert.signing_key.serialize_der().into());
-    let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(vec![cert.cert.der().clone()], key)
-    .unwrap();
-    let tls_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let https = Server::start_tls(
-        tls_listener,
+    let https = common::tls_server(
+        &cert,
         handler(|req: Request| async move {
             match req.path.as_str() {
                 "/robots.txt" => Response::status(404),
@@ -250,9 +240,8 @@ async fn an_http_seed_redirecting_to_https_is_followed() {
                 _ => common::page("secure page", &[]),
             }
         }),
-        tls,
     )
-    .unwrap();
+    .await;
     let target = https.url("/").replace("127.0.0.1", "localhost");
     let t = target.clone();
     let plain = Server::bind(handler(move |req: Request| {

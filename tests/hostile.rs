@@ -269,26 +269,6 @@ async fn big_pages() -> Server {
     .unwrap()
 }
 
-/// A TLS server with `cert` (DER) and its key.
-async fn tls_server(cert: &rcgen::CertifiedKey<rcgen::KeyPair>) -> Server {
-    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(cert.signing_key.serialize_der().into());
-    let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(vec![cert.cert.der().clone()], key)
-    .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    Server::start_tls(
-        listener,
-        handler(|_| async { common::page("secret", &[]) }),
-        tls,
-    )
-    .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_servers_are_recorded_and_cost_the_rest_nothing() {
     let raw = RawServer::start(hostile()).await;
@@ -304,7 +284,9 @@ async fn hostile_servers_are_recorded_and_cost_the_rest_nothing() {
         let cert = params.self_signed(&signing_key).unwrap();
         rcgen::CertifiedKey { cert, signing_key }
     };
-    let (tls_untrusted, tls_wrong) = (tls_server(&untrusted).await, tls_server(&wrong_host).await);
+    let secret = || handler(|_| async { common::page("secret", &[]) });
+    let tls_untrusted = common::tls_server(&untrusted, secret()).await;
+    let tls_wrong = common::tls_server(&wrong_host, secret()).await;
     let dir = tempfile::tempdir().unwrap();
     let ca = dir.path().join("ca.pem");
     std::fs::write(&ca, wrong_host.cert.pem()).unwrap();

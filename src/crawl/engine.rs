@@ -475,15 +475,20 @@ impl Engine {
     /// hosts seeds redirected to included).
     pub(super) fn rebuild_filters(&mut self) -> Result<(), StoreError> {
         let seeds = self.store.seeds()?;
-        let hosts: Vec<String> = seeds
+        self.filters_for(&seeds);
+        Ok(())
+    }
+
+    /// The filters for the seeds in `list`.
+    pub(super) fn filters_for(&mut self, list: &crate::schema::SeedList) {
+        let hosts: Vec<String> = list
             .urls
             .iter()
-            .chain(seeds.derived.iter().map(|d| &d.url))
+            .chain(list.derived.iter().map(|d| &d.url))
             .filter_map(|u| model::normalize(u).ok())
             .map(|u| u.host().to_string())
             .collect();
         self.filters = Filters::new(&self.settings.filter, hosts.iter().map(String::as_str));
-        Ok(())
     }
 
     fn publish(&mut self, state: CrawlState) {

@@ -100,15 +100,7 @@ impl Engine {
         b.put(CF_META, meta_keys::SEEDS, &list);
         // The filters read the seeds' hosts; the batch is not written yet,
         // so they are rebuilt from the list as it will be.
-        let hosts: Vec<String> = list
-            .urls
-            .iter()
-            .chain(list.derived.iter().map(|d| &d.url))
-            .filter_map(|u| model::normalize(u).ok())
-            .map(|u| u.host().to_string())
-            .collect();
-        self.filters =
-            crate::filter::Filters::new(&self.settings.filter, hosts.iter().map(String::as_str));
+        self.filters_for(&list);
         let by = if via == VIA_ROBOTS {
             "its robots.txt redirects there"
         } else {

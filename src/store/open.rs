@@ -221,16 +221,7 @@ fn create(path: &Path) -> Result<()> {
     let _ = std::fs::remove_dir_all(&building);
     let db = DB::open_cf_descriptors(&db_options(&building), &building, descriptors())
         .map_err(|e| classify(path, e))?;
-    let meta = db.cf_handle(CF_META).expect("meta opened");
-    let mut b = rocksdb::WriteBatch::default();
-    b.put_cf(
-        meta,
-        meta_keys::SCHEMA_VERSION,
-        SCHEMA_VERSION.to_be_bytes(),
-    );
-    // A new db indexes every page it will ever store.
-    b.put_cf(meta, meta_keys::PAGE_INDEX_COMPLETE, []);
-    db.write(b)?;
+    mark_new(&db)?;
     db.flush_wal(true)?;
     drop(db);
     // Replaces `path` if it is an empty directory (rename(2) allows that).
@@ -240,6 +231,20 @@ fn create(path: &Path) -> Result<()> {
             format!("cannot move the new database into place: {e}"),
         )
     })
+}
+
+/// What makes a db a new trawl db, in one write: its schema version, and
+/// the mark that its page index covers every page (it will).
+fn mark_new(db: &DB) -> Result<()> {
+    let meta = db.cf_handle(CF_META).expect("meta opened");
+    let mut b = rocksdb::WriteBatch::default();
+    b.put_cf(
+        meta,
+        meta_keys::SCHEMA_VERSION,
+        SCHEMA_VERSION.to_be_bytes(),
+    );
+    b.put_cf(meta, meta_keys::PAGE_INDEX_COMPLETE, []);
+    Ok(db.write(b)?)
 }
 
 pub(super) fn open_primary(path: &Path) -> Result<DB> {
@@ -269,14 +274,7 @@ pub(super) fn open_primary(path: &Path) -> Result<DB> {
             .next()
             .is_none() =>
         {
-            let mut b = rocksdb::WriteBatch::default();
-            b.put_cf(
-                meta,
-                meta_keys::SCHEMA_VERSION,
-                SCHEMA_VERSION.to_be_bytes(),
-            );
-            b.put_cf(meta, meta_keys::PAGE_INDEX_COMPLETE, []);
-            db.write(b)?;
+            mark_new(&db)?;
         }
         None => {
             return Err(StoreError::NotTrawl(

@@ -239,3 +239,21 @@ pub fn trawl_cmd(args: &[&str]) -> std::process::Command {
     c.args(args);
     c
 }
+
+/// An HTTPS server on 127.0.0.1 presenting `cert`.
+pub async fn tls_server(
+    cert: &rcgen::CertifiedKey<rcgen::KeyPair>,
+    handler: trawl::site::Handler,
+) -> Server {
+    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(cert.signing_key.serialize_der().into());
+    let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![cert.cert.der().clone()], key)
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    Server::start_tls(listener, handler, tls).unwrap()
+}
