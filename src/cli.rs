@@ -464,7 +464,8 @@ async fn cmd_tlp(a: TlpArgs) -> anyhow::Result<()> {
 /// The demo's ports change every run, so an old demo db is of no use; any
 /// other database at `path` is left alone.
 fn replace_demo_db(path: &Path) -> anyhow::Result<()> {
-    if !path.exists() {
+    let empty = std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none());
+    if !path.exists() || empty {
         return Ok(());
     }
     // Opening proves it is a trawl db (and not locked) before we delete it.
@@ -479,8 +480,19 @@ fn replace_demo_db(path: &Path) -> anyhow::Result<()> {
             path.display()
         );
     }
-    std::fs::remove_dir_all(path)
-        .with_context(|| format!("cannot remove the old demo db {}", path.display()))
+    // Its contents, not the directory: it may be `.` or a mount point.
+    let remove = || -> std::io::Result<()> {
+        for entry in std::fs::read_dir(path)? {
+            let entry = entry?;
+            if entry.file_type()?.is_dir() {
+                std::fs::remove_dir_all(entry.path())?;
+            } else {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+        Ok(())
+    };
+    remove().with_context(|| format!("cannot remove the old demo db {}", path.display()))
 }
 
 /// Marks a database as one `trawl demo` made (and may replace).

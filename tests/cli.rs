@@ -57,6 +57,25 @@ fn demo_crawls_its_own_site_offline() {
 }
 
 #[test]
+fn demo_runs_in_the_current_directory_and_replaces_itself_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let here = dir.path().join("here");
+    std::fs::create_dir(&here).unwrap();
+    let demo_here = || {
+        Command::new(env!("CARGO_BIN_EXE_trawl"))
+            .args(["demo", "--db", ".", "--pages", "5"])
+            .current_dir(&here)
+            .output()
+            .unwrap()
+    };
+    for run in 0..2 {
+        let o = demo_here();
+        assert!(o.status.success(), "run {run}: {}", stderr(&o));
+        assert!(here.join("CURRENT").exists(), "run {run}");
+    }
+}
+
+#[test]
 fn bad_input_gets_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");

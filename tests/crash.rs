@@ -140,3 +140,41 @@ async fn a_page_whose_processing_gets_the_process_killed_twice_is_skipped() {
     // As an out-of-memory kill: SIGKILL, nothing runs after it.
     check_crash_loop("kill").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suspect_no_longer_queued_is_forgotten() {
+    use trawl::schema::{CF_INFLIGHT, FrontierKey, InFlightRecord};
+    let f = Fixture::start(site("none")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    // A suspect left by an earlier death whose URL has since left the
+    // frontier (a refilter dropped it): nothing is left to judge.
+    {
+        let store = Store::open(&db).unwrap();
+        let gone = id(&f.url("/gone"));
+        let key = FrontierKey {
+            host: trawl::model::HostId::of("127.0.0.1:1"),
+            priority: 0,
+            url: gone,
+        };
+        let suspect = InFlightRecord {
+            frontier_key: key.to_key().to_vec(),
+            deaths: 1,
+            in_flight: false,
+        };
+        let mut b = store.batch();
+        b.put(CF_INFLIGHT, &gone.to_bytes(), &suspect);
+        b.write().unwrap();
+    }
+    let (d, seed) = (db.clone(), f.url("/"));
+    let out = tokio::task::spawn_blocking(move || crawl(&d, &seed))
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = Store::open(&db).unwrap();
+    assert_eq!(store.scan(CF_INFLIGHT, &[]).count(), 0);
+}

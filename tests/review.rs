@@ -224,7 +224,9 @@ async fn config_save_writes_only_what_reads_back_and_keeps_other_files() {
     let other = dir.path().join("notes.txt");
     std::fs::write(&other, "my notes\n").unwrap();
     let db = Db::new();
-    let agent = "evil\nseed add http://injected.example/\t\"q\" \\ #x";
+    // Quotes, a backslash and a comment sign must survive the round trip
+    // (a newline or tab is refused by the setting itself).
+    let agent = "evil/1 \"q\" \\ #x'; seed add http://injected.example/";
     let text = shell(
         db.store.clone(),
         vec![
@@ -246,7 +248,7 @@ async fn config_save_writes_only_what_reads_back_and_keeps_other_files() {
     )
     .await;
     assert!(
-        text.contains("it's") && !text.contains("injected.example/\n"),
+        text.contains("it's") && text.contains(&format!("fetch.user_agent = {agent}\n")),
         "{text}"
     );
     let seeds = db2.store.seeds().unwrap().urls;
@@ -500,4 +502,46 @@ fn a_db_killed_while_being_created_is_created_again() {
             .unwrap()
             .is_some()
     );
+}
+
+#[test]
+fn a_db_is_created_in_an_empty_directory_and_over_a_killed_creation() {
+    let dir = tempfile::tempdir().unwrap();
+    let has_schema = |s: &Store| {
+        s.get_raw(schema::CF_META, schema::meta_keys::SCHEMA_VERSION)
+            .unwrap()
+            .is_some()
+    };
+    // An empty directory (`--db .`, a mount point) is used in place.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(empty.join("sub")).unwrap();
+    let store = Store::open(&empty.join("sub").join(".."));
+    assert!(
+        store.is_err(),
+        "a directory holding a directory is not empty"
+    );
+    std::fs::remove_dir(empty.join("sub")).unwrap();
+    let store = Store::open(&empty.join(".")).expect("an empty directory takes a new db");
+    assert!(has_schema(&store));
+    drop(store);
+    assert!(empty.join("CURRENT").exists(), "built in place");
+    // Missing parent directories are made, as `mkdir -p` would.
+    drop(Store::open(&dir.path().join("a/b/db")).expect("parents are made"));
+    // A creation in place killed before RocksDB wrote CURRENT.
+    let killed = dir.path().join("killed");
+    std::fs::create_dir(&killed).unwrap();
+    for f in ["LOCK", "IDENTITY", "LOG", "MANIFEST-000001", "000003.log"] {
+        std::fs::write(killed.join(f), b"").unwrap();
+    }
+    let store = Store::open(&killed).expect("a killed creation is cleared");
+    assert!(has_schema(&store));
+    drop(store);
+    // Anything else without CURRENT is not ours to clear.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("LOCK"), b"").unwrap();
+    std::fs::write(other.join("notes.txt"), b"mine").unwrap();
+    let err = Store::open(&other).err().expect("refused").to_string();
+    assert!(err.contains("non-empty directory"), "{err}");
+    assert!(other.join("notes.txt").exists());
 }

@@ -10,7 +10,7 @@ use tokio::task::JoinSet;
 
 use super::dispatch::Running;
 use super::handle::{CrawlHandle, CrawlState, Shared, Snapshot};
-use super::inflight::{self, MarkBook, Marks};
+use super::marks::{self, MarkBook, Marks};
 use super::scope::ScopeRule;
 use super::settings::CrawlSettings;
 use super::traps::QueryVariants;
@@ -139,7 +139,16 @@ pub fn start(
     engine.rejudge_if_limits_changed()?;
     engine.resume_hosts()?;
     let shared = engine.shared.clone();
-    let join = tokio::spawn(engine.run(rx));
+    let store = engine.store.clone();
+    let join = tokio::spawn(async move {
+        let ended = engine.run(rx).await;
+        // An engine error (a failed write) is not a page's crash: its
+        // fetches must not count as deaths on the next run.
+        if ended.is_err() {
+            let _ = super::forget_in_flight(&store);
+        }
+        ended
+    });
     Ok((CrawlHandle { shared }, join))
 }
 
@@ -149,7 +158,7 @@ impl Engine {
     /// handle's channels.
     fn new(store: Arc<Store>, settings: CrawlSettings) -> Result<(Engine, Control), CrawlError> {
         let guard = NetGuard::default();
-        let (mark_requests, marks) = inflight::marks();
+        let (mark_requests, marks) = marks::marks();
         let client = HttpClient::new(settings.fetch.clone(), guard.clone())?;
         let (stop, stop_rx) = watch::channel(false);
         let (paused, paused_rx) = watch::channel(false);
@@ -308,7 +317,8 @@ impl Engine {
             }
             // Fetch tasks wait for their marks, written with the next
             // page's batch; when every task waits for one, at once.
-            if self.marks.pending() > 0 && self.marks.pending() >= self.tasks.len() {
+            let waiting = self.marks.grantable();
+            if waiting > 0 && waiting >= self.tasks.len() {
                 self.write_marks()?;
             }
             let marks_due = self.marks.due();
@@ -440,7 +450,7 @@ impl Engine {
     /// Takes new settings from the handle; they apply from the next decision.
     fn apply_settings(&mut self, new: CrawlSettings) {
         if new.fetch != self.settings.fetch {
-            match HttpClient::new(new.fetch.clone(), self.guard.clone()) {
+            match self.client.retuned(new.fetch.clone(), self.guard.clone()) {
                 Ok(c) => self.client = c,
                 Err(e) => {
                     self.notice(format!("fetch settings not applied: {e}"));

@@ -13,6 +13,7 @@ mod engine;
 mod handle;
 mod inflight;
 mod judge;
+mod marks;
 mod page;
 mod refilter;
 mod scope;

@@ -215,7 +215,9 @@ impl Engine {
         };
         let (depth, hops) = (job.entry.depth, job.entry.redirects.saturating_add(1));
         let d = if self.seed_ids.contains(&id) && hops <= self.settings.max_redirects {
-            self.add_derived_seed(&mut w.b, &target, job.url.as_str(), VIA_REDIRECT)?;
+            let mut list = self.store.seeds()?;
+            let from = job.url.as_str();
+            self.add_derived_seed(&mut w.b, &mut list, &target, from, VIA_REDIRECT)?;
             Discovery::seed(depth, Some(id), hops)
         } else {
             Discovery::found(depth, id, hops, None)

@@ -43,10 +43,12 @@ impl Engine {
 
     /// A URL a seed redirected to: in scope; not a seed address for the
     /// guard (a seed cannot vouch for where it sends us).
+    /// (A host a robots.txt redirect brought in is not a seed host: its own
+    /// robots.txt redirects widen nothing.)
     fn note_derived(&mut self, u: &CanonicalUrl, via: &str) {
         self.scope.add(u);
-        self.seed_hosts.insert(u.host_id());
         if via == VIA_REDIRECT {
+            self.seed_hosts.insert(u.host_id());
             self.seed_ids.insert(u.id());
         }
     }
@@ -72,17 +74,17 @@ impl Engine {
         self.rebuild_filters()
     }
 
-    /// Records `target`, reached by a redirect from `from`, as a seed (in
-    /// `b`): its host joins the scope. Returns false when it was one already.
+    /// Records `target`, reached by a redirect from `from`, as a seed in
+    /// `list` (read fresh by the caller: the shell may have changed it) and
+    /// in `b`: its host joins the scope. Returns false when it was one.
     pub(super) fn add_derived_seed(
         &mut self,
         b: &mut Batch<'_>,
+        list: &mut SeedList,
         target: &CanonicalUrl,
         from: &str,
         via: &str,
     ) -> Result<bool, StoreError> {
-        // Read again: the shell may have changed the list since.
-        let mut list = self.store.seeds()?;
         let known = list.urls.iter().any(|u| u == target.as_str())
             || list
                 .derived
@@ -97,10 +99,10 @@ impl Engine {
             from: from.to_string(),
             via: via.to_string(),
         });
-        b.put(CF_META, meta_keys::SEEDS, &list);
+        b.put(CF_META, meta_keys::SEEDS, &*list);
         // The filters read the seeds' hosts; the batch is not written yet,
         // so they are rebuilt from the list as it will be.
-        self.filters_for(&list);
+        self.filters_for(list);
         let by = if via == VIA_ROBOTS {
             "its robots.txt redirects there"
         } else {
@@ -126,12 +128,13 @@ impl Engine {
             .unwrap_or_default();
         let store = self.store.clone();
         let mut b = store.batch();
+        let mut list = store.seeds()?;
         let mut from = format!("{origin}/robots.txt");
         for target in redirects {
             let Ok(root) = model::normalize(&format!("{}/", target.host_key())) else {
                 continue;
             };
-            self.add_derived_seed(&mut b, &root, &from, VIA_ROBOTS)?;
+            self.add_derived_seed(&mut b, &mut list, &root, &from, VIA_ROBOTS)?;
             from = target.as_str().to_string();
         }
         b.write()

@@ -4,7 +4,6 @@
 
 use md5::{Digest, Md5};
 
-use super::inflight;
 use crate::fetch::{self, FetchError, Fetched, HttpClient, RobotsFetch};
 use crate::model::{CanonicalUrl, HostId};
 use crate::parse::{self, ParsedPage};
@@ -60,7 +59,7 @@ pub(super) struct PageWork {
     pub agent: String,
     pub max_links: usize,
     /// Where the page is marked in flight while processed.
-    pub marks: inflight::Marks,
+    pub marks: super::marks::Marks,
     /// Runs that died with this page in flight before.
     pub deaths: u8,
 }

@@ -19,13 +19,14 @@ use std::sync::{Arc, Mutex};
 pub const FREE_BYTES: usize = 64 << 10;
 
 pub struct ByteBudget {
-    limit: usize,
     state: Mutex<State>,
     released: tokio::sync::Notify,
 }
 
 #[derive(Default)]
 struct State {
+    /// Bytes that may be counted at once (changed by `set_limit`).
+    limit: usize,
     used: usize,
     next_id: u64,
     /// The ticket allowed to grow past the limit, if one is.
@@ -37,8 +38,10 @@ struct State {
 impl ByteBudget {
     pub fn new(limit: usize) -> Arc<ByteBudget> {
         Arc::new(ByteBudget {
-            limit,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                limit,
+                ..State::default()
+            }),
             released: tokio::sync::Notify::new(),
         })
     }
@@ -71,7 +74,16 @@ impl ByteBudget {
     }
 
     pub fn limit(&self) -> usize {
-        self.limit
+        self.state.lock().map(|s| s.limit).unwrap_or(0)
+    }
+
+    /// Changes the limit for tickets now and to come (a retuned
+    /// `fetch.memory_budget`); waiting tickets look again.
+    pub fn set_limit(&self, limit: usize) {
+        if let Ok(mut s) = self.state.lock() {
+            s.limit = limit;
+        }
+        self.released.notify_waiters();
     }
 }
 
@@ -109,11 +121,13 @@ impl Ticket {
         let Ok(mut s) = self.budget.state.lock() else {
             return true; // a poisoned lock only lifts the bound
         };
-        let fits = s.used + n <= self.budget.limit;
+        let fits = s.used + n <= s.limit;
         if !fits {
-            // Spent: only one ticket at a time may go on past the limit.
+            // Spent: only one ticket at a time may go on past the limit (a
+            // holder whose excess is gone, the budget back within it, no
+            // longer counts).
             match s.overdraft {
-                Some(id) if id != self.id => return false,
+                Some(id) if id != self.id && s.used > s.limit => return false,
                 _ => s.overdraft = Some(self.id),
             }
         }
@@ -124,14 +138,18 @@ impl Ticket {
     }
 
     /// Sets the counted size to `total` bytes (less the free allowance)
-    /// without waiting: for what processing keeps of a body, which is
-    /// smaller than what it read. Ends an overdraft.
+    /// without waiting: for what decoding or processing keeps of a body,
+    /// which is no more than it read. The overdraft (if this ticket has it)
+    /// ends once the budget is back within its limit.
     pub fn settle(&mut self, total: usize) {
-        let n = total.saturating_sub(FREE_BYTES);
+        self.resize(total.saturating_sub(FREE_BYTES), false);
+    }
+
+    fn resize(&mut self, n: usize, dropping: bool) {
         if let Ok(mut s) = self.budget.state.lock() {
             s.used = s.used.saturating_sub(self.held) + n;
             s.peak = s.peak.max(s.used);
-            if s.overdraft == Some(self.id) {
+            if s.overdraft == Some(self.id) && (dropping || s.used <= s.limit) {
                 s.overdraft = None;
             }
         }
@@ -149,7 +167,7 @@ impl Ticket {
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        self.settle(0);
+        self.resize(0, true);
         self.budget.released.notify_waiters();
     }
 }
@@ -188,10 +206,44 @@ mod tests {
                 .expect("released budget wakes the waiter");
         }
         assert_eq!(b.used(), 110);
+        // Still over nothing: `over` gave its overdraft up once within the
+        // limit; a body that settles while the budget is spent keeps it.
+        let mut big = b.ticket();
+        big.grow_to(FREE_BYTES + (2 << 20)).await;
+        big.settle(FREE_BYTES + (3 << 19));
+        let mut other = b.ticket();
+        let wait = other.grow_to(FREE_BYTES + 1);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), wait)
+                .await
+                .is_err(),
+            "the settled body still holds the overdraft"
+        );
+        drop((big, other));
         waiter.settle(FREE_BYTES + 40);
         assert_eq!(b.used(), 50);
         drop((over, waiter, small));
         assert_eq!(b.used(), 0);
-        assert_eq!(b.peak(), (1 << 20) + 10);
+        assert_eq!(b.peak(), (2 << 20) + 110);
+    }
+
+    #[tokio::test]
+    async fn a_raised_limit_wakes_waiters() {
+        let b = ByteBudget::new(1000);
+        let mut a = b.ticket();
+        a.grow_to(FREE_BYTES + 2000).await; // overdraws
+        let mut waiter = b.ticket();
+        let wait = waiter.grow_to(FREE_BYTES + 500);
+        tokio::pin!(wait);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), &mut wait)
+                .await
+                .is_err()
+        );
+        b.set_limit(10_000);
+        tokio::time::timeout(Duration::from_secs(5), wait)
+            .await
+            .expect("room under the new limit");
+        assert_eq!((b.used(), b.limit()), (2500, 10_000));
     }
 }

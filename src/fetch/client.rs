@@ -143,6 +143,28 @@ impl HttpClient {
     /// A client whose every connection `guard` vets (its seed addresses
     /// are shared with every clone and with other clients of the guard).
     pub fn new(settings: FetchSettings, guard: NetGuard) -> Result<HttpClient, ClientError> {
+        let budget = ByteBudget::new(settings.memory_budget);
+        Self::with_budget(settings, guard, budget)
+    }
+
+    /// A client for new settings that shares this one's byte budget (its
+    /// limit set to theirs), so bodies the old client still holds count
+    /// against the same bound.
+    pub fn retuned(
+        &self,
+        settings: FetchSettings,
+        guard: NetGuard,
+    ) -> Result<HttpClient, ClientError> {
+        let client = Self::with_budget(settings, guard, self.budget.clone())?;
+        client.budget.set_limit(client.settings.memory_budget);
+        Ok(client)
+    }
+
+    fn with_budget(
+        settings: FetchSettings,
+        guard: NetGuard,
+        budget: Arc<ByteBudget>,
+    ) -> Result<HttpClient, ClientError> {
         let mut roots = rustls::RootCertStore::empty();
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
         if let Some(path) = &settings.ca_file {
@@ -191,7 +213,6 @@ impl HttpClient {
             // on both sides.
             .pool_max_idle_per_host(MAX_IDLE_PER_HOST)
             .build(https);
-        let budget = ByteBudget::new(settings.memory_budget);
         Ok(HttpClient {
             client,
             settings,

@@ -105,6 +105,9 @@ pub struct Refusal {
 #[derive(Clone, Default)]
 pub struct NetGuard {
     seeds: Arc<Mutex<SeedAddrs>>,
+    /// Held while seed names are resolved, so that a check made meanwhile
+    /// waits for the whole set instead of judging by part of it.
+    resolving: Arc<tokio::sync::Mutex<()>>,
 }
 
 #[derive(Default)]
@@ -152,16 +155,23 @@ impl NetGuard {
             AddrClass::Private(_) if allow_private => return Ok(()),
             AddrClass::Private(what) => what,
         };
-        let pending = self
-            .seeds
-            .lock()
-            .map(|mut s| std::mem::take(&mut s.pending))
-            .unwrap_or_default();
-        for host in pending {
-            // A seed that does not resolve adds nothing.
-            let addrs = resolver.resolve(&host).await.unwrap_or_default();
-            if let Ok(mut s) = self.seeds.lock() {
-                s.addrs.extend(addrs);
+        {
+            let _gate = self.resolving.lock().await;
+            let pending = self
+                .seeds
+                .lock()
+                .map(|s| s.pending.clone())
+                .unwrap_or_default();
+            for host in pending {
+                // A name leaves the list only once resolved: one that fails
+                // (or a check dropped midway) is tried again next time.
+                let Ok(addrs) = resolver.resolve(&host).await else {
+                    continue;
+                };
+                if let Ok(mut s) = self.seeds.lock() {
+                    s.addrs.extend(addrs);
+                    s.pending.retain(|h| *h != host);
+                }
             }
         }
         let seed = self

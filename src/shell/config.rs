@@ -23,7 +23,8 @@ pub enum Kind {
     },
     Bool,
     Enum(&'static [&'static str]),
-    Text,
+    /// A User-Agent header whose product token robots.txt can match.
+    UserAgent,
     /// A file path or `none`.
     OptPath,
     Float {
@@ -87,7 +88,9 @@ impl Key {
             ),
             Kind::Bool => "true or false".into(),
             Kind::Enum(vals) => vals.join("|"),
-            Kind::Text => "text".into(),
+            Kind::UserAgent => {
+                "printable ASCII starting with a product token of letters, '-' and '_' (e.g. mybot/1.0 (+https://example.org/bot))".into()
+            }
             Kind::OptPath => "file path or none".into(),
             Kind::Float { min, max } => format!("number {min}..{max}"),
             Kind::List => "comma-separated words".into(),
@@ -130,8 +133,7 @@ impl Key {
                 }
                 Value::Text(lower)
             }
-            Kind::Text if raw.trim().is_empty() => return Err(bad("empty".into())),
-            Kind::Text => Value::Text(raw.to_string()),
+            Kind::UserAgent => Value::Text(check_user_agent(raw).map_err(bad)?),
             Kind::Float { .. } | Kind::List | Kind::Weighted => {
                 unreachable!("parsed by parse_more")
             }
@@ -276,6 +278,29 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// A User-Agent the crawl can send and robots.txt can match (RFC 9309
+/// 2.2.1: the product token is `[a-zA-Z_-]+`; a header value is printable).
+fn check_user_agent(raw: &str) -> Result<String, String> {
+    let ua = raw.trim();
+    if ua.is_empty() {
+        return Err("empty".into());
+    }
+    if let Some(c) = ua.chars().find(|c| !(' '..='~').contains(c)) {
+        return Err(format!("{c:?} cannot be sent in a header"));
+    }
+    let token = crate::fetch::product_token(ua);
+    if token.is_empty()
+        || !token
+            .chars()
+            .all(|c| c.is_ascii_alphabetic() || "-_".contains(c))
+    {
+        return Err(format!(
+            "{token:?} is not a product token robots.txt can name (letters, '-' and '_')"
+        ));
+    }
+    Ok(ua.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,6 +373,36 @@ mod tests {
                 .is_err()
         );
         assert_eq!(find("topic.preset").unwrap().get(&s), "a");
+    }
+
+    #[test]
+    fn a_user_agent_needs_a_product_token_and_a_sendable_value() {
+        let mut s = CrawlSettings::default();
+        let ua = find("fetch.user_agent").unwrap();
+        ua.set(&mut s, " my_bot-X/2.0 (+https://example.org/bot) ")
+            .unwrap();
+        assert_eq!(
+            s.fetch.user_agent,
+            "my_bot-X/2.0 (+https://example.org/bot)"
+        );
+        assert_eq!(s.agent_token(), "my_bot-X");
+        for (bad, why) in [
+            ("", "empty"),
+            ("bot2/1.0", "product token"),
+            ("/1.0", "product token"),
+            ("bot/1.0\r\nX-Evil: 1", "cannot be sent"),
+            ("bøt", "cannot be sent"),
+        ] {
+            let e = ua.set(&mut s, bad).unwrap_err();
+            assert!(
+                e.contains(why) && e.starts_with("fetch.user_agent: "),
+                "{bad}: {e}"
+            );
+        }
+        assert_eq!(
+            s.fetch.user_agent,
+            "my_bot-X/2.0 (+https://example.org/bot)"
+        );
     }
 
     #[test]

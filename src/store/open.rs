@@ -165,33 +165,72 @@ fn descriptors() -> Vec<ColumnFamilyDescriptor> {
 }
 
 /// What is at `path` before we open it.
-fn check_existing(path: &Path) -> Result<bool> {
-    match std::fs::metadata(path) {
-        Err(_) => Ok(false),
-        Ok(m) if !m.is_dir() => Err(StoreError::NotTrawl(path.into(), "it is a file".into())),
-        Ok(_) => {
-            let empty = std::fs::read_dir(path)
-                .map(|mut d| d.next().is_none())
-                .unwrap_or(false);
-            if empty {
-                return Ok(false);
-            }
-            if !path.join("CURRENT").exists() {
-                return Err(StoreError::NotTrawl(
-                    path.into(),
-                    "a non-empty directory without a RocksDB".into(),
-                ));
-            }
-            let cfs = DB::list_cf(&Options::default(), path).map_err(|e| classify(path, e))?;
-            if !cfs.iter().any(|c| c == CF_META) {
-                return Err(StoreError::NotTrawl(
-                    path.into(),
-                    "a RocksDB without trawl's column families".into(),
-                ));
-            }
-            Ok(true)
-        }
+enum Found {
+    /// Nothing, or something a new db may be built over (see [`create`]).
+    Nothing(Place),
+    /// A trawl db.
+    Trawl,
+}
+
+/// Where a new db goes.
+enum Place {
+    /// `path` does not exist: built beside it and renamed into place.
+    New,
+    /// `path` is an empty directory (`--db .`, a mount point): built in
+    /// place, as a rename over it may not be allowed.
+    EmptyDir,
+    /// `path` holds only the files RocksDB writes first, no `CURRENT`: a
+    /// creation in place killed before it was done. Cleared, then built
+    /// in place.
+    Killed(Vec<std::path::PathBuf>),
+}
+
+fn check_existing(path: &Path) -> Result<Found> {
+    let Ok(m) = std::fs::metadata(path) else {
+        return Ok(Found::Nothing(Place::New));
+    };
+    if !m.is_dir() {
+        return Err(StoreError::NotTrawl(path.into(), "it is a file".into()));
     }
+    if !path.join("CURRENT").exists() {
+        let files: Vec<_> = std::fs::read_dir(path)
+            .map_err(|e| StoreError::Open(path.into(), e.to_string()))?
+            .filter_map(|e| e.ok())
+            .collect();
+        if files.is_empty() {
+            return Ok(Found::Nothing(Place::EmptyDir));
+        }
+        if files.iter().all(|e| is_bootstrap_file(&e.file_name())) {
+            return Ok(Found::Nothing(Place::Killed(
+                files.iter().map(|e| e.path()).collect(),
+            )));
+        }
+        return Err(StoreError::NotTrawl(
+            path.into(),
+            "a non-empty directory without a RocksDB".into(),
+        ));
+    }
+    let cfs = DB::list_cf(&Options::default(), path).map_err(|e| classify(path, e))?;
+    if !cfs.iter().any(|c| c == CF_META) {
+        return Err(StoreError::NotTrawl(
+            path.into(),
+            "a RocksDB without trawl's column families".into(),
+        ));
+    }
+    Ok(Found::Trawl)
+}
+
+/// A file RocksDB writes before `CURRENT` when it creates a db; one
+/// without `CURRENT` holds no data (table and blob files are written
+/// later, and would make us refuse).
+fn is_bootstrap_file(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    ["LOCK", "IDENTITY", "LOG"].contains(&name.as_ref())
+        || ["LOG.old.", "MANIFEST-", "OPTIONS-"]
+            .iter()
+            .any(|p| name.starts_with(p))
+        || name.ends_with(".log")
+        || name.ends_with(".dbtmp")
 }
 
 fn classify(path: &Path, e: rocksdb::Error) -> StoreError {
@@ -208,29 +247,48 @@ fn classify(path: &Path, e: rocksdb::Error) -> StoreError {
     }
 }
 
-/// Creates a new db: built beside its place and renamed into it once it
-/// has every column family and its schema version, so a kill while it is
-/// being created never leaves a half-made database at `path`.
-fn create(path: &Path) -> Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "db".into());
+/// Creates a new db at `place`. A new path is built beside its place and
+/// renamed into it once it has every column family and its schema
+/// version, so a kill while it is being created never leaves a half-made
+/// database at `path`; a db built in place that is killed early is
+/// cleared by the next open ([`Place::Killed`]), or made whole if it got
+/// as far as `CURRENT` ([`open_primary`]).
+fn create(path: &Path, place: Place) -> Result<()> {
+    let name = match (&place, path.file_name()) {
+        (Place::New, Some(name)) => name.to_string_lossy().into_owned(),
+        (Place::Killed(files), _) => {
+            for f in files {
+                std::fs::remove_file(f).map_err(|e| {
+                    StoreError::Open(
+                        path.into(),
+                        format!("cannot clear a killed creation ({}): {e}", f.display()),
+                    )
+                })?;
+            }
+            return build(path, path);
+        }
+        // An empty directory, or a path such as `x/..` that names one.
+        _ => return build(path, path),
+    };
     let building = path.with_file_name(format!(".{name}.trawl-creating"));
     // Left by a creation that was killed.
     let _ = std::fs::remove_dir_all(&building);
-    let db = DB::open_cf_descriptors(&db_options(&building), &building, descriptors())
-        .map_err(|e| classify(path, e))?;
-    mark_new(&db)?;
-    db.flush_wal(true)?;
-    drop(db);
-    // Replaces `path` if it is an empty directory (rename(2) allows that).
+    build(path, &building)?;
     std::fs::rename(&building, path).map_err(|e| {
         StoreError::Open(
             path.into(),
             format!("cannot move the new database into place: {e}"),
         )
     })
+}
+
+/// Writes a new trawl db at `at`, for `path` (named in errors).
+fn build(path: &Path, at: &Path) -> Result<()> {
+    let db = DB::open_cf_descriptors(&db_options(at), at, descriptors())
+        .map_err(|e| classify(path, e))?;
+    mark_new(&db)?;
+    db.flush_wal(true)?;
+    Ok(())
 }
 
 /// What makes a db a new trawl db, in one write: its schema version, and
@@ -248,9 +306,8 @@ fn mark_new(db: &DB) -> Result<()> {
 }
 
 pub(super) fn open_primary(path: &Path) -> Result<DB> {
-    let existed = check_existing(path)?;
-    if !existed {
-        create(path)?;
+    if let Found::Nothing(place) = check_existing(path)? {
+        create(path, place)?;
     }
     let db = DB::open_cf_descriptors(&db_options(path), path, descriptors())
         .map_err(|e| classify(path, e))?;
@@ -267,8 +324,9 @@ pub(super) fn open_primary(path: &Path) -> Result<DB> {
                 )?;
             }
         }
-        // Before schema 7 a db was created in place: one killed then has
-        // an empty meta, and is made whole now.
+        // A db built in place (all of them before schema 7) that was
+        // killed after RocksDB wrote `CURRENT` has an empty meta, and is
+        // made whole now.
         None if db
             .iterator_cf(meta, rocksdb::IteratorMode::Start)
             .next()
@@ -287,7 +345,7 @@ pub(super) fn open_primary(path: &Path) -> Result<DB> {
 }
 
 pub(super) fn open_secondary(path: &Path, scratch: &Path) -> Result<DB> {
-    if !check_existing(path)? {
+    if let Found::Nothing(_) = check_existing(path)? {
         return Err(StoreError::Open(
             path.into(),
             "no trawl database there".into(),

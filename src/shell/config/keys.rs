@@ -240,7 +240,7 @@ pub static KEYS: &[Key] = &[
     ),
     key!(
         "fetch.user_agent",
-        Kind::Text,
+        Kind::UserAgent,
         "User-Agent header; its first token is matched against robots.txt groups",
         |s| s.fetch.user_agent.clone(),
         |s, v| if let Value::Text(t) = v {
