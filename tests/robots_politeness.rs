@@ -262,6 +262,49 @@ async fn too_many_requests_backs_off_with_retry_after() {
     assert_eq!(db.page(&f.url("/down")).unwrap().status, 503);
 }
 
+/// Pages fetched alongside the one answered 429 commit after it, and the
+/// host may already be waiting for its next dispatch: neither may cut the
+/// back-off short.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_back_off_holds_while_other_pages_of_the_host_finish() {
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let slow: Vec<String> = (0..8).map(|i| format!("/slow-{i}")).collect();
+    let links: Vec<&str> = std::iter::once("/busy")
+        .chain(slow.iter().map(String::as_str))
+        .collect();
+    let home = page("home", &links);
+    let f = Fixture::start(move |path: &str| match path {
+        "/robots.txt" => Response::status(404),
+        "/" => home.clone(),
+        "/busy" if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => {
+            Response::status(429).header("retry-after", "1")
+        }
+        p if p.starts_with("/slow-") => page(p, &[]).delayed(Duration::from_millis(300)),
+        p => page(p, &[]),
+    })
+    .await;
+    let db = Db::new();
+    // The host waits in the ready heap for a free slot (concurrency 2)
+    // when the 429 comes back.
+    let mut s = fast();
+    s.per_host = 16;
+    s.concurrency = 2;
+    db.crawl(s, &[f.url("/")]).await;
+    let hits = f.hits();
+    let busy: Vec<_> = hits
+        .iter()
+        .filter(|h| h.path == "/busy")
+        .map(|h| h.at)
+        .collect();
+    assert_eq!(busy.len(), 2);
+    assert!(
+        busy[1] - busy[0] >= Duration::from_millis(990),
+        "the back-off was cut to {:?}",
+        busy[1] - busy[0]
+    );
+    assert_eq!(f.count("/slow-7"), 1);
+}
+
 /// A large robots.txt (hosts may send up to 500 KiB) is stored once, in
 /// the `robots` column family, not with every page's rewrite of the host's
 /// row; a second run reads it back instead of fetching it again; and a

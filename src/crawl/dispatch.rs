@@ -62,6 +62,11 @@ impl Engine {
         if h.robots_in_flight || h.queue.in_flight() >= per_host {
             return Ok(None); // rescheduled when that work completes
         }
+        if h.hold_until_ms > now {
+            let at = h.hold_until_ms;
+            self.schedule(id, at)?;
+            return Ok(None);
+        }
         let expires = h.record.robots.as_ref().map_or(0, |r| r.expires_ms);
         if h.rules.is_none() || expires <= now {
             h.robots_in_flight = true;

@@ -69,6 +69,10 @@ pub(super) struct HostState {
     pub queue: HostQueue,
     /// In the ready heap.
     pub scheduled: bool,
+    /// No fetch before this: a 429/503 back-off (or the next fetch time a
+    /// resumed host was left with). Checked at dispatch, as the host may
+    /// already sit in the ready heap at an earlier time.
+    pub hold_until_ms: u64,
 }
 
 pub(super) struct Engine {
@@ -270,6 +274,7 @@ impl Engine {
                 id,
                 HostState {
                     robots_unsaved,
+                    hold_until_ms: record.next_fetch_ms,
                     record,
                     rules,
                     robots_in_flight: false,

@@ -56,7 +56,10 @@ impl Engine {
         let status = http::StatusCode::from_u16(data.fetched.status).unwrap_or_default();
         let backoff = is_backoff(status);
         let next_at = if backoff {
-            self.backoff_until(&data, delay)
+            let at = self.backoff_until(&data, delay);
+            let h = self.host(host, "")?;
+            h.hold_until_ms = h.hold_until_ms.max(at);
+            at
         } else {
             now_ms() + delay
         };
@@ -75,7 +78,7 @@ impl Engine {
         }
         self.finish(w.b, &w.touched)?;
         drop(fetched); // its budget share goes once the page is written
-        Ok(next_at)
+        Ok(self.hosts[&host].record.next_fetch_ms)
     }
 
     /// No response to store: the URL fails with the error's reason, and
@@ -100,7 +103,7 @@ impl Engine {
         let h = self.host(job.key.host, "")?;
         h.record.errors += 1;
         h.record.error_streak += 1;
-        h.record.next_fetch_ms = next_at;
+        let next_at = hold_until(&mut h.record, next_at);
         self.finish(w.b, &w.touched)?;
         Ok(next_at)
     }
@@ -133,7 +136,7 @@ impl Engine {
         w.b.put(CF_FRONTIER, &job.key.to_key(), &entry);
         let h = self.host(job.key.host, "")?;
         h.queue.requeue(job.key, entry);
-        h.record.next_fetch_ms = next_at;
+        let next_at = hold_until(&mut h.record, next_at);
         self.finish(w.b, &w.touched)?;
         Ok(next_at)
     }
@@ -160,7 +163,7 @@ impl Engine {
         let h = self.host(job.key.host, "")?;
         h.record.fetched += 1;
         h.record.error_streak = 0;
-        h.record.next_fetch_ms = next_at;
+        hold_until(&mut h.record, next_at);
         let redirect_to = match &f.location {
             Some(loc) if (300..400).contains(&f.status) => self.follow_redirect(w, job, loc)?,
             _ => None,
@@ -362,4 +365,13 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+/// Holds a host's next fetch back until at least `at`, and returns when
+/// it may be: pages fetched concurrently commit in any order, and one
+/// that came back after a 429 must not have its back-off cut short by
+/// another page's commit a moment later.
+fn hold_until(host: &mut crate::schema::HostRecord, at: u64) -> u64 {
+    host.next_fetch_ms = host.next_fetch_ms.max(at);
+    host.next_fetch_ms
 }
