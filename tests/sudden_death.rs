@@ -18,9 +18,16 @@ use common::Fixture;
 use trawl::site::Response;
 use trawl::store::Store;
 
-const PAGES: usize = 3000;
+/// Pages of the fixture web: enough for the crawl to outlast the kills.
+fn pages_for(kills: u64) -> usize {
+    (kills as usize * 150).max(3000)
+}
 
-fn site(path: &str) -> Response {
+fn site(pages: usize) -> impl Fn(&str) -> Response + Send + Sync + 'static {
+    move |path: &str| page(pages, path)
+}
+
+fn page(pages: usize, path: &str) -> Response {
     if path == "/robots.txt" {
         return Response::status(404);
     }
@@ -28,11 +35,11 @@ fn site(path: &str) -> Response {
     let links: Vec<String> = [
         2 * i + 1,
         2 * i + 2,
-        (i * 7 + 3) % PAGES,
-        (i * 31 + 11) % PAGES,
+        (i * 7 + 3) % pages,
+        (i * 31 + 11) % pages,
     ]
     .iter()
-    .filter(|&&j| j < PAGES)
+    .filter(|&&j| j < pages)
     .map(|j| format!("<a href=\"/p/{j}\">p{j}</a>"))
     .collect();
     // Slow enough that twenty kills land before the crawl is done.
@@ -79,7 +86,8 @@ async fn twenty_random_kills_lose_nothing() {
     let seed_value = env_u64("TRAWL_KILL_SEED", 0x5eed_1234_abcd);
     eprintln!("sudden death: {kills} kills, TRAWL_KILL_SEED={seed_value}");
     let mut rng = Rng(seed_value | 1);
-    let f = Fixture::start(site).await;
+    let pages = pages_for(kills);
+    let f = Fixture::start(site(pages)).await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let seed = f.url("/p/0");
@@ -144,7 +152,7 @@ async fn twenty_random_kills_lose_nothing() {
     assert!(problems.is_empty(), "{problems:#?}");
     let c = store.counters().unwrap();
     let crash_loops = c.failed.get("crash-loop").copied().unwrap_or(0);
-    assert_eq!(c.fetched + crash_loops, PAGES as u64, "{c:?}");
+    assert_eq!(c.fetched + crash_loops, pages as u64, "{c:?}");
     // Every URL fetched once, but for those in flight at a kill: between
     // two requests of one URL there is always a kill.
     let origin = f.hits().first().map(|h| h.at).unwrap();
@@ -152,7 +160,7 @@ async fn twenty_random_kills_lose_nothing() {
     for h in f.hits().into_iter().filter(|h| h.path != "/robots.txt") {
         times.entry(h.path).or_default().push(h.at);
     }
-    assert_eq!(times.len(), PAGES, "every page requested");
+    assert_eq!(times.len(), pages, "every page requested");
     let mut refetched = 0;
     let slack = Duration::from_millis(20);
     for (path, ts) in &times {
@@ -193,7 +201,7 @@ fn mount_tmpfs(dir: &std::path::Path, mb: u32) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_stops_the_crawl_with_one_line_and_a_consistent_db() {
-    let f = Fixture::start(site).await;
+    let f = Fixture::start(site(3000)).await;
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("disk");
     std::fs::create_dir(&mnt).unwrap();
