@@ -178,3 +178,42 @@ async fn a_suspect_no_longer_queued_is_forgotten() {
     let store = Store::open(&db).unwrap();
     assert_eq!(store.scan(CF_INFLIGHT, &[]).count(), 0);
 }
+
+#[test]
+fn quitting_clears_marks_but_keeps_suspects() {
+    use trawl::schema::{CF_INFLIGHT, InFlightRecord, Versioned};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("db")).unwrap();
+    let rows = [
+        ("/fresh", 0, true),
+        ("/suspect-marked", 1, true),
+        ("/suspect-waiting", 1, false),
+    ];
+    let mut b = store.batch();
+    for (p, deaths, in_flight) in rows {
+        let rec = InFlightRecord {
+            frontier_key: vec![0; 32],
+            deaths,
+            in_flight,
+        };
+        b.put(
+            CF_INFLIGHT,
+            &id(&format!("http://a.test{p}")).to_bytes(),
+            &rec,
+        );
+    }
+    b.write().unwrap();
+    // A second Ctrl-C, or an engine error: quitting is not a crash.
+    trawl::crawl::forget_in_flight(&store).unwrap();
+    let left = |p: &str| {
+        store
+            .get_raw(CF_INFLIGHT, &id(&format!("http://a.test{p}")).to_bytes())
+            .unwrap()
+            .map(|v| InFlightRecord::decode(&v).unwrap())
+    };
+    assert!(left("/fresh").is_none());
+    for p in ["/suspect-marked", "/suspect-waiting"] {
+        let rec = left(p).unwrap_or_else(|| panic!("{p} kept"));
+        assert_eq!((rec.deaths, rec.in_flight), (1, false), "{p}");
+    }
+}

@@ -536,12 +536,24 @@ fn a_db_is_created_in_an_empty_directory_and_over_a_killed_creation() {
     let store = Store::open(&killed).expect("a killed creation is cleared");
     assert!(has_schema(&store));
     drop(store);
-    // Anything else without CURRENT is not ours to clear.
-    let other = dir.path().join("other");
-    std::fs::create_dir(&other).unwrap();
-    std::fs::write(other.join("LOCK"), b"").unwrap();
-    std::fs::write(other.join("notes.txt"), b"mine").unwrap();
-    let err = Store::open(&other).err().expect("refused").to_string();
-    assert!(err.contains("non-empty directory"), "{err}");
-    assert!(other.join("notes.txt").exists());
+    // Anything else without CURRENT is not ours to clear: a user's file
+    // beside RocksDB's names (`trawl crawl --db . > crawl.log` makes the
+    // log first), or RocksDB-like names without the LOCK a creation
+    // starts with.
+    for (name, files) in [
+        ("notes", &["LOCK", "notes.txt"][..]),
+        ("shell-log", &["LOCK", "crawl.log"][..]),
+        ("no-lock", &["000005.log", "LOG"][..]),
+    ] {
+        let other = dir.path().join(name);
+        std::fs::create_dir(&other).unwrap();
+        for f in files {
+            std::fs::write(other.join(f), b"mine").unwrap();
+        }
+        let err = Store::open(&other).err().expect("refused").to_string();
+        assert!(err.contains("non-empty directory"), "{name}: {err}");
+        for f in files {
+            assert!(other.join(f).exists(), "{name}: {f} kept");
+        }
+    }
 }

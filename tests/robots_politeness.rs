@@ -400,3 +400,30 @@ async fn a_large_robots_txt_is_stored_once_apart_from_the_host_row() {
         .unwrap();
     assert_eq!(moved.body, b"User-agent: *\nDisallow: /private\n");
 }
+
+/// A host's stored next fetch time far in the future (a clock that went
+/// back, a db from another machine) holds it no longer than the longest
+/// wait trawl itself would set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_next_fetch_past_any_wait_does_not_hold_a_resumed_host() {
+    use trawl::schema::{CF_HOSTS, HostRecord, Versioned};
+    let f = Fixture::start(site(Response::status(404))).await;
+    let db = Db::new();
+    let mut s = fast();
+    s.max_pages = Some(1);
+    db.crawl(s, &[f.url("/")]).await;
+    let rows: Vec<_> = db.store.scan(CF_HOSTS, &[]).map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 1);
+    let mut b = db.store.batch();
+    for (k, v) in rows {
+        let mut rec = HostRecord::decode(&v).unwrap();
+        rec.next_fetch_ms = trawl::model::now_ms() + 86_400_000;
+        b.put(CF_HOSTS, &k, &rec);
+    }
+    b.write().unwrap();
+    let mut s = fast();
+    s.max_backoff = Duration::from_secs(1);
+    // Db::crawl fails the test if the crawl is not over within 60 s.
+    db.crawl(s, &[f.url("/")]).await;
+    assert_eq!(f.count("/a"), 1);
+}

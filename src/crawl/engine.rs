@@ -258,7 +258,7 @@ impl Engine {
     /// The host's in-memory state, loaded from `hosts` on first use.
     pub(super) fn host(&mut self, id: HostId, origin: &str) -> Result<&mut HostState, StoreError> {
         if !self.hosts.contains_key(&id) {
-            let (record, robots_unsaved) =
+            let (mut record, robots_unsaved) =
                 self.store.host_and_robots_place(id)?.unwrap_or_else(|| {
                     let fresh = HostRecord {
                         origin: origin.to_string(),
@@ -266,6 +266,15 @@ impl Engine {
                     };
                     (fresh, false)
                 });
+            // A stored next fetch past any wait we set (a clock that went
+            // back, a db from another machine) must not hold the host.
+            let longest = self
+                .settings
+                .max_backoff
+                .max(self.settings.delay)
+                .as_millis() as u64;
+            let longest = longest.max(record.crawl_delay_ms.unwrap_or(0));
+            record.next_fetch_ms = record.next_fetch_ms.min(model::now_ms() + longest);
             let rules = record
                 .robots
                 .as_ref()

@@ -42,14 +42,18 @@ impl Engine {
         self.marks.unmarked(id);
     }
 
-    /// Clears the marks of fetches a clean stop abandoned.
+    /// Clears the marks of fetches a clean stop abandoned (a suspect
+    /// keeps its deaths).
     pub(super) fn unmark_in_flight(&mut self, ids: &[UrlId]) -> Result<(), StoreError> {
         if ids.is_empty() {
             return Ok(());
         }
         let mut b = self.store.batch();
         for id in ids {
-            b.delete(CF_INFLIGHT, &id.to_bytes());
+            let key = id.to_bytes();
+            if let Some(rec) = self.store.get::<InFlightRecord>(CF_INFLIGHT, &key)? {
+                abandon(&mut b, &key, rec);
+            }
         }
         b.write()
     }
@@ -136,9 +140,26 @@ pub fn forget_in_flight(store: &Store) -> Result<(), StoreError> {
     let mut b = store.batch();
     for row in store.scan(CF_INFLIGHT, &[]) {
         let (k, v) = row?;
-        if InFlightRecord::decode(&v).is_ok_and(|r| r.in_flight) {
-            b.delete(CF_INFLIGHT, &k);
+        if let Ok(rec) = InFlightRecord::decode(&v) {
+            abandon(&mut b, &k, rec);
         }
     }
     b.write()
+}
+
+/// A fetch given up on purpose is no death: its mark goes, but a suspect
+/// of earlier deaths stays one (unmarked, with its count).
+fn abandon(b: &mut Batch<'_>, key: &[u8], rec: InFlightRecord) {
+    if !rec.in_flight {
+        return;
+    }
+    if rec.deaths == 0 {
+        b.delete(CF_INFLIGHT, key);
+    } else {
+        let suspect = InFlightRecord {
+            in_flight: false,
+            ..rec
+        };
+        b.put(CF_INFLIGHT, key, &suspect);
+    }
 }

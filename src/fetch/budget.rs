@@ -31,6 +31,9 @@ struct State {
     next_id: u64,
     /// The ticket allowed to grow past the limit, if one is.
     overdraft: Option<u64>,
+    /// That ticket is still reading its body (it has not settled): no
+    /// other may take the overdraft from it midway.
+    overdraft_reading: bool,
     /// Largest `used` seen (for reports and tests).
     peak: usize,
 }
@@ -123,12 +126,17 @@ impl Ticket {
         };
         let fits = s.used + n <= s.limit;
         if !fits {
-            // Spent: only one ticket at a time may go on past the limit (a
-            // holder whose excess is gone, the budget back within it, no
-            // longer counts).
+            // Spent: only one ticket at a time may go on past the limit. A
+            // holder that has settled, with the budget back within its
+            // limit, no longer counts; one still reading keeps it.
             match s.overdraft {
-                Some(id) if id != self.id && s.used > s.limit => return false,
-                _ => s.overdraft = Some(self.id),
+                Some(id) if id != self.id && (s.overdraft_reading || s.used > s.limit) => {
+                    return false;
+                }
+                _ => {
+                    s.overdraft = Some(self.id);
+                    s.overdraft_reading = true;
+                }
             }
         }
         s.used += n;
@@ -145,17 +153,23 @@ impl Ticket {
         self.resize(total.saturating_sub(FREE_BYTES), false);
     }
 
+    /// Sets the counted size to `n` once reading is over (a settle, or
+    /// the drop when `dropping`).
     fn resize(&mut self, n: usize, dropping: bool) {
+        let mut released = n < self.held;
         if let Ok(mut s) = self.budget.state.lock() {
             s.used = s.used.saturating_sub(self.held) + n;
             s.peak = s.peak.max(s.used);
-            if s.overdraft == Some(self.id) && (dropping || s.used <= s.limit) {
-                s.overdraft = None;
+            if s.overdraft == Some(self.id) {
+                s.overdraft_reading = false;
+                if dropping || s.used <= s.limit {
+                    s.overdraft = None;
+                }
+                released = true;
             }
         }
-        let shrank = n < self.held;
         self.held = n;
-        if shrank {
+        if released {
             self.budget.released.notify_waiters();
         }
     }
@@ -206,8 +220,10 @@ mod tests {
                 .expect("released budget wakes the waiter");
         }
         assert_eq!(b.used(), 110);
-        // Still over nothing: `over` gave its overdraft up once within the
-        // limit; a body that settles while the budget is spent keeps it.
+        // `over` read to its end: settled within the limit, it gives the
+        // overdraft up; a body that settles while the budget is spent
+        // keeps it.
+        over.settle(FREE_BYTES + 10);
         let mut big = b.ticket();
         big.grow_to(FREE_BYTES + (2 << 20)).await;
         big.settle(FREE_BYTES + (3 << 19));
@@ -225,6 +241,35 @@ mod tests {
         drop((over, waiter, small));
         assert_eq!(b.used(), 0);
         assert_eq!(b.peak(), (2 << 20) + 110);
+    }
+
+    #[tokio::test]
+    async fn a_body_still_reading_keeps_the_overdraft() {
+        let b = ByteBudget::new(1000);
+        let mut small = b.ticket();
+        small.grow_to(FREE_BYTES + 900).await;
+        let mut reader = b.ticket();
+        reader.grow_to(FREE_BYTES + 500).await; // overdraws: 1400
+        drop(small); // back within the limit (500), the reader still reading
+        let mut other = b.ticket();
+        let wait = other.grow_to(FREE_BYTES + 800);
+        tokio::pin!(wait);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), &mut wait)
+                .await
+                .is_err(),
+            "the overdraft is not taken from a body midway"
+        );
+        // The reader goes on to its end without waiting.
+        tokio::time::timeout(Duration::from_secs(5), reader.grow_to(FREE_BYTES + 2000))
+            .await
+            .expect("the holder never waits");
+        reader.settle(FREE_BYTES + 2000);
+        drop(reader);
+        tokio::time::timeout(Duration::from_secs(5), wait)
+            .await
+            .expect("the next body goes once the reader is done");
+        assert_eq!(b.used(), 800);
     }
 
     #[tokio::test]

@@ -9,6 +9,7 @@
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::dns::CachingResolver;
 
@@ -113,10 +114,16 @@ pub struct NetGuard {
 #[derive(Default)]
 struct SeedAddrs {
     /// Seed host names not resolved yet (resolved at the first private
-    /// address the guard must judge).
-    pending: Vec<String>,
+    /// address the guard must judge), with when a name whose lookup
+    /// failed may be tried again.
+    pending: Vec<(String, Option<Instant>)>,
     addrs: HashSet<IpAddr>,
 }
+
+/// How long one seed name's lookup may hold up a check.
+const SEED_LOOKUP_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a seed name whose lookup failed is left before another try.
+const SEED_LOOKUP_RETRY: Duration = Duration::from_secs(60);
 
 impl NetGuard {
     /// Notes a seed's host (a name or an IP literal): the addresses it
@@ -130,7 +137,9 @@ impl NetGuard {
             Ok(ip) => {
                 s.addrs.insert(ip);
             }
-            Err(_) if !s.pending.iter().any(|h| h == host) => s.pending.push(host.to_string()),
+            Err(_) if !s.pending.iter().any(|(h, _)| h == host) => {
+                s.pending.push((host.to_string(), None))
+            }
             Err(_) => {}
         }
     }
@@ -155,31 +164,11 @@ impl NetGuard {
             AddrClass::Private(_) if allow_private => return Ok(()),
             AddrClass::Private(what) => what,
         };
-        {
-            let _gate = self.resolving.lock().await;
-            let pending = self
-                .seeds
-                .lock()
-                .map(|s| s.pending.clone())
-                .unwrap_or_default();
-            for host in pending {
-                // A name leaves the list only once resolved: one that fails
-                // (or a check dropped midway) is tried again next time.
-                let Ok(addrs) = resolver.resolve(&host).await else {
-                    continue;
-                };
-                if let Ok(mut s) = self.seeds.lock() {
-                    s.addrs.extend(addrs);
-                    s.pending.retain(|h| *h != host);
-                }
-            }
+        if self.is_seed_addr(ip) {
+            return Ok(());
         }
-        let seed = self
-            .seeds
-            .lock()
-            .map(|s| s.addrs.contains(&ip))
-            .unwrap_or(false);
-        if seed {
+        self.resolve_seed_names(resolver).await;
+        if self.is_seed_addr(ip) {
             return Ok(());
         }
         Err(Refusal {
@@ -187,6 +176,49 @@ impl NetGuard {
             what: format!("a {what} address"),
             hint: "; fetched only when a seed resolves to it, or with `set net.allow_private true`",
         })
+    }
+}
+
+impl NetGuard {
+    fn is_seed_addr(&self, ip: IpAddr) -> bool {
+        self.seeds.lock().is_ok_and(|s| s.addrs.contains(&ip))
+    }
+
+    /// Resolves the seed names not resolved yet, one check at a time (a
+    /// check made meanwhile waits for the whole set instead of judging
+    /// by part of it). A name leaves the list only once resolved; one
+    /// that fails or times out is tried again a minute later.
+    async fn resolve_seed_names(&self, resolver: &CachingResolver) {
+        let _gate = self.resolving.lock().await;
+        let now = Instant::now();
+        let due: Vec<String> = self.seeds.lock().map_or_else(
+            |_| Vec::new(),
+            |s| {
+                s.pending
+                    .iter()
+                    .filter(|(_, retry)| retry.is_none_or(|at| at <= now))
+                    .map(|(h, _)| h.clone())
+                    .collect()
+            },
+        );
+        for host in due {
+            let found = tokio::time::timeout(SEED_LOOKUP_TIMEOUT, resolver.resolve(&host)).await;
+            let Ok(mut s) = self.seeds.lock() else {
+                return;
+            };
+            match found {
+                Ok(Ok(addrs)) => {
+                    s.addrs.extend(addrs);
+                    s.pending.retain(|(h, _)| *h != host);
+                }
+                _ => {
+                    let retry = Instant::now() + SEED_LOOKUP_RETRY;
+                    for (_, at) in s.pending.iter_mut().filter(|(h, _)| *h == host) {
+                        *at = Some(retry);
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -200,7 +200,12 @@ fn check_existing(path: &Path) -> Result<Found> {
         if files.is_empty() {
             return Ok(Found::Nothing(Place::EmptyDir));
         }
-        if files.iter().all(|e| is_bootstrap_file(&e.file_name())) {
+        let names: Vec<_> = files.iter().map(|e| e.file_name()).collect();
+        if names.iter().any(|n| n == "LOCK") && names.iter().all(|n| is_bootstrap_file(n)) {
+            if lock_is_held(&path.join("LOCK")) {
+                // Another process is creating it right now.
+                return Err(StoreError::Locked(path.into()));
+            }
             return Ok(Found::Nothing(Place::Killed(
                 files.iter().map(|e| e.path()).collect(),
             )));
@@ -220,17 +225,51 @@ fn check_existing(path: &Path) -> Result<Found> {
     Ok(Found::Trawl)
 }
 
-/// A file RocksDB writes before `CURRENT` when it creates a db; one
-/// without `CURRENT` holds no data (table and blob files are written
-/// later, and would make us refuse).
+/// A file RocksDB writes before `CURRENT` when it creates a db (`LOCK`
+/// first, always), by its exact name pattern; a directory without
+/// `CURRENT` that holds only these holds no data (table and blob files
+/// come later, and would make us refuse), while a user's `crawl.log` or
+/// notes do not match and are never cleared.
 fn is_bootstrap_file(name: &std::ffi::OsStr) -> bool {
-    let name = name.to_string_lossy();
-    ["LOCK", "IDENTITY", "LOG"].contains(&name.as_ref())
-        || ["LOG.old.", "MANIFEST-", "OPTIONS-"]
-            .iter()
-            .any(|p| name.starts_with(p))
-        || name.ends_with(".log")
-        || name.ends_with(".dbtmp")
+    let Some(name) = name.to_str() else {
+        return false;
+    };
+    let numbered = |prefix: &str, suffix: &str| {
+        name.strip_prefix(prefix)
+            .and_then(|n| n.strip_suffix(suffix))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    ["LOCK", "IDENTITY", "LOG"].contains(&name)
+        || numbered("LOG.old.", "")
+        || numbered("MANIFEST-", "")
+        || numbered("OPTIONS-", "")
+        || numbered("", ".log")
+        || numbered("", ".dbtmp")
+}
+
+/// Whether a process holds RocksDB's lock on `lock` (a POSIX record lock,
+/// as RocksDB takes it), without taking it.
+fn lock_is_held(lock: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let Ok(f) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(lock)
+        else {
+            return false;
+        };
+        // SAFETY: an all-zero flock is valid; F_GETLK fills in the struct.
+        let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+        fl.l_type = libc::F_WRLCK as libc::c_short;
+        fl.l_whence = libc::SEEK_SET as libc::c_short;
+        // SAFETY: a valid descriptor and a pointer to our struct.
+        let r = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETLK, &mut fl) };
+        return r == 0 && fl.l_type != libc::F_UNLCK as libc::c_short;
+    }
+    #[allow(unreachable_code)]
+    false
 }
 
 fn classify(path: &Path, e: rocksdb::Error) -> StoreError {
