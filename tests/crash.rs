@@ -45,12 +45,9 @@ fn crawl(db: &std::path::Path, seed: &str) -> std::process::Output {
         .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_panic_while_processing_a_page_fails_that_url_only() {
-    let f = Fixture::start(site("panic")).await;
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
-    let (d, seed) = (db.clone(), f.url("/"));
+/// A crawl that must end by itself, with success.
+async fn crawl_to_the_end(db: &std::path::Path, seed: String) {
+    let d = db.to_path_buf();
     let out = tokio::task::spawn_blocking(move || crawl(&d, &seed))
         .await
         .unwrap();
@@ -59,6 +56,14 @@ async fn a_panic_while_processing_a_page_fails_that_url_only() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_while_processing_a_page_fails_that_url_only() {
+    let f = Fixture::start(site("panic")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    crawl_to_the_end(&db, f.url("/")).await;
     let store = Arc::new(Store::open(&db).unwrap());
     for p in ["/marked", "/big-marked"] {
         let url = f.url(p);
@@ -166,15 +171,7 @@ async fn a_suspect_no_longer_queued_is_forgotten() {
         b.put(CF_INFLIGHT, &gone.to_bytes(), &suspect);
         b.write().unwrap();
     }
-    let (d, seed) = (db.clone(), f.url("/"));
-    let out = tokio::task::spawn_blocking(move || crawl(&d, &seed))
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crawl_to_the_end(&db, f.url("/")).await;
     let store = Store::open(&db).unwrap();
     assert_eq!(store.scan(CF_INFLIGHT, &[]).count(), 0);
 }

@@ -221,6 +221,23 @@ async fn one_request_in_flight_per_host_by_default() {
     assert_eq!(max_seen.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
 
+/// `path` answered 429 with `Retry-After: 1` once, and was asked again
+/// no sooner.
+fn assert_asked_again_after_retry_after(f: &Fixture, path: &str) {
+    let asked: Vec<_> = f
+        .hits()
+        .into_iter()
+        .filter(|h| h.path == path)
+        .map(|h| h.at)
+        .collect();
+    assert_eq!(asked.len(), 2, "{path}");
+    assert!(
+        asked[1] - asked[0] >= Duration::from_millis(990),
+        "{path}: Retry-After: 1 honoured after {:?}",
+        asked[1] - asked[0]
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn too_many_requests_backs_off_with_retry_after() {
     let calls = std::sync::atomic::AtomicUsize::new(0);
@@ -235,18 +252,7 @@ async fn too_many_requests_backs_off_with_retry_after() {
     .await;
     let db = Db::new();
     db.crawl(fast(), &[f.url("/")]).await;
-    let busy: Vec<_> = f
-        .hits()
-        .into_iter()
-        .filter(|h| h.path == "/busy")
-        .map(|h| h.at)
-        .collect();
-    assert_eq!(busy.len(), 2);
-    assert!(
-        busy[1] - busy[0] >= Duration::from_millis(990),
-        "Retry-After honoured: {:?}",
-        busy[1] - busy[0]
-    );
+    assert_asked_again_after_retry_after(&f, "/busy");
     assert_eq!(db.page(&f.url("/busy")).unwrap().status, 200);
 
     // A server that always answers 503 gets max_attempts tries, then the answer is stored.
@@ -290,18 +296,7 @@ async fn a_back_off_holds_while_other_pages_of_the_host_finish() {
     s.per_host = 16;
     s.concurrency = 2;
     db.crawl(s, &[f.url("/")]).await;
-    let hits = f.hits();
-    let busy: Vec<_> = hits
-        .iter()
-        .filter(|h| h.path == "/busy")
-        .map(|h| h.at)
-        .collect();
-    assert_eq!(busy.len(), 2);
-    assert!(
-        busy[1] - busy[0] >= Duration::from_millis(990),
-        "the back-off was cut to {:?}",
-        busy[1] - busy[0]
-    );
+    assert_asked_again_after_retry_after(&f, "/busy");
     assert_eq!(f.count("/slow-7"), 1);
 }
 
