@@ -37,25 +37,16 @@ fn site(what: &'static str) -> impl Fn(&str) -> Response + Send + Sync + 'static
     }
 }
 
-fn crawl(db: &std::path::Path, seed: &str) -> std::process::Output {
-    trawl_cmd(&["crawl", "--db", db.to_str().unwrap(), "--seed", seed])
-        .args(["--delay-ms", "0", "--concurrency", "1", "--per-host", "1"])
-        .env("TRAWL_TEST_CRASH_HOOK", "1")
-        .output()
-        .unwrap()
+fn crawl_cmd(db: &std::path::Path, seed: &str) -> std::process::Command {
+    let mut c = trawl_cmd(&["crawl", "--db", db.to_str().unwrap(), "--seed", seed]);
+    c.args(["--delay-ms", "0", "--concurrency", "1", "--per-host", "1"])
+        .env("TRAWL_TEST_CRASH_HOOK", "1");
+    c
 }
 
 /// A crawl that must end by itself, with success.
 async fn crawl_to_the_end(db: &std::path::Path, seed: String) {
-    let d = db.to_path_buf();
-    let out = tokio::task::spawn_blocking(move || crawl(&d, &seed))
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::run_ok(crawl_cmd(db, &seed)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -90,7 +81,7 @@ async fn crawl_through_deaths(what: &'static str) -> (Fixture, tempfile::TempDir
     let mut deaths = 0;
     loop {
         let (d, seed) = (db.clone(), f.url("/"));
-        let out = tokio::task::spawn_blocking(move || crawl(&d, &seed))
+        let out = tokio::task::spawn_blocking(move || crawl_cmd(&d, &seed).output().unwrap())
             .await
             .unwrap();
         if out.status.success() {

@@ -287,20 +287,10 @@ async fn https_with_a_self_signed_root() {
     let dir = tempfile::tempdir().unwrap();
     let ca = dir.path().join("ca.pem");
     std::fs::write(&ca, cert.cert.pem()).unwrap();
-    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(cert.signing_key.serialize_der().into());
-    let tls = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(vec![cert.cert.der().clone()], key)
-    .unwrap();
     let versions = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let v = versions.clone();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let server = trawl::site::Server::start_tls(
-        listener,
+    let server = common::tls_server(
+        &cert,
         trawl::site::handler(move |req| {
             v.lock().unwrap().push(req.version);
             async move {
@@ -311,9 +301,8 @@ async fn https_with_a_self_signed_root() {
                 }
             }
         }),
-        tls,
     )
-    .unwrap();
+    .await;
     let root = server.url("/").replace("127.0.0.1", "localhost");
 
     // Without the root the handshake fails: robots.txt is unreachable, so

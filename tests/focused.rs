@@ -374,23 +374,12 @@ async fn refilter_is_interruptible_and_keeps_work_done() {
     let mut s = s;
     s.filter.mode = Mode::Relevance;
     s.filter.relevance_keywords = vec![("zzqx".into(), 1.0)];
-    let run = |stop_at_first: bool| {
-        let (store, s) = (db.store.clone(), s.clone());
-        move || {
-            let mut calls = 0;
-            trawl::crawl::refilter(store, s, false, &mut |_, _| {
-                calls += 1;
-                !(stop_at_first && calls == 1)
-            })
-            .unwrap()
-        }
-    };
-    let r = tokio::task::spawn_blocking(run(true)).await.unwrap();
+    let r = common::refilter(db.store.clone(), s.clone(), true).await;
     assert!(r.interrupted, "{r:?}");
     assert!(r.pages > 0 && r.pages < total, "{} of {total}", r.pages);
     assert_eq!(r.changed, r.pages);
 
-    let r2 = tokio::task::spawn_blocking(run(false)).await.unwrap();
+    let r2 = common::refilter(db.store.clone(), s.clone(), false).await;
     assert!(!r2.interrupted);
     assert_eq!(r2.pages, total);
     assert_eq!(r2.before.get("relevance"), Some(&r.pages), "{r2:?}");
@@ -404,46 +393,19 @@ async fn shell_explains_verdicts_refilters_and_lists_runs() {
     let db = crawl(&site, Mode::DomainTopic).await;
     let store = db.store.clone();
     let other = site.url("www.other.com", "/");
-    let text = tokio::task::spawn_blocking(move || {
-        let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
-        struct W(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-        impl std::io::Write for W {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let mut sh =
-            trawl::shell::Shell::new(store, rt.handle().clone(), Box::new(W(buf.clone())), 0);
-        for cmd in [
-            format!("why {other}"),
-            "count pages where verdict = \"topic\"".to_string(),
-            "count pages where topic_score > 0.5".to_string(),
-            "set filter.mode domain+topic".to_string(),
-            "set topic.threshold 2".to_string(),
-            "refilter --dry-run".to_string(),
-            "runs".to_string(),
-            "runs compare 1 1".to_string(),
-        ] {
-            sh.execute(&cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
-        }
-        assert!(
-            sh.execute("runs compare 1 9")
-                .unwrap_err()
-                .contains("no run 9")
-        );
-        drop(sh);
-        String::from_utf8(buf.lock().unwrap().clone()).unwrap()
-    })
-    .await
-    .unwrap();
+    let cmds = vec![
+        format!("why {other}"),
+        "count pages where verdict = \"topic\"".to_string(),
+        "count pages where topic_score > 0.5".to_string(),
+        "set filter.mode domain+topic".to_string(),
+        "set topic.threshold 2".to_string(),
+        "refilter --dry-run".to_string(),
+        "runs".to_string(),
+        "runs compare 1 1".to_string(),
+    ];
+    let text = common::shell(store.clone(), cmds).await;
+    let e = common::shell_error(store, "runs compare 1 9".into()).await;
+    assert!(e.contains("no run 9"), "{e}");
     assert!(text.contains("its links are not followed: topic filter (domain fails; topic score 0.0000 ≤ threshold 0.5"), "{text}");
     let counts: Vec<&str> = text.lines().filter(|l| l.parse::<u64>().is_ok()).collect();
     assert_eq!(counts, ["2", "1"], "{text}");

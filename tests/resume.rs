@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::Fixture;
@@ -16,43 +16,11 @@ const PAGES: usize = 400;
 const CONCURRENCY: usize = 6;
 
 fn site(path: &str) -> Response {
-    if path == "/robots.txt" {
-        return Response::status(404);
-    }
-    let i: usize = path.trim_start_matches("/p/").parse().unwrap_or(0);
-    let links: Vec<String> = [
-        2 * i + 1,
-        2 * i + 2,
-        (i * 7 + 3) % PAGES,
-        (i * 13 + 5) % PAGES,
-    ]
-    .iter()
-    .filter(|&&j| j < PAGES)
-    .map(|j| format!("<a href=\"/p/{j}\">p{j}</a>"))
-    .collect();
-    Response::html(format!(
-        "<title>page {i}</title><p>body of page {i}</p>{}",
-        links.join(" ")
-    ))
-    .delayed(Duration::from_millis(3))
+    common::numbered_page(path, PAGES, (13, 5), Duration::from_millis(3))
 }
 
 fn crawl_cmd(db: &std::path::Path, seed: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_trawl"));
-    c.args(["crawl", "--db"])
-        .arg(db)
-        .args([
-            "--seed",
-            seed,
-            "--delay-ms",
-            "0",
-            "--per-host",
-            &CONCURRENCY.to_string(),
-        ])
-        .args(["--concurrency", &CONCURRENCY.to_string()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
+    common::crawl_cmd(db, seed, CONCURRENCY)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -80,14 +48,7 @@ async fn resume_after_sigkill_fetches_nothing_twice() {
     let before_kill = f.page_times().len();
     assert!(before_kill < PAGES, "killed mid-crawl");
 
-    let out = tokio::task::spawn_blocking(move || crawl_cmd(&db, &seed).output().unwrap())
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "resume failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::run_ok(crawl_cmd(&db, &seed)).await;
 
     let hits = f.hits();
     let mut per_path = std::collections::HashMap::<String, usize>::new();

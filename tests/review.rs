@@ -91,20 +91,9 @@ async fn an_interrupted_refilter_drops_its_urls_when_run_again() {
     let mut s = s;
     s.filter.mode = Mode::Relevance;
     s.filter.relevance_keywords = vec![("zzqx".into(), 1.0)];
-    let run = |stop_at_first: bool| {
-        let (store, s) = (db.store.clone(), s.clone());
-        move || {
-            let mut calls = 0;
-            trawl::crawl::refilter(store, s, false, &mut |_, _| {
-                calls += 1;
-                !(stop_at_first && calls == 1)
-            })
-            .unwrap()
-        }
-    };
-    let r = tokio::task::spawn_blocking(run(true)).await.unwrap();
+    let r = common::refilter(db.store.clone(), s.clone(), true).await;
     assert!(r.interrupted && r.dropped == 0, "{r:?}");
-    let r = tokio::task::spawn_blocking(run(false)).await.unwrap();
+    let r = common::refilter(db.store.clone(), s.clone(), false).await;
     assert!(!r.interrupted);
     assert_eq!(db.store.counters().unwrap().queued, 0, "{r:?}");
     assert_eq!(r.dropped, queued);
@@ -261,23 +250,12 @@ async fn config_save_writes_only_what_reads_back_and_keeps_other_files() {
     let v: serde_json::Value = serde_json::from_str(&read).unwrap();
     assert_eq!(v["value"], agent);
     // A file that is not a trawl config is kept unless --force.
-    let store = db.store.clone();
-    let o = other.clone();
-    let e = tokio::task::spawn_blocking(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let mut sh =
-            trawl::shell::Shell::new(store, rt.handle().clone(), Box::new(std::io::sink()), 0);
-        let e = sh
-            .execute(&format!("config save {}", o.display()))
-            .unwrap_err();
-        sh.execute(&format!("config save {} --force", o.display()))
-            .unwrap();
-        e
-    })
-    .await
-    .unwrap();
+    let e = common::shell_error(db.store.clone(), format!("config save {}", other.display())).await;
+    common::shell(
+        db.store.clone(),
+        vec![format!("config save {} --force", other.display())],
+    )
+    .await;
     assert!(
         e.contains("not a trawl config") && e.contains("--force"),
         "{e}"

@@ -28,37 +28,12 @@ fn site(pages: usize) -> impl Fn(&str) -> Response + Send + Sync + 'static {
 }
 
 fn page(pages: usize, path: &str) -> Response {
-    if path == "/robots.txt" {
-        return Response::status(404);
-    }
-    let i: usize = path.trim_start_matches("/p/").parse().unwrap_or(0);
-    let links: Vec<String> = [
-        2 * i + 1,
-        2 * i + 2,
-        (i * 7 + 3) % pages,
-        (i * 31 + 11) % pages,
-    ]
-    .iter()
-    .filter(|&&j| j < pages)
-    .map(|j| format!("<a href=\"/p/{j}\">p{j}</a>"))
-    .collect();
     // Slow enough that twenty kills land before the crawl is done.
-    Response::html(format!(
-        "<title>page {i}</title><p>body of page {i}</p>{}",
-        links.join(" ")
-    ))
-    .delayed(Duration::from_millis(20))
+    common::numbered_page(path, pages, (31, 11), Duration::from_millis(20))
 }
 
 fn crawl_cmd(db: &std::path::Path, seed: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_trawl"));
-    c.args(["crawl", "--db"])
-        .arg(db)
-        .args(["--seed", seed, "--delay-ms", "0", "--per-host", "16"])
-        .args(["--concurrency", "16"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    c
+    common::crawl_cmd(db, seed, 16)
 }
 
 /// A small seeded generator (xorshift), so a failing run can be replayed.
@@ -137,15 +112,7 @@ async fn twenty_random_kills_lose_nothing() {
         );
         k += 1;
     }
-    let (d, s) = (db.clone(), seed.clone());
-    let out = tokio::task::spawn_blocking(move || crawl_cmd(&d, &s).output().unwrap())
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::run_ok(crawl_cmd(&db, &seed)).await;
 
     let store = Store::open(&db).unwrap();
     let problems = trawl::crawl::audit(&store).unwrap();

@@ -287,7 +287,7 @@ impl Engine {
         b: &mut Batch<'_>,
         url: &CanonicalUrl,
     ) -> Result<Option<FilterReason>, StoreError> {
-        let limits = self.settings.traps.clone();
+        let limits = self.settings.traps;
         if let Some(r) = traps::shape_verdict(url, &limits) {
             return Ok(Some(r));
         }

@@ -9,7 +9,7 @@ use crate::schema::{CF_PATHS, FilterReason};
 use crate::store::{Batch, Store, StoreError};
 
 /// The limits; `None` turns one off.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TrapLimits {
     /// Path segments at most (`/a/b/c` has 3).
     pub max_path_depth: Option<u16>,
@@ -42,15 +42,19 @@ pub fn path_depth(url: &CanonicalUrl) -> usize {
 }
 
 /// The segment that appears most often in the path, and how often.
-pub fn most_repeated_segment(url: &CanonicalUrl) -> Option<(String, usize)> {
-    let mut counts: HashMap<&str, usize> = HashMap::new();
-    for s in segments(url) {
-        *counts.entry(s).or_default() += 1;
+pub fn most_repeated_segment(url: &CanonicalUrl) -> Option<(&str, usize)> {
+    // Sorted, equal segments are neighbours: one small Vec a new URL, no
+    // hashing (this runs for every URL queued).
+    let mut segs: Vec<&str> = segments(url).collect();
+    segs.sort_unstable();
+    let mut best: Option<(&str, usize)> = None;
+    for run in segs.chunk_by(|a, b| a == b) {
+        // The first of the longest runs: ties go to the smallest segment.
+        if best.is_none_or(|(_, n)| run.len() > n) {
+            best = Some((run[0], run.len()));
+        }
     }
-    counts
-        .into_iter()
-        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
-        .map(|(s, n)| (s.to_string(), n))
+    best
 }
 
 /// The shape limits (pure: the URL alone decides).
@@ -134,7 +138,7 @@ mod tests {
         assert_eq!(v("http://h/a/a/a"), Some(FilterReason::SegmentRepeats));
         assert_eq!(v("http://h//a//b//"), None, "empty segments do not count");
         let u = normalize("http://h/x/y/x/y/x").unwrap();
-        assert_eq!(most_repeated_segment(&u), Some(("x".to_string(), 3)));
+        assert_eq!(most_repeated_segment(&u), Some(("x", 3)));
         let off = TrapLimits {
             max_path_depth: None,
             max_segment_repeats: None,

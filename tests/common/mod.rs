@@ -149,11 +149,53 @@ pub fn chain(delay: Duration) -> impl Fn(&str) -> Response + Send + Sync + 'stat
     }
 }
 
+/// Page `path` (`/p/i`) of a web of `pages` numbered pages: links to its
+/// two children (`2i+1`, `2i+2`) and two cross links (`7i+3` and
+/// `cross.0·i+cross.1`, modulo `pages`), answered after `delay`; no
+/// robots.txt.
+pub fn numbered_page(path: &str, pages: usize, cross: (usize, usize), delay: Duration) -> Response {
+    if path == "/robots.txt" {
+        return Response::status(404);
+    }
+    let i: usize = path.trim_start_matches("/p/").parse().unwrap_or(0);
+    let links: Vec<String> = [
+        2 * i + 1,
+        2 * i + 2,
+        (i * 7 + 3) % pages,
+        (i * cross.0 + cross.1) % pages,
+    ]
+    .iter()
+    .filter(|&&j| j < pages)
+    .map(|j| format!("<a href=\"/p/{j}\">p{j}</a>"))
+    .collect();
+    Response::html(format!(
+        "<title>page {i}</title><p>body of page {i}</p>{}",
+        links.join(" ")
+    ))
+    .delayed(delay)
+}
+
+/// `trawl crawl` of `db` from `seed` with no delay and `concurrency`
+/// fetches (all may go to one host); stdout dropped, stderr kept.
+pub fn crawl_cmd(db: &std::path::Path, seed: &str, concurrency: usize) -> std::process::Command {
+    let n = concurrency.to_string();
+    let mut c = trawl_cmd(&["crawl", "--db"]);
+    c.arg(db)
+        .args(["--seed", seed, "--delay-ms", "0", "--per-host", &n])
+        .args(["--concurrency", &n])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    c
+}
+
 pub mod raw;
 
-/// Runs shell commands on `store` (on a thread of its own, as the shell
-/// blocks) and returns what they printed; a failing command panics.
-pub async fn shell(store: Arc<Store>, cmds: Vec<String>) -> String {
+/// Runs `f` on a shell over `store` (on a thread of its own, as the shell
+/// blocks); returns what it gave and what the shell printed.
+async fn with_shell<T: Send + 'static>(
+    store: Arc<Store>,
+    f: impl FnOnce(&mut trawl::shell::Shell) -> T + Send + 'static,
+) -> (T, String) {
     tokio::task::spawn_blocking(move || {
         let buf = Arc::new(Mutex::new(Vec::<u8>::new()));
         struct W(Arc<Mutex<Vec<u8>>>);
@@ -174,11 +216,50 @@ pub async fn shell(store: Arc<Store>, cmds: Vec<String>) -> String {
             .unwrap();
         let mut sh =
             trawl::shell::Shell::new(store, rt.handle().clone(), Box::new(W(buf.clone())), 0);
+        let out = f(&mut sh);
+        drop(sh);
+        (out, String::from_utf8(buf.lock().unwrap().clone()).unwrap())
+    })
+    .await
+    .unwrap()
+}
+
+/// Runs shell commands on `store` and returns what they printed; a
+/// failing command panics.
+pub async fn shell(store: Arc<Store>, cmds: Vec<String>) -> String {
+    with_shell(store, move |sh| {
         for cmd in &cmds {
             sh.execute(cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
         }
-        drop(sh);
-        String::from_utf8(buf.lock().unwrap().clone()).unwrap()
+    })
+    .await
+    .1
+}
+
+/// Runs one shell command on `store` that must fail; returns its error.
+pub async fn shell_error(store: Arc<Store>, cmd: String) -> String {
+    with_shell(store, move |sh| match sh.execute(&cmd) {
+        Ok(_) => panic!("{cmd} succeeded"),
+        Err(e) => e.to_string(),
+    })
+    .await
+    .0
+}
+
+/// A refilter of `store` under `s`, written (not a dry run), that stops
+/// at its first progress report when `stop_at_first` (as a Ctrl-C would).
+pub async fn refilter(
+    store: Arc<Store>,
+    s: CrawlSettings,
+    stop_at_first: bool,
+) -> trawl::crawl::RefilterReport {
+    tokio::task::spawn_blocking(move || {
+        let mut calls = 0;
+        crawl::refilter(store, s, false, &mut |_, _| {
+            calls += 1;
+            !(stop_at_first && calls == 1)
+        })
+        .unwrap()
     })
     .await
     .unwrap()
@@ -234,6 +315,21 @@ pub fn run_measured(mut cmd: std::process::Command) -> Measured {
 }
 
 /// `trawl` with `args`, as a command to run.
+/// Runs `cmd` to its end (off the runtime's threads) and asserts it
+/// succeeded; returns its output.
+pub async fn run_ok(mut cmd: std::process::Command) -> std::process::Output {
+    let shown = format!("{cmd:?}");
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{shown} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 pub fn trawl_cmd(args: &[&str]) -> std::process::Command {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"));
     c.args(args);
