@@ -309,13 +309,17 @@ fn cli_numbers_are_range_checked_and_bad_seeds_skipped() {
     assert!(stderr(&o).contains("unknown setting"), "{}", stderr(&o));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_refused_seed_does_not_stop_the_others() {
-    let f = Fixture::start(|p: &str| match p {
+/// Every path a page without links; no robots.txt.
+fn ok_pages(path: &str) -> Response {
+    match path {
         "/robots.txt" => Response::status(404),
         _ => common::page("ok", &[]),
-    })
-    .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_refused_seed_does_not_stop_the_others() {
+    let f = Fixture::start(ok_pages).await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let long = format!("http://x.org/{}", "a".repeat(16 << 10));
@@ -410,11 +414,7 @@ async fn a_killed_runs_record_keeps_what_it_fetched() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_queued_url_that_no_longer_parses_is_labelled_invalid() {
-    let f = Fixture::start(|p: &str| match p {
-        "/robots.txt" => Response::status(404),
-        _ => common::page("ok", &[]),
-    })
-    .await;
+    let f = Fixture::start(ok_pages).await;
     let db = Db::new();
     // A frontier row as another version might have left it.
     let seed = trawl::model::normalize(&f.url("/")).unwrap();
