@@ -1,6 +1,7 @@
 //! The `trawl` command line: flag parsing, progress on stderr, the final
 //! summary on stdout. Errors end here as one line and a non-zero exit.
 
+mod flags;
 mod run;
 mod shell;
 
@@ -112,45 +113,12 @@ struct CrawlArgs {
 
 #[derive(Args)]
 struct CrawlOpts {
-    /// Follow links at most this many hops from a seed.
-    #[arg(long)]
-    depth: Option<u64>,
-    /// Stop when the database holds this many fetched pages.
-    #[arg(long)]
-    max_pages: Option<u64>,
-    /// Milliseconds between requests to one host (0 for local benchmarks).
-    #[arg(long, default_value_t = 1000)]
-    delay_ms: u64,
-    /// Requests in flight in total.
-    #[arg(long, default_value_t = 64)]
-    concurrency: u64,
-    /// Requests in flight per host.
-    #[arg(long, default_value_t = 1)]
-    per_host: u64,
-    /// Links taken from one page at most; the rest are counted and dropped.
-    #[arg(long, default_value_t = crate::parse::DEFAULT_MAX_LINKS as u64)]
-    max_outlinks: u64,
-    /// Which hosts to enter: host (the seeds' hosts), domain (their registrable domains), any.
-    #[arg(long, default_value = "host")]
-    scope: String,
-    /// User-Agent header; its first token is matched against robots.txt groups.
-    #[arg(long)]
-    user_agent: Option<String>,
-    /// Extra PEM root certificate(s) to trust for HTTPS.
-    #[arg(long)]
-    ca_file: Option<PathBuf>,
+    /// The flags that set a setting (flags.rs lists them).
+    #[command(flatten)]
+    flags: flags::SettingFlags,
     /// Answer HOST with ADDR instead of DNS (repeatable), e.g. www.example.org:127.0.0.1.
     #[arg(long = "resolve", value_parser = parse_resolve)]
     resolve: Vec<(String, std::net::IpAddr)>,
-    /// Cap on a response body, on the wire and decoded.
-    #[arg(long, default_value_t = 10 << 20)]
-    max_body_bytes: u64,
-    /// Seconds one fetch may take in total.
-    #[arg(long, default_value_t = 60)]
-    timeout_secs: u64,
-    /// Longest robots.txt Crawl-delay honoured, in seconds.
-    #[arg(long, default_value_t = 60)]
-    max_crawl_delay_secs: u64,
     /// Any shell setting, as KEY=VALUE (repeatable): `--set net.allow_private=true`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
@@ -171,59 +139,7 @@ impl CrawlOpts {
     /// range-checked table as the shell's `set`.
     fn settings(&self) -> anyhow::Result<CrawlSettings> {
         let mut s = CrawlSettings::default();
-        let opt = |v: Option<u64>| v.map(|n| n.to_string());
-        let flags = [
-            ("--depth", "crawl.depth", opt(self.depth)),
-            ("--max-pages", "crawl.max_pages", opt(self.max_pages)),
-            (
-                "--delay-ms",
-                "crawl.delay",
-                Some(format!("{}ms", self.delay_ms)),
-            ),
-            (
-                "--concurrency",
-                "crawl.concurrency",
-                Some(self.concurrency.to_string()),
-            ),
-            (
-                "--per-host",
-                "crawl.per_host",
-                Some(self.per_host.to_string()),
-            ),
-            (
-                "--max-outlinks",
-                "crawl.max_outlinks",
-                Some(self.max_outlinks.to_string()),
-            ),
-            ("--scope", "crawl.scope", Some(self.scope.clone())),
-            ("--user-agent", "fetch.user_agent", self.user_agent.clone()),
-            (
-                "--ca-file",
-                "fetch.ca_file",
-                self.ca_file.as_ref().map(|p| p.display().to_string()),
-            ),
-            (
-                "--max-body-bytes",
-                "fetch.max_body",
-                Some(self.max_body_bytes.to_string()),
-            ),
-            (
-                "--timeout-secs",
-                "fetch.timeout",
-                Some(format!("{}s", self.timeout_secs)),
-            ),
-            (
-                "--max-crawl-delay-secs",
-                "robots.max_crawl_delay",
-                Some(format!("{}s", self.max_crawl_delay_secs)),
-            ),
-        ];
-        for (flag, key, value) in flags {
-            let Some(value) = value else { continue };
-            let k = config::find(key).expect("every flag maps onto a setting");
-            k.set(&mut s, &value)
-                .map_err(|e| anyhow::anyhow!("{flag} {value}: {e}"))?;
-        }
+        self.flags.apply(&mut s).map_err(anyhow::Error::msg)?;
         for kv in &self.set {
             let (key, value) = kv
                 .split_once('=')

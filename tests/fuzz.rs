@@ -17,7 +17,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use trawl::fetch::Robots;
 use trawl::model::{self, MAX_URL_BYTES};
 use trawl::parse;
-use trawl::shell::{batch, expr, quote, split_words};
+use trawl::shell::{batch, expr, fields, quote, split_words};
 
 /// Runs `test` on inputs from `strategy` until the time budget is spent;
 /// returns the number of cases.
@@ -291,7 +291,7 @@ fn fuzz_command_and_crawlrc_parsing() {
 }
 
 fn expr_strategy() -> impl Strategy<Value = String> {
-    let field = prop::sample::select(expr::FIELDS.iter().map(|f| f.0).collect::<Vec<_>>());
+    let field = prop::sample::select(fields::FIELDS.iter().map(|f| f.name).collect::<Vec<_>>());
     let tok = prop_oneof![
         field.prop_map(str::to_string),
         "(=|!=|<|<=|>|>=|~)",
@@ -311,7 +311,7 @@ fn expr_strategy() -> impl Strategy<Value = String> {
 fn fuzz_pages_where_parsing() {
     fuzz("pages-where", expr_strategy(), |src| {
         if let Ok(q) = expr::parse_query(&src, 6) {
-            let get = |f: &str| match expr::FIELDS.iter().find(|x| x.0 == f).map(|x| x.1) {
+            let get = |f: &str| match fields::FIELDS.iter().find(|x| x.name == f).map(|x| x.ty) {
                 Some(expr::Type::Num) => expr::Val::Num(3.0),
                 Some(expr::Type::Bool) => expr::Val::Bool(true),
                 _ => expr::Val::Str("论文 x".into()),

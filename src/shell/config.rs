@@ -64,6 +64,25 @@ pub fn find(name: &str) -> Option<&'static Key> {
     KEYS.iter().find(|k| k.name == name)
 }
 
+/// The key called `name`, or a one-line error with the nearest name.
+pub fn find_or_suggest(name: &str) -> Result<&'static Key, String> {
+    find(name).ok_or_else(|| match nearest(name, KEYS.iter().map(|k| k.name)) {
+        Some(n) => format!("unknown setting {name:?}; did you mean {n}?"),
+        None => format!("unknown setting {name:?}; config lists them"),
+    })
+}
+
+/// Candidates for a key's value: its words, or `none`, or true/false.
+pub fn value_words(name: &str) -> Vec<String> {
+    let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+    match find(name).map(|k| k.kind) {
+        Some(Kind::Enum(vals)) => w(vals),
+        Some(Kind::Bool) => w(&["true", "false"]),
+        Some(Kind::OptInt { .. }) => w(&["none"]),
+        _ => Vec::new(),
+    }
+}
+
 impl Key {
     pub fn get(&self, s: &CrawlSettings) -> String {
         (self.get)(s)

@@ -6,34 +6,8 @@
 //!
 //! Errors name the column (1-based, in the whole command line) of the problem.
 
-/// The fields a page row has, with their types.
-pub const FIELDS: &[(&str, Type)] = &[
-    ("url", Type::Str),
-    ("host", Type::Str),
-    ("title", Type::Str),
-    ("content_type", Type::Str),
-    ("charset", Type::Str),
-    ("status", Type::Num),
-    ("depth", Type::Num),
-    ("size", Type::Num),
-    ("inlinks", Type::Num),
-    ("outlinks", Type::Num),
-    ("fetched_at", Type::Num),
-    ("age", Type::Num),
-    ("duplicate", Type::Bool),
-    ("truncated", Type::Bool),
-    ("noindex", Type::Bool),
-    ("topic_score", Type::Num),
-    ("relevance", Type::Num),
-    ("verdict", Type::Str),
-];
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Type {
-    Str,
-    Num,
-    Bool,
-}
+use super::fields::FIELDS;
+pub use super::fields::Type;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Lit {
@@ -363,18 +337,18 @@ impl Parser {
             return self.err("a field name");
         };
         let lower = w.to_ascii_lowercase();
-        match FIELDS.iter().find(|(f, _)| *f == lower) {
-            Some((f, t)) => {
+        match FIELDS.iter().find(|f| f.name == lower) {
+            Some(f) => {
                 self.pos += 1;
-                Ok((f, *t))
+                Ok((f.name, f.ty))
             }
             None => {
-                let hint = super::config::nearest(&lower, FIELDS.iter().map(|f| f.0))
+                let hint = super::config::nearest(&lower, FIELDS.iter().map(|f| f.name))
                     .map(|n| format!("; did you mean {n}?"))
                     .unwrap_or_else(|| {
                         format!(
                             "; fields: {}",
-                            FIELDS.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
+                            FIELDS.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
                         )
                     });
                 Err(format!("column {}: unknown field {w:?}{hint}", self.col()))

@@ -2,21 +2,24 @@
 //! batches. It reads RocksDB directly for queries and talks to a crawl
 //! running in the same process through its [`CrawlHandle`].
 //!
-//! Every user error is a one-line `Err(String)`; the shell goes on.
+//! Every user error is a one-line [`ShellError`]; the shell goes on.
 
 pub mod batch;
 pub mod commands;
 pub mod config;
-mod control;
+pub mod error;
 pub mod expr;
+pub mod fields;
+mod lookup;
 mod plan;
-mod query;
-mod rank;
 pub mod repl;
+pub(crate) mod reply;
 mod table;
-mod why;
 
+pub use error::ShellError;
 pub use table::terminal_width;
+
+use error::{Result, bail};
 
 use std::io::Write;
 use std::sync::Arc;
@@ -29,7 +32,7 @@ use crate::store::Store;
 /// A crawl started from this shell.
 struct Running {
     handle: CrawlHandle,
-    join: tokio::task::JoinHandle<Result<Summary, crate::crawl::CrawlError>>,
+    join: tokio::task::JoinHandle<std::result::Result<Summary, crate::crawl::CrawlError>>,
 }
 
 pub struct Shell {
@@ -137,7 +140,7 @@ impl Shell {
 
     /// Waits for a crawl started from this shell to end (for batches that
     /// start one and end without `crawl wait`).
-    pub fn finish_crawl(&mut self) -> Result<(), String> {
+    pub fn finish_crawl(&mut self) -> std::result::Result<(), String> {
         if self.crawl.is_some() {
             self.execute("crawl wait")
         } else {
@@ -195,7 +198,11 @@ impl Shell {
     }
 
     /// Runs one command line. Errors are one line, for the caller to show.
-    pub fn execute(&mut self, line: &str) -> Result<(), String> {
+    pub fn execute(&mut self, line: &str) -> std::result::Result<(), String> {
+        self.run_line(line).map_err(|e| e.to_string())
+    }
+
+    fn run_line(&mut self, line: &str) -> Result<()> {
         self.interrupt.store(false, Ordering::SeqCst);
         let started = std::time::Instant::now();
         let line = line.trim();
@@ -203,80 +210,31 @@ impl Shell {
             return Ok(());
         }
         self.reap();
-        self.store.catch_up().map_err(|e| e.to_string())?;
-        let mut words = split_words(line)?;
+        self.store.catch_up()?;
+        let words = split_words(line)?;
         let json = words.iter().any(|w| w == "--json");
-        words.retain(|w| w != "--json");
-        let Some(name) = words.first().cloned() else {
+        let mut words = words.iter().map(String::as_str).filter(|w| *w != "--json");
+        let Some(name) = words.next() else {
             return Ok(());
         };
-        let cmd = commands::find(&name).ok_or_else(|| commands::unknown(&name))?;
-        if cmd.writes
-            && self.store.is_read_only()
-            && !matches!(
-                (name.as_str(), words.get(1).map(String::as_str)),
-                ("seed", Some("list")) | ("crawl", Some("wait")) | ("domains", None)
-            )
-            && !(name == "domains" && words.get(2).is_some_and(|w| w == "list"))
-        {
-            return Err(format!(
-                "{name}: the database is attached read-only (--read-only); this command changes it"
-            ));
-        }
-        let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
-        let reply = match cmd.name {
-            "help" => Reply::text(commands::help(args.first().copied())?),
-            "quit" => {
-                self.quit = true;
-                Reply::none()
-            }
-            "source" => {
-                let [file] = args[..] else {
-                    return Err("usage: source FILE".into());
-                };
-                batch::run_file(self, std::path::Path::new(file), false)
-                    .map_err(|e| e.to_string())?;
-                Reply::none()
-            }
-            "seed" => self.cmd_seed(&args)?,
-            "set" => self.cmd_set(&args)?,
-            "domains" => self.cmd_domains(&args)?,
-            "get" => self.cmd_get(&args)?,
-            "config" => self.cmd_config(&args)?,
-            "crawl" => self.cmd_crawl(&args)?,
-            "status" => self.cmd_status()?,
-            "frontier" => self.cmd_frontier(&args)?,
-            "hosts" => self.cmd_hosts(&args)?,
-            "host" => self.cmd_host(&args)?,
-            "page" => self.cmd_page(&args)?,
-            "links" => self.cmd_links(&args)?,
-            "why" => self.cmd_why(&args)?,
-            "refilter" => self.cmd_refilter(&args)?,
-            "reindex" => self.cmd_reindex(&args)?,
-            "runs" => self.cmd_runs(&args)?,
-            "rank" => self.cmd_rank(&args)?,
-            "timing" => {
-                self.timing = match args[..] {
-                    ["on"] => true,
-                    ["off"] => false,
-                    [] => !self.timing,
-                    _ => return Err("usage: timing [on|off]".into()),
-                };
-                Reply::text(format!("timing {}", if self.timing { "on" } else { "off" }))
-            }
-            "pages" | "count" => {
-                // The expression is the raw text after the command words, so
-                // quoting survives and errors can point at a column.
-                let skip = if cmd.name == "count" { 2 } else { 1 };
-                if cmd.name == "count" && args.first() != Some(&"pages") {
-                    return Err("usage: count pages [where EXPR]".into());
-                }
-                let (rest, base) = rest_after_words(line, skip);
-                let rest = rest.replace("--json", "");
-                self.cmd_pages(&rest, base, cmd.name == "count", json)?
-            }
-            other => return Err(commands::unknown(other)),
+        let cmd = commands::find(name).ok_or_else(|| commands::unknown(name))?;
+        let call = commands::Call {
+            args: words.collect(),
+            line,
+            json,
         };
+        if !cmd.fits(call.args.len()) {
+            return Err(cmd.usage_error());
+        }
+        if cmd.writes(&call.args) && self.store.is_read_only() {
+            bail!(
+                "{name}: the database is attached read-only (--read-only); this command changes it"
+            );
+        }
+        let reply = (cmd.run)(self, &call).map_err(|e| match e {
+            ShellError::Usage => cmd.usage_error(),
+            e => e,
+        })?;
         let text = if json {
             serde_json::to_string_pretty(&reply.json).unwrap_or_default()
         } else {
@@ -293,7 +251,7 @@ impl Shell {
     }
 
     /// Saves the settings that differ from the defaults into the db.
-    fn persist_settings(&self) -> Result<(), String> {
+    fn persist_settings(&self) -> Result<()> {
         let defaults = CrawlSettings::default();
         let entries = config::KEYS
             .iter()
@@ -302,7 +260,7 @@ impl Shell {
             .collect();
         let mut b = self.store.batch();
         b.put(CF_META, meta_keys::CONFIG, &ConfigEntries { entries });
-        b.write().map_err(|e| e.to_string())
+        Ok(b.write()?)
     }
 }
 
@@ -315,40 +273,11 @@ impl Drop for Shell {
     }
 }
 
-/// What a command prints: text for people, JSON for `--json`.
-/// A store or codec error as the shell's one-line message.
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
-}
-
-pub(crate) struct Reply {
-    human: String,
-    json: serde_json::Value,
-}
-
-impl Reply {
-    fn none() -> Reply {
-        Reply {
-            human: String::new(),
-            json: serde_json::json!({"ok": true}),
-        }
-    }
-    fn text(t: String) -> Reply {
-        Reply {
-            json: serde_json::json!({ "message": t.trim_end() }),
-            human: t,
-        }
-    }
-    fn with(human: String, json: serde_json::Value) -> Reply {
-        Reply { human, json }
-    }
-}
-
 /// Splits a command line into words; quotes group; inside quotes a
 /// backslash escapes the next character, with `\n`, `\r`, `\t` and
 /// `\xHH` (a byte below 0x80) standing for the control characters
 /// [`quote`] writes that way.
-pub fn split_words(line: &str) -> Result<Vec<String>, String> {
+pub fn split_words(line: &str) -> std::result::Result<Vec<String>, String> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;
@@ -428,7 +357,7 @@ pub fn quote(v: &str) -> String {
 }
 
 /// The text after the first `n` words, and its column offset in `line`.
-fn rest_after_words(line: &str, n: usize) -> (String, usize) {
+pub(crate) fn rest_after_words(line: &str, n: usize) -> (String, usize) {
     let mut idx = 0;
     for _ in 0..n {
         let s = &line[idx..];

@@ -3,6 +3,7 @@
 //! range. The query still evaluates the whole filter on every candidate.
 
 use super::expr::{Expr, Lit, Op};
+use super::fields::{self, Index};
 use crate::schema::page_index;
 
 /// The `page_index` rows holding every page the filter can match.
@@ -22,32 +23,37 @@ pub fn index_scan(e: &Expr) -> Option<IndexScan> {
             (Some(p @ IndexScan::Prefix(_)), _) | (_, Some(p @ IndexScan::Prefix(_))) => Some(p),
             (a, b) => a.or(b),
         },
-        Expr::Cmp {
-            field: "host",
-            op: Op::Eq,
-            lit: Lit::Str(h),
-        } => Some(IndexScan::Prefix(page_index::host_prefix(h))),
-        Expr::Cmp {
-            field: "status",
-            op,
-            lit: Lit::Num(n),
-        } if n.is_finite() => {
-            // Statuses with lo <= s < hi, in u32 so the bounds cannot wrap.
-            let clamp = |x: f64| x.clamp(0.0, 65_536.0) as u32;
-            let (lo, hi) = match op {
-                Op::Eq if n.fract() == 0.0 => (clamp(*n), clamp(*n + 1.0)),
-                Op::Eq => (0, 0),
-                Op::Ge => (clamp(n.ceil()), 65_536),
-                Op::Gt => (clamp(n.floor() + 1.0), 65_536),
-                Op::Le => (0, clamp(n.floor() + 1.0)),
-                Op::Lt => (0, clamp(n.ceil())),
-                Op::Ne | Op::Contains => return None,
-            };
-            let (from, to) = page_index::status_range(lo, hi);
-            Some(IndexScan::Range(from, to))
-        }
+        Expr::Cmp { field, op, lit } => match (index_of(field)?, op, lit) {
+            (Index::Host, Op::Eq, Lit::Str(h)) => {
+                Some(IndexScan::Prefix(page_index::host_prefix(h)))
+            }
+            (Index::Status, op, Lit::Num(n)) if n.is_finite() => status_range(*op, *n),
+            _ => None,
+        },
         _ => None,
     }
+}
+
+/// The index that can answer terms on `field`, from the fields table.
+fn index_of(field: &str) -> Option<Index> {
+    fields::find(field)?.index
+}
+
+/// The statuses `status OP n` can match, as one key range.
+fn status_range(op: Op, n: f64) -> Option<IndexScan> {
+    // Statuses with lo <= s < hi, in u32 so the bounds cannot wrap.
+    let clamp = |x: f64| x.clamp(0.0, 65_536.0) as u32;
+    let (lo, hi) = match op {
+        Op::Eq if n.fract() == 0.0 => (clamp(n), clamp(n + 1.0)),
+        Op::Eq => (0, 0),
+        Op::Ge => (clamp(n.ceil()), 65_536),
+        Op::Gt => (clamp(n.floor() + 1.0), 65_536),
+        Op::Le => (0, clamp(n.floor() + 1.0)),
+        Op::Lt => (0, clamp(n.ceil())),
+        Op::Ne | Op::Contains => return None,
+    };
+    let (from, to) = page_index::status_range(lo, hi);
+    Some(IndexScan::Range(from, to))
 }
 
 #[cfg(test)]

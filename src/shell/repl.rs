@@ -14,15 +14,15 @@ use rustyline::hint::Hinter;
 use rustyline::validate::Validator;
 use rustyline::{Context, Editor, Helper};
 
-use super::{Shell, commands, config};
+use super::Shell;
+use super::commands::Known;
 use crate::schema::{CF_HOSTS, CF_URLS, HostRecord, Versioned};
 
 /// URLs offered for completion at most (read once, at start).
 const MAX_URLS: usize = 20_000;
 
 struct ShellHelper {
-    hosts: Vec<String>,
-    urls: Vec<String>,
+    known: Known,
 }
 
 impl ShellHelper {
@@ -44,40 +44,8 @@ impl ShellHelper {
             .filter_map(|r| r.ok())
             .map(|(_, v)| String::from_utf8_lossy(&v).into_owned())
             .collect();
-        ShellHelper { hosts, urls }
-    }
-
-    fn candidates(&self, words: &[&str]) -> Vec<String> {
-        let strs = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        match words {
-            [] => {
-                let mut v: Vec<String> = commands::COMMANDS
-                    .iter()
-                    .map(|c| c.name.to_string())
-                    .collect();
-                v.push("exit".into());
-                v
-            }
-            ["help"] => commands::COMMANDS
-                .iter()
-                .map(|c| c.name.to_string())
-                .collect(),
-            ["set" | "get"] => config::KEYS.iter().map(|k| k.name.to_string()).collect(),
-            ["set", key] => match config::find(key).map(|k| k.kind) {
-                Some(config::Kind::Enum(vals)) => strs(vals),
-                Some(config::Kind::Bool) => strs(&["true", "false"]),
-                Some(config::Kind::OptInt { .. }) => strs(&["none"]),
-                _ => vec![],
-            },
-            ["host"] | ["frontier", "host"] => self.hosts.clone(),
-            ["page" | "why"] | ["links", "from" | "to"] | ["seed", "remove"] => self.urls.clone(),
-            ["hosts", "top", _] => strs(&["by"]),
-            ["hosts", "top", _, "by"] => strs(&["pages", "errors", "queue"]),
-            ["pages"] | ["count", "pages"] => strs(&["where"]),
-            [cmd] => commands::find(cmd)
-                .map(|c| strs(c.subs))
-                .unwrap_or_default(),
-            _ => vec![],
+        ShellHelper {
+            known: Known { hosts, urls },
         }
     }
 }
@@ -96,7 +64,8 @@ impl Completer for ShellHelper {
         let word = &before[start..];
         let words: Vec<&str> = before[..start].split_whitespace().collect();
         let mut out: Vec<Pair> = self
-            .candidates(&words)
+            .known
+            .complete(&words)
             .into_iter()
             .filter(|c| c.starts_with(word))
             .take(200)
@@ -200,12 +169,14 @@ mod tests {
     #[test]
     fn completes_commands_subcommands_keys_values_hosts_and_urls() {
         let h = ShellHelper {
-            hosts: vec!["example.org".into(), "other.net:8080".into()],
-            urls: vec![
-                "http://example.org/a".into(),
-                "http://example.org/b".into(),
-                "http://z.org/".into(),
-            ],
+            known: Known {
+                hosts: vec!["example.org".into(), "other.net:8080".into()],
+                urls: vec![
+                    "http://example.org/a".into(),
+                    "http://example.org/b".into(),
+                    "http://z.org/".into(),
+                ],
+            },
         };
         assert_eq!(complete(&h, "sta"), vec!["status"]);
         assert_eq!(complete(&h, "crawl s"), vec!["start", "stop"]);

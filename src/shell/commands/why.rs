@@ -5,21 +5,38 @@
 
 use serde_json::json;
 
-use super::{Reply, Shell, err, table};
+use super::{Call, Command, no_detail, urls};
 use crate::crawl::traps;
 use crate::fetch::RobotsRules;
 use crate::model::{self, UrlId};
 use crate::schema::{
     CF_META, FailReason, FilterReason, LinkLimits, RobotsOutcome, SeenState, meta_keys,
 };
+use crate::shell::error::Result;
+use crate::shell::reply::Reply;
+use crate::shell::{Shell, table};
+
+pub const COMMAND: Command = Command {
+    name: "why",
+    usage: "why URL",
+    summary: "why a URL was fetched, queued, skipped or never seen",
+    examples: &["why https://example.org/private/"],
+    arity: (1, Some(1)),
+    subs: &[],
+    writes: false,
+    complete: urls,
+    detail: no_detail,
+    run,
+};
+
+fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+    sh.why(call.args[0])
+}
 
 impl Shell {
-    pub(super) fn cmd_why(&mut self, args: &[&str]) -> Result<Reply, String> {
-        let [url] = args else {
-            return Err("usage: why URL".into());
-        };
+    fn why(&mut self, url: &str) -> Result<Reply> {
         let u = self.url_arg(url)?;
-        let Some(seen) = self.store.seen(u.id()).map_err(err)? else {
+        let Some(seen) = self.store.seen(u.id())? else {
             let (state, t) = self.explain_unseen(&u)?;
             return Ok(Reply::with(
                 format!("{u}: {t}"),
@@ -29,7 +46,7 @@ impl Shell {
         let parent = match seen.parent {
             Some(p) => format!(
                 ", first linked from {}",
-                self.store.url(UrlId(p)).map_err(err)?.unwrap_or_default()
+                self.store.url(UrlId(p))?.unwrap_or_default()
             ),
             None if seen.depth == 0 => ", a seed".into(),
             None => String::new(),
@@ -43,8 +60,7 @@ impl Shell {
             SeenState::Failed(r) => {
                 let detail = self
                     .store
-                    .detail(u.id())
-                    .map_err(err)?
+                    .detail(u.id())?
                     .map(|d| format!(": {}", d.detail))
                     .unwrap_or_default();
                 let what = match r {
@@ -74,14 +90,14 @@ impl Shell {
 
     /// A URL with no `seen` row: never linked, or linked only by links the
     /// crawl did not follow (their rows say why).
-    fn explain_unseen(&self, u: &model::CanonicalUrl) -> Result<(&'static str, String), String> {
-        let Some((src, link)) = self.store.first_link_to(u.id()).map_err(err)? else {
+    fn explain_unseen(&self, u: &model::CanonicalUrl) -> Result<(&'static str, String)> {
+        let Some((src, link)) = self.store.first_link_to(u.id())? else {
             return Ok((
                 "unseen",
                 "never seen: no fetched page links to it and it is not a seed".into(),
             ));
         };
-        let from = self.store.url(src).map_err(err)?.unwrap_or_default();
+        let from = self.store.url(src)?.unwrap_or_default();
         let why = match link.verdict.as_str() {
             "nofollow" => "the link is rel=nofollow (crawl.follow_nofollow is false)".to_string(),
             "page:nofollow" => "the page says nofollow (meta robots or X-Robots-Tag)".to_string(),
@@ -110,13 +126,13 @@ impl Shell {
         status: u16,
         depth: u16,
         parent: &str,
-    ) -> Result<String, String> {
-        let page = self.store.page(u.id()).map_err(err)?;
+    ) -> Result<String> {
+        let page = self.store.page(u.id())?;
         let when = page
             .as_ref()
             .map(|p| table::time(p.fetched_ms))
             .unwrap_or_default();
-        let verdict = match self.store.doc(u.id()).map_err(err)? {
+        let verdict = match self.store.doc(u.id())? {
             Some(d) if !d.verdict.is_empty() && d.verdict != "keep" => format!(
                 "; its links are not followed: {} filter ({})",
                 d.verdict, d.verdict_detail
@@ -133,7 +149,7 @@ impl Shell {
                     .map(|(_, v)| v.clone());
                 match (&p.redirect_to, location) {
                     (Some(t), _) => {
-                        let fate = match self.store.seen(UrlId::of(t)).map_err(err)? {
+                        let fate = match self.store.seen(UrlId::of(t))? {
                             Some(s) => seen_word(s.state),
                             None => "not recorded".into(),
                         };
@@ -159,13 +175,12 @@ impl Shell {
         r: FilterReason,
         depth: u16,
         redirects: u8,
-    ) -> Result<String, String> {
-        let host = self.store.host(u.host_id()).map_err(err)?;
+    ) -> Result<String> {
+        let host = self.store.host(u.host_id())?;
         // The limits the crawl judged by (kept in the db), not this shell's.
         let limits = self
             .store
-            .get::<LinkLimits>(CF_META, meta_keys::LINK_LIMITS)
-            .map_err(err)?
+            .get::<LinkLimits>(CF_META, meta_keys::LINK_LIMITS)?
             .unwrap_or_else(|| self.settings.link_limits());
         Ok(match r {
             FilterReason::Robots => {
@@ -196,7 +211,7 @@ impl Shell {
             FilterReason::Scope => format!(
                 "outside the crawl's scope (crawl.scope = {}; seeds: {})",
                 limits.scope,
-                self.store.seeds().map_err(err)?.urls.join(" ")
+                self.store.seeds()?.urls.join(" ")
             ),
             FilterReason::Depth => format!(
                 "depth {depth} is over crawl.depth = {}",
@@ -245,8 +260,8 @@ impl Shell {
     }
 
     /// The verdict stored on the first link that led to `u`, as `: detail`.
-    fn link_verdict_into(&self, u: &model::CanonicalUrl) -> Result<String, String> {
-        Ok(match self.store.first_link_to(u.id()).map_err(err)? {
+    fn link_verdict_into(&self, u: &model::CanonicalUrl) -> Result<String> {
+        Ok(match self.store.first_link_to(u.id())? {
             Some((_, l)) => format!(" ({} link: {})", l.link_type, l.verdict_detail),
             None => String::new(),
         })
@@ -264,5 +279,20 @@ fn seen_word(state: SeenState) -> String {
         SeenState::Fetched { status } => format!("fetched, {status}"),
         SeenState::Filtered(r) => format!("skipped: {}", r.name()),
         SeenState::Failed(r) => format!("failed: {}", r.name()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_shell::TestShell;
+
+    #[test]
+    fn explains_a_seed_and_an_unseen_url() {
+        let mut t = TestShell::crawled(2);
+        let seed = t.seed();
+        assert!(t.ok(&format!("why {seed}")).contains("a seed"));
+        let out = t.ok("why http://a.invalid/x");
+        assert!(out.starts_with("http://a.invalid/x: "), "{out}");
+        assert!(t.err("why not-a-url").contains("not-a-url"));
     }
 }

@@ -6,55 +6,83 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::{Reply, Shell, err, table};
+use super::{Call, Command, Sub, no_detail, nothing};
 use crate::graph::{GraphBuilder, LinkGraph, pagerank};
 use crate::model::UrlId;
 use crate::schema::{CF_INLINKS, CF_SEEN, LinkKey, SeenRecord, SeenState, Versioned};
+use crate::shell::error::{Result, ShellError, bail};
+use crate::shell::reply::Reply;
+use crate::shell::{Shell, table};
 
-const USAGE: &str = "usage: rank pagerank [top N] [--damping D] [--iterations N]";
+pub const COMMAND: Command = Command {
+    name: "rank",
+    usage: "rank pagerank [top N] [--damping D] [--iterations N]",
+    summary: "PageRank over the stored link graph (fetched pages and every URL they link to), computed in memory; the N best (20)",
+    examples: &["rank pagerank", "rank pagerank top 50 --damping 0.9"],
+    arity: (1, Some(7)),
+    subs: &[Sub {
+        words: "pagerank",
+        writes: false,
+    }],
+    writes: false,
+    complete: nothing,
+    detail: no_detail,
+    run,
+};
 
 /// Rows read between checks for Ctrl-C and progress redraws.
 const CHECK_EVERY: u64 = 1 << 16;
 
-impl Shell {
-    pub(super) fn cmd_rank(&mut self, args: &[&str]) -> Result<Reply, String> {
-        let Some((&"pagerank", options)) = args.split_first() else {
-            return Err(USAGE.into());
-        };
-        let mut top = 20usize;
-        let mut params = pagerank::Params::default();
-        let mut words = options.iter();
-        while let Some(w) = words.next() {
-            let v = words
-                .next()
-                .ok_or_else(|| format!("{w} needs a value; {USAGE}"))?;
-            match *w {
-                "top" => {
-                    top = v
-                        .parse()
-                        .ok()
-                        .filter(|n| *n > 0)
-                        .ok_or_else(|| format!("top {v}: expected a whole number ≥ 1"))?
-                }
-                "--damping" => {
-                    params.damping = v
-                        .parse()
-                        .ok()
-                        .filter(|d| (0.0..1.0).contains(d))
-                        .ok_or_else(|| {
-                            format!("--damping {v}: expected a number from 0 to below 1, e.g. 0.85")
-                        })?
-                }
-                "--iterations" => {
-                    params.max_iterations =
-                        v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                            format!("--iterations {v}: expected a whole number ≥ 1")
-                        })?
-                }
-                _ => return Err(format!("{w}: unknown option; {USAGE}")),
-            }
-        }
+fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+    let Some((&"pagerank", options)) = call.args.split_first() else {
+        return Err(ShellError::Usage);
+    };
+    let (top, params) = options_of(options)?;
+    sh.rank_pagerank(top, &params)
+}
 
+/// `top N`, `--damping D` and `--iterations N`, each checked.
+fn options_of(options: &[&str]) -> Result<(usize, pagerank::Params)> {
+    let usage = COMMAND.usage;
+    let mut top = 20usize;
+    let mut params = pagerank::Params::default();
+    let mut words = options.iter();
+    while let Some(w) = words.next() {
+        let Some(v) = words.next() else {
+            bail!("{w} needs a value; usage: {usage}");
+        };
+        match *w {
+            "top" => {
+                top = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("top {v}: expected a whole number ≥ 1"))?
+            }
+            "--damping" => {
+                params.damping = v
+                    .parse()
+                    .ok()
+                    .filter(|d| (0.0..1.0).contains(d))
+                    .ok_or_else(|| {
+                        format!("--damping {v}: expected a number from 0 to below 1, e.g. 0.85")
+                    })?
+            }
+            "--iterations" => {
+                params.max_iterations = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("--iterations {v}: expected a whole number ≥ 1"))?
+            }
+            _ => bail!("{w}: unknown option; usage: {usage}"),
+        }
+    }
+    Ok((top, params))
+}
+
+impl Shell {
+    fn rank_pagerank(&mut self, top: usize, params: &pagerank::Params) -> Result<Reply> {
         let started = Instant::now();
         let g = self.read_graph()?;
         let read = started.elapsed();
@@ -65,7 +93,7 @@ impl Shell {
             ));
         }
         let ranking = Instant::now();
-        let ranks = pagerank::pagerank(&g, &params, |i, residual| {
+        let ranks = pagerank::pagerank(&g, params, |i, residual| {
             self.progress(&format!("rank: iteration {i}, change {residual:.2e}"));
             !self.interrupted()
         });
@@ -126,12 +154,12 @@ impl Shell {
     }
 
     /// The graph of fetched pages and link targets, from `seen` and `inlinks`.
-    fn read_graph(&mut self) -> Result<LinkGraph, String> {
+    fn read_graph(&mut self) -> Result<LinkGraph> {
         let store = self.store.clone();
         let mut pages = Vec::new();
         let mut cur = store.cursor(CF_SEEN, &[]);
         let mut n = 0u64;
-        while let Some((k, v)) = cur.next_row().map_err(err)? {
+        while let Some((k, v)) = cur.next_row()? {
             n += 1;
             if n.is_multiple_of(CHECK_EVERY) {
                 self.check(&format!("rank: reading URLs: {}", table::thousands(n)))?;
@@ -145,7 +173,7 @@ impl Shell {
         let mut b = GraphBuilder::new(pages, expected);
         let mut cur = store.cursor(CF_INLINKS, &[]);
         let mut n = 0u64;
-        while let Some((k, _)) = cur.next_row().map_err(err)? {
+        while let Some((k, _)) = cur.next_row()? {
             n += 1;
             if n.is_multiple_of(CHECK_EVERY) {
                 self.check(&format!(
@@ -169,7 +197,7 @@ impl Shell {
     }
 
     /// Progress, and an error if Ctrl-C was pressed.
-    fn check(&mut self, line: &str) -> Result<(), String> {
+    fn check(&mut self, line: &str) -> Result<()> {
         self.progress(line);
         if self.interrupted() {
             self.progress_done();
@@ -180,17 +208,16 @@ impl Shell {
 
     /// URLs of graph nodes. A target that was never queued has no `urls`
     /// row; its URL is in the link row of a page linking to it.
-    fn node_urls(&self, g: &LinkGraph, nodes: &[u32]) -> Result<Vec<String>, String> {
+    fn node_urls(&self, g: &LinkGraph, nodes: &[u32]) -> Result<Vec<String>> {
         let ids: Vec<UrlId> = nodes.iter().map(|n| g.id(*n)).collect();
-        let urls = self.store.urls_many(&ids).map_err(err)?;
+        let urls = self.store.urls_many(&ids)?;
         let mut out = Vec::with_capacity(ids.len());
         for (id, url) in ids.iter().zip(urls) {
             let url = match url {
                 Some(u) => u,
                 None => self
                     .store
-                    .first_link_to(*id)
-                    .map_err(err)?
+                    .first_link_to(*id)?
                     .map(|(_, l)| l.dst_url)
                     .filter(|u| !u.is_empty())
                     .unwrap_or_else(|| id.to_string()),
@@ -198,5 +225,23 @@ impl Shell {
             out.push(url);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_shell::TestShell;
+
+    #[test]
+    fn ranks_the_demo_web_and_checks_options() {
+        let mut t = TestShell::crawled(2);
+        let out = t.ok("rank pagerank top 3");
+        assert!(out.starts_with("PageRank of "), "{out}");
+        assert_eq!(out.lines().count(), 5, "{out}");
+        assert!(
+            t.err("rank pagerank --damping 2")
+                .contains("--damping 2: expected")
+        );
+        assert!(t.err("rank hits").starts_with("usage: rank pagerank"));
     }
 }

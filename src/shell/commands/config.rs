@@ -1,0 +1,126 @@
+//! `config [save FILE [--force]]`: every setting with value, default and
+//! meaning; or the settings and seeds written as a `.crawlrc`.
+
+use std::path::Path;
+
+use super::{Call, Command, Sub, no_detail, nothing};
+use crate::shell::config::KEYS;
+use crate::shell::error::{Result, ShellError, bail};
+use crate::shell::reply::Reply;
+use crate::shell::{Shell, quote, table};
+
+pub const COMMAND: Command = Command {
+    name: "config",
+    usage: "config | config save FILE [--force]",
+    summary: "all settings with value, default and meaning; or write them as a .crawlrc (--force overwrites a file that is not one)",
+    examples: &["config", "config save job.crawlrc"],
+    arity: (0, Some(3)),
+    subs: &[Sub {
+        words: "save",
+        writes: false,
+    }],
+    writes: false,
+    complete: nothing,
+    detail: no_detail,
+    run,
+};
+
+/// The first line of every file `config save` writes; a file that starts
+/// otherwise is not overwritten without `--force`.
+const CONFIG_HEADER: &str =
+    "# trawl settings, written by `config save`; run with `source` or `trawl run`";
+
+fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+    match call.args[..] {
+        [] => Ok(list(sh)),
+        ["save", file] | ["save", file, "--force"] | ["save", "--force", file] => {
+            save(sh, file, call.args.contains(&"--force"))
+        }
+        _ => Err(ShellError::Usage),
+    }
+}
+
+fn list(sh: &Shell) -> Reply {
+    let rows: Vec<Vec<String>> = KEYS
+        .iter()
+        .map(|k| {
+            vec![
+                k.name.into(),
+                k.get(&sh.settings),
+                k.default_value(),
+                k.meaning.into(),
+            ]
+        })
+        .collect();
+    let json: Vec<_> = KEYS
+        .iter()
+        .map(|k| serde_json::json!({"key": k.name, "value": k.get(&sh.settings), "default": k.default_value(), "type": k.type_name(), "meaning": k.meaning}))
+        .collect();
+    Reply::with(
+        table::render(&["key", "value", "default", "meaning"], &rows, sh.width),
+        serde_json::json!(json),
+    )
+}
+
+fn save(sh: &Shell, file: &str, force: bool) -> Result<Reply> {
+    if !force
+        && let Some(first) = first_line(Path::new(file))
+        && first != CONFIG_HEADER
+    {
+        bail!(
+            "{file} exists and is not a trawl config (its first line is not the `config save` header); pass --force to overwrite it"
+        );
+    }
+    let mut text = format!("{CONFIG_HEADER}\n");
+    for k in KEYS {
+        let v = k.get(&sh.settings);
+        if v != k.default_value() {
+            text.push_str(&format!("set {} {}\n", k.name, quote(&v)));
+        }
+    }
+    for s in sh.store.seeds()?.urls {
+        text.push_str(&format!("seed add {}\n", quote(&s)));
+    }
+    std::fs::write(file, text).map_err(|e| format!("cannot write {file}: {e}"))?;
+    Ok(Reply::text(format!("settings and seeds written to {file}")))
+}
+
+/// The first line of `path`, if it is a file that can be read.
+fn first_line(path: &Path) -> Option<String> {
+    use std::io::BufRead;
+    let f = std::fs::File::open(path).ok()?;
+    let mut line = String::new();
+    // A file that is not text has no header either.
+    match std::io::BufReader::new(f).read_line(&mut line) {
+        Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_string()),
+        Err(_) => Some(String::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_shell::TestShell;
+
+    #[test]
+    fn lists_keys_and_saves_a_file_it_can_read_back() {
+        let mut t = TestShell::new();
+        assert!(t.ok("config").contains("crawl.delay"));
+        t.ok("set crawl.depth 4");
+        t.ok("seed add http://a.org/");
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("job.crawlrc");
+        t.ok(&format!("config save {}", f.display()));
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert!(
+            text.contains("set crawl.depth 4\nseed add http://a.org/\n"),
+            "{text}"
+        );
+        let other = dir.path().join("notes.txt");
+        std::fs::write(&other, "my notes\n").unwrap();
+        assert!(
+            t.err(&format!("config save {}", other.display()))
+                .contains("--force")
+        );
+        t.ok(&format!("config save {} --force", other.display()));
+    }
+}

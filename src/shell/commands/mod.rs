@@ -1,0 +1,311 @@
+//! The command table: one [`Command`] value per shell command, each in its
+//! own file beside this one with its handler, argument completer and unit
+//! test. Dispatch, `help`, completion, usage errors and the read-only check
+//! all read this table and nothing else.
+
+use super::Shell;
+use super::error::{Result, ShellError};
+use super::reply::Reply;
+
+mod config;
+mod count;
+mod crawl;
+mod domains;
+mod frontier;
+mod get;
+mod help;
+mod host;
+mod hosts;
+mod links;
+mod page;
+mod pages;
+mod quit;
+mod rank;
+mod refilter;
+mod reindex;
+mod runs;
+mod seed;
+mod set;
+mod source;
+mod status;
+mod timing;
+mod why;
+
+/// Every command, in the order `help` lists them.
+pub static COMMANDS: &[&Command] = &[
+    &help::COMMAND,
+    &seed::COMMAND,
+    &set::COMMAND,
+    &domains::COMMAND,
+    &get::COMMAND,
+    &config::COMMAND,
+    &crawl::COMMAND,
+    &status::COMMAND,
+    &timing::COMMAND,
+    &frontier::COMMAND,
+    &hosts::COMMAND,
+    &host::COMMAND,
+    &page::COMMAND,
+    &links::COMMAND,
+    &pages::COMMAND,
+    &count::COMMAND,
+    &rank::COMMAND,
+    &why::COMMAND,
+    &runs::COMMAND,
+    &refilter::COMMAND,
+    &reindex::COMMAND,
+    &source::COMMAND,
+    &quit::COMMAND,
+];
+
+pub struct Command {
+    pub name: &'static str,
+    pub usage: &'static str,
+    pub summary: &'static str,
+    pub examples: &'static [&'static str],
+    /// Words after the name: at least, and at most (None: no limit).
+    pub arity: (usize, Option<usize>),
+    pub subs: &'static [Sub],
+    /// Whether the command changes the db or the crawl when no entry of
+    /// `subs` matches (refused on a read-only attach).
+    pub writes: bool,
+    /// Candidates for the next argument after `args` (sub-command words
+    /// are offered from `subs` already).
+    pub complete: fn(&Known, &[&str]) -> Vec<String>,
+    /// What `help NAME` adds after the examples.
+    pub detail: fn() -> String,
+    pub run: fn(&mut Shell, &Call) -> Result<Reply>,
+}
+
+/// A sub-command: its words after the command name (`"key add"`) and
+/// whether it changes the db or the crawl.
+pub struct Sub {
+    pub words: &'static str,
+    pub writes: bool,
+}
+
+/// One call of a command.
+pub struct Call<'a> {
+    /// The words after the command's name, `--json` taken out.
+    pub args: Vec<&'a str>,
+    /// The whole line as typed (for commands that parse it themselves).
+    pub line: &'a str,
+    pub json: bool,
+}
+
+/// What completion can offer besides the tables: the db's hosts and URLs.
+#[derive(Default)]
+pub struct Known {
+    pub hosts: Vec<String>,
+    pub urls: Vec<String>,
+}
+
+/// A completer for commands whose arguments are not from a list.
+pub fn nothing(_: &Known, _: &[&str]) -> Vec<String> {
+    Vec::new()
+}
+
+/// A `detail` for commands with nothing more to say.
+pub fn no_detail() -> String {
+    String::new()
+}
+
+/// Owned strings from a list of words.
+pub fn words(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+pub fn find(name: &str) -> Option<&'static Command> {
+    let name = if name == "exit" { "quit" } else { name };
+    COMMANDS.iter().copied().find(|c| c.name == name)
+}
+
+/// One-line error for an unknown command, with the nearest name.
+pub fn unknown(name: &str) -> ShellError {
+    match super::config::nearest(name, COMMANDS.iter().map(|c| c.name)) {
+        Some(n) => format!("unknown command {name:?}; did you mean {n}? (help lists commands)"),
+        None => format!("unknown command {name:?}; help lists commands"),
+    }
+    .into()
+}
+
+impl Command {
+    /// Whether `n` argument words fit the command.
+    pub fn fits(&self, n: usize) -> bool {
+        n >= self.arity.0 && self.arity.1.is_none_or(|max| n <= max)
+    }
+
+    /// The error for a call that does not fit.
+    pub fn usage_error(&self) -> ShellError {
+        ShellError::Msg(format!("usage: {}", self.usage))
+    }
+
+    /// Whether this call changes the db or the crawl: the longest
+    /// sub-command its words start with decides, else the command.
+    pub fn writes(&self, args: &[&str]) -> bool {
+        self.subs
+            .iter()
+            .filter(|s| starts_with_words(args, s.words))
+            .max_by_key(|s| s.words.len())
+            .map_or(self.writes, |s| s.writes)
+    }
+
+    /// Candidates for the word after `args`.
+    pub fn candidates(&self, known: &Known, args: &[&str]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in self.subs {
+            let w: Vec<&str> = s.words.split(' ').collect();
+            if w.len() > args.len() && w[..args.len()] == *args {
+                let next = w[args.len()].to_string();
+                if !out.contains(&next) {
+                    out.push(next);
+                }
+            }
+        }
+        out.extend((self.complete)(known, args));
+        out
+    }
+
+    /// `help NAME`: usage, meaning, examples and detail.
+    pub fn help(&self) -> String {
+        let mut out = format!("{}\n  {}\n", self.usage, self.summary);
+        if !self.examples.is_empty() {
+            out.push_str("examples:\n");
+            for e in self.examples {
+                out.push_str(&format!("  {e}\n"));
+            }
+        }
+        out.push_str(&(self.detail)());
+        out
+    }
+}
+
+fn starts_with_words(args: &[&str], words: &str) -> bool {
+    let w: Vec<&str> = words.split(' ').collect();
+    args.len() >= w.len() && args[..w.len()] == *w
+}
+
+impl Known {
+    /// Candidates for the word after `words` (the words before the cursor).
+    pub fn complete(&self, words: &[&str]) -> Vec<String> {
+        complete(self, words)
+    }
+}
+
+/// Candidates for the word after `words` (the words before the cursor).
+pub fn complete(known: &Known, words: &[&str]) -> Vec<String> {
+    match words {
+        [] => {
+            let mut v: Vec<String> = COMMANDS.iter().map(|c| c.name.to_string()).collect();
+            v.push("exit".into());
+            v
+        }
+        [name, args @ ..] => find(name)
+            .map(|c| c.candidates(known, args))
+            .unwrap_or_default(),
+    }
+}
+
+/// Names of every command (the `help` completer).
+pub fn names(_: &Known, args: &[&str]) -> Vec<String> {
+    match args {
+        [] => COMMANDS.iter().map(|c| c.name.to_string()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Known URLs as the first argument.
+pub fn urls(known: &Known, args: &[&str]) -> Vec<String> {
+    match args {
+        [] => known.urls.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// Known hosts as the first argument.
+pub fn hosts(known: &Known, args: &[&str]) -> Vec<String> {
+    match args {
+        [] => known.hosts.clone(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_shell;
+
+#[cfg(test)]
+mod tests {
+    use super::test_shell::TestShell;
+    use super::*;
+
+    /// A call with the wrong number of words, or (for a command taking
+    /// any number) a word no form of it takes.
+    fn wrong_call(c: &Command) -> String {
+        match c.arity {
+            (min, _) if min > 0 => c.name.to_string(),
+            (_, Some(max)) => format!("{}{}", c.name, " extra".repeat(max + 1)),
+            _ => format!("{} zz", c.name),
+        }
+    }
+
+    #[test]
+    fn every_command_has_help_and_refuses_a_wrong_call_with_its_usage() {
+        let mut sh = TestShell::new();
+        for c in COMMANDS {
+            let help = sh.ok(&format!("help {}", c.name));
+            assert!(help.starts_with(c.usage), "help {}: {help}", c.name);
+            assert!(c.usage.starts_with(c.name), "{}: usage names it", c.name);
+            assert!(!c.summary.is_empty(), "{}", c.name);
+            let call = wrong_call(c);
+            let e = sh.err(&call);
+            if c.name == "pages" {
+                // An expression: its parser names the column.
+                assert!(e.starts_with("column 7:"), "{call}: {e}");
+            } else {
+                assert_eq!(e, format!("usage: {}", c.usage), "{call}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_example_runs_through_dispatch() {
+        // An example's command must exist, and its words must fit.
+        for c in COMMANDS {
+            for e in c.examples {
+                let w: Vec<&str> = e.split_whitespace().collect();
+                let ex = find(w[0]).unwrap_or_else(|| panic!("{e}: no command"));
+                let args: Vec<&str> = w[1..].iter().copied().filter(|w| *w != "--json").collect();
+                assert!(ex.fits(args.len()), "{e}: does not fit {}", ex.usage);
+            }
+        }
+    }
+
+    #[test]
+    fn sub_commands_say_whether_they_write() {
+        let c = |n| find(n).unwrap();
+        assert!(!c("seed").writes(&["list"]));
+        assert!(c("seed").writes(&["add", "http://a.org/"]));
+        assert!(!c("crawl").writes(&["wait"]));
+        assert!(c("crawl").writes(&["start"]));
+        assert!(!c("domains").writes(&[]));
+        assert!(!c("domains").writes(&["key", "list"]));
+        assert!(c("domains").writes(&["key", "add", "x"]));
+        assert!(!c("status").writes(&[]));
+    }
+
+    #[test]
+    fn completion_offers_names_subs_and_known_values() {
+        let k = Known {
+            hosts: vec!["a.org".into()],
+            urls: vec!["http://a.org/".into()],
+        };
+        assert!(complete(&k, &[]).contains(&"exit".to_string()));
+        assert_eq!(complete(&k, &["domains"]), vec!["key", "common"]);
+        assert_eq!(
+            complete(&k, &["domains", "key"]),
+            vec!["add", "remove", "list"]
+        );
+        assert_eq!(complete(&k, &["frontier", "host"]), vec!["a.org"]);
+        assert_eq!(complete(&k, &["why"]), vec!["http://a.org/"]);
+    }
+}

@@ -1,0 +1,203 @@
+//! `page URL [--raw]`: a stored page — status, headers, title, text, scores,
+//! links out and in; `--raw` prints the body as fetched (decoded to text).
+
+use serde_json::json;
+
+use super::{Call, Command, no_detail, urls};
+use crate::model::UrlId;
+use crate::schema::{DocRecord, LinkRecord, PageRecord};
+use crate::shell::error::{Result, ShellError};
+use crate::shell::reply::Reply;
+use crate::shell::{Shell, table};
+
+pub const COMMAND: Command = Command {
+    name: "page",
+    usage: "page URL [--raw]",
+    summary: "a stored page: status, headers, title, text, links in and out; --raw prints the body",
+    examples: &[
+        "page https://example.org/",
+        "page https://example.org/ --raw",
+    ],
+    arity: (1, Some(2)),
+    subs: &[],
+    writes: false,
+    complete: urls,
+    detail: no_detail,
+    run,
+};
+
+fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+    let (url, raw) = match call.args[..] {
+        [u] => (u, false),
+        [u, "--raw"] | ["--raw", u] => (u, true),
+        _ => return Err(ShellError::Usage),
+    };
+    let u = sh.url_arg(url)?;
+    let page = sh
+        .store
+        .page(u.id())?
+        .ok_or_else(|| format!("{u} has no stored page (why {u} says why)"))?;
+    let body = zstd::decode_all(&page.body_zstd[..])
+        .map_err(|e| format!("stored body unreadable: {e}"))?;
+    if raw {
+        let ct = Some(page.content_type.as_str()).filter(|c| !c.is_empty());
+        let text = if crate::parse::is_html(&page.content_type)
+            || page.content_type.starts_with("text/")
+        {
+            crate::parse::decode(&body, ct).text
+        } else {
+            String::from_utf8_lossy(&body).into_owned()
+        };
+        return Ok(Reply::with(
+            text.clone(),
+            json!({ "url": page.url, "body": text }),
+        ));
+    }
+    let doc = sh.store.doc(u.id())?;
+    let outs = sh.links_from(u.id(), 20)?;
+    let ins = sh.links_to(u.id(), 20)?;
+    let duplicate_of = match doc.as_ref().and_then(|d| d.duplicate_of) {
+        Some(dup) => Some(sh.store.url(UrlId(dup))?.unwrap_or_default()),
+        None => None,
+    };
+    let mut t = head(&page);
+    if let Some(d) = &doc {
+        t += &doc_lines(d, duplicate_of.as_deref());
+    }
+    let d = doc.unwrap_or_default();
+    t += &tail(&page, &d, &outs, &ins);
+    let j = page_json(&page, &d, &outs, &ins);
+    Ok(Reply::with(t.trim_end().to_string(), j))
+}
+
+/// URL, status, fetch, type, size and redirect.
+fn head(page: &PageRecord) -> String {
+    let mut t = format!(
+        "url           {}\nstatus        {} {}\n",
+        page.url, page.status, page.http_version
+    );
+    t += &format!(
+        "fetched       {} in {} ms, depth {}\n",
+        table::time(page.fetched_ms),
+        page.elapsed_ms,
+        page.depth
+    );
+    let cut = if page.truncated {
+        " (truncated at the cap)"
+    } else {
+        ""
+    };
+    t += &format!(
+        "type          {}\nsize          {}{cut}\n",
+        page.content_type,
+        table::bytes(page.body_len),
+    );
+    if let Some(r) = &page.redirect_to {
+        t += &format!("redirects to  {r}\n");
+    }
+    t
+}
+
+/// What parsing and the filters made of it.
+fn doc_lines(d: &DocRecord, duplicate_of: Option<&str>) -> String {
+    let mut t = format!(
+        "title         {}\ncharset       {} (from {})\n",
+        d.title, d.charset, d.charset_source
+    );
+    if let Some(c) = &d.canonical {
+        t += &format!("canonical     {c}\n");
+    }
+    if let Some(dup) = duplicate_of {
+        t += &format!("duplicate of  {dup}\n");
+    }
+    if !d.verdict.is_empty() {
+        let detail = if d.verdict_detail.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", d.verdict_detail)
+        };
+        t += &format!("verdict       {}{detail}\n", d.verdict);
+    }
+    if let Some(ts) = d.topic_score {
+        t += &format!("topic score   {ts:.4}\n");
+    }
+    if let Some(r) = d.relevance {
+        t += &format!("relevance     {r:.4}\n");
+    }
+    if d.noindex || d.nofollow {
+        t += &format!(
+            "meta robots   {}{}\n",
+            if d.noindex { "noindex " } else { "" },
+            if d.nofollow { "nofollow" } else { "" }
+        );
+    }
+    t
+}
+
+/// Headers, a text excerpt and the links.
+fn tail(page: &PageRecord, d: &DocRecord, outs: &[(String, LinkRecord)], ins: &[String]) -> String {
+    let mut t = String::from("headers:\n");
+    for (k, v) in &page.headers {
+        t += &format!("  {k}: {v}\n");
+    }
+    let excerpt: String = d.text.chars().take(400).collect();
+    if !excerpt.is_empty() {
+        t += &format!("text:\n  {}\n", excerpt.replace('\n', "\n  "));
+    }
+    t += &format!("out-links ({}):\n", d.outlinks);
+    for (url, l) in outs {
+        t += &format!("  {url}  [{}] {} {}\n", l.anchor, l.link_type, l.verdict);
+    }
+    t += &format!("in-links (first {}):\n", ins.len());
+    for url in ins {
+        t += &format!("  {url}\n");
+    }
+    t
+}
+
+/// One out-link as JSON (shared with `links from`).
+pub fn link_json(url: &str, l: &LinkRecord) -> serde_json::Value {
+    json!({"url": url, "anchor": l.anchor, "before": l.before, "after": l.after, "nofollow": l.nofollow,
+        "link_type": l.link_type, "verdict": l.verdict, "verdict_detail": l.verdict_detail})
+}
+
+fn page_json(
+    page: &PageRecord,
+    d: &DocRecord,
+    outs: &[(String, LinkRecord)],
+    ins: &[String],
+) -> serde_json::Value {
+    json!({
+        "url": page.url, "status": page.status, "http_version": page.http_version, "fetched_ms": page.fetched_ms,
+        "depth": page.depth, "content_type": page.content_type, "size": page.body_len, "truncated": page.truncated,
+        "redirect_to": page.redirect_to, "headers": page.headers, "title": d.title, "charset": d.charset,
+        "text": d.text, "canonical": d.canonical, "noindex": d.noindex, "nofollow": d.nofollow,
+        "verdict": d.verdict, "verdict_detail": d.verdict_detail, "topic_score": d.topic_score, "relevance": d.relevance,
+        "duplicate_of": d.duplicate_of.map(|x| format!("{:032x}", x)),
+        "outlinks": outs.iter().map(|(u, l)| link_json(u, l)).collect::<Vec<_>>(),
+        "inlinks": ins,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_shell::TestShell;
+
+    #[test]
+    fn shows_a_page_and_its_raw_body() {
+        let mut t = TestShell::crawled(2);
+        let seed = t.seed();
+        let out = t.ok(&format!("page {seed}"));
+        assert!(
+            out.starts_with(&format!("url           {seed}\nstatus        200")),
+            "{out}"
+        );
+        assert!(out.contains("out-links ("), "{out}");
+        assert!(t.ok(&format!("page {seed} --raw")).contains("<html"));
+        let gone = format!("{seed}nosuch");
+        assert!(
+            t.err(&format!("page {gone}"))
+                .contains("has no stored page")
+        );
+    }
+}

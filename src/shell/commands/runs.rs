@@ -1,0 +1,159 @@
+//! `runs [compare A B]`: the crawl runs recorded in `meta`, with settings,
+//! links fetched, time and TLP; or two of them side by side.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::json;
+
+use super::{Call, Command, Sub, no_detail, nothing};
+use crate::schema::{CF_META, RunRecord, Versioned, meta_keys};
+use crate::shell::error::{Result, ShellError};
+use crate::shell::reply::Reply;
+use crate::shell::{Shell, table};
+
+pub const COMMAND: Command = Command {
+    name: "runs",
+    usage: "runs | runs compare A B",
+    summary: "crawl runs with settings, links fetched, time and TLP (seconds × links fetched); compare two side by side",
+    examples: &["runs", "runs compare 1 3"],
+    arity: (0, Some(3)),
+    subs: &[Sub {
+        words: "compare",
+        writes: false,
+    }],
+    writes: false,
+    complete: nothing,
+    detail: no_detail,
+    run,
+};
+
+fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+    let mut runs: Vec<RunRecord> = Vec::new();
+    for row in sh.store.scan(CF_META, meta_keys::RUN_PREFIX) {
+        let (_, v) = row?;
+        if let Ok(r) = RunRecord::decode(&v) {
+            runs.push(r);
+        }
+    }
+    match call.args[..] {
+        [] => Ok(list(&runs, sh.width)),
+        ["compare", a, b] => compare(&runs, a, b, sh.width),
+        _ => Err(ShellError::Usage),
+    }
+}
+
+/// A run's value of setting `k` ("" when it did not record it).
+fn setting(r: &RunRecord, k: &str) -> String {
+    r.settings
+        .iter()
+        .find(|(key, _)| key == k)
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default()
+}
+
+fn list(runs: &[RunRecord], width: usize) -> Reply {
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let end = if r.ended_ms == 0 {
+                "unfinished"
+            } else if r.interrupted {
+                "stopped"
+            } else {
+                "done"
+            };
+            vec![
+                (i + 1).to_string(),
+                table::time(r.started_ms),
+                format!("{:.2}", r.elapsed_ms as f64 / 1000.0),
+                r.fetched.to_string(),
+                format!("{:.1}", r.tlp),
+                setting(r, "filter.mode"),
+                setting(r, "crawl.depth"),
+                end.into(),
+            ]
+        })
+        .collect();
+    let j: Vec<_> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            json!({"run": i + 1, "started_ms": r.started_ms, "ended_ms": r.ended_ms,
+            "elapsed_secs": r.elapsed_ms as f64 / 1000.0, "links_fetched": r.fetched, "links_found": r.links, "tlp": r.tlp,
+            "interrupted": r.interrupted, "settings": r.settings.iter().cloned().collect::<BTreeMap<_, _>>()})
+        })
+        .collect();
+    let headers = [
+        "run",
+        "started",
+        "secs",
+        "links fetched",
+        "TLP",
+        "mode",
+        "depth",
+        "end",
+    ];
+    Reply::with(table::render(&headers, &rows, width), json!(j))
+}
+
+fn compare(runs: &[RunRecord], a: &str, b: &str, width: usize) -> Result<Reply> {
+    let pick = |n: &str| {
+        n.parse::<usize>()
+            .ok()
+            .filter(|i| *i >= 1 && *i <= runs.len())
+            .map(|i| &runs[i - 1])
+            .ok_or_else(|| format!("no run {n}; runs lists {} run(s)", runs.len()))
+    };
+    let (ra, rb) = (pick(a)?, pick(b)?);
+    let secs = |r: &RunRecord| format!("{:.2}", r.elapsed_ms as f64 / 1000.0);
+    let mut rows = vec![
+        vec![
+            "links fetched".into(),
+            ra.fetched.to_string(),
+            rb.fetched.to_string(),
+        ],
+        vec!["time (s)".into(), secs(ra), secs(rb)],
+        vec![
+            "TLP".into(),
+            format!("{:.1}", ra.tlp),
+            format!("{:.1}", rb.tlp),
+        ],
+        vec![
+            "links found".into(),
+            ra.links.to_string(),
+            rb.links.to_string(),
+        ],
+    ];
+    let mut seen = BTreeSet::new();
+    for (k, _) in ra.settings.iter().chain(&rb.settings) {
+        if seen.insert(k.clone()) {
+            rows.push(vec![k.clone(), setting(ra, k), setting(rb, k)]);
+        }
+    }
+    let h = table::render(
+        &["", &format!("run {a}"), &format!("run {b}")],
+        &rows,
+        width,
+    );
+    let j = json!({"a": {"fetched": ra.fetched, "tlp": ra.tlp, "elapsed_ms": ra.elapsed_ms, "settings": ra.settings},
+        "b": {"fetched": rb.fetched, "tlp": rb.tlp, "elapsed_ms": rb.elapsed_ms, "settings": rb.settings}});
+    Ok(Reply::with(h, j))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_shell::TestShell;
+
+    #[test]
+    fn a_finished_crawl_is_one_run() {
+        let mut t = TestShell::crawled(2);
+        let out = t.ok("runs");
+        assert!(out.contains("done"), "{out}");
+        assert!(t.ok("runs compare 1 1").contains("links fetched"));
+        assert!(
+            t.err("runs compare 1 2")
+                .contains("no run 2; runs lists 1 run(s)")
+        );
+    }
+}

@@ -1,0 +1,80 @@
+//! `set KEY VALUE`: change a setting from the settings table; it is saved
+//! in the db and a running crawl uses it at once.
+
+use super::{Call, Command, Known};
+use crate::shell::Shell;
+use crate::shell::config;
+use crate::shell::error::Result;
+use crate::shell::reply::Reply;
+
+pub const COMMAND: Command = Command {
+    name: "set",
+    usage: "set KEY VALUE",
+    summary: "change a setting; a running crawl uses it at once",
+    examples: &[
+        "set crawl.delay 500ms",
+        "set crawl.depth 3",
+        "set crawl.scope domain",
+    ],
+    arity: (2, None),
+    subs: &[],
+    writes: true,
+    complete,
+    detail: keys_note,
+    run,
+};
+
+/// `help set` and `help get` point at the settings table.
+pub fn keys_note() -> String {
+    "keys: see `config`\n".into()
+}
+
+/// Key names, then the key's values.
+pub fn complete(_: &Known, args: &[&str]) -> Vec<String> {
+    match args {
+        [] => config::KEYS.iter().map(|k| k.name.to_string()).collect(),
+        [key] => config::value_words(key),
+        _ => Vec::new(),
+    }
+}
+
+fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+    let key = config::find_or_suggest(call.args[0])?;
+    let mut s = sh.settings.clone();
+    key.set(&mut s, &call.args[1..].join(" "))?;
+    sh.settings = s;
+    sh.persist_settings()?;
+    let live = match &sh.crawl {
+        Some(r) => {
+            r.handle.set_settings(sh.settings.clone());
+            " (applied to the running crawl)"
+        }
+        None => "",
+    };
+    Ok(Reply::text(format!(
+        "{} = {}{live}",
+        key.name,
+        key.get(&sh.settings)
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_shell::TestShell;
+
+    #[test]
+    fn sets_checks_and_keeps_a_setting() {
+        let mut t = TestShell::new();
+        assert_eq!(t.ok("set crawl.delay 250ms").trim(), "crawl.delay = 250ms");
+        assert!(
+            t.err("set crawl.dept 3")
+                .contains("did you mean crawl.depth")
+        );
+        assert!(
+            t.err("set crawl.concurrency 0")
+                .contains("crawl.concurrency")
+        );
+        assert_eq!(t.err("set crawl.delay"), "usage: set KEY VALUE");
+        assert_eq!(t.ok("get crawl.delay").trim(), "crawl.delay = 250ms");
+    }
+}

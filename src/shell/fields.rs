@@ -1,0 +1,289 @@
+//! The fields of a page row in `pages where … order by …`: one table that
+//! the expression parser (names and types), the planner (which fields the
+//! page index answers), the light count (which fields the `seen` and `urls`
+//! rows hold), completion and `help pages` all read.
+
+use super::expr::Val;
+use crate::model;
+use crate::schema::{DocRecord, PageRecord};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Type {
+    Str,
+    Num,
+    Bool,
+}
+
+/// What must be read to know a field, cheapest first.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Reads {
+    /// The small `seen` and `urls` rows (status, depth, URL).
+    Seen,
+    /// The page record, whose body lives in a blob file.
+    Page,
+    /// The parsed document record (title, text, scores, verdict).
+    Doc,
+    /// A scan of the page's in-links.
+    Inlinks,
+}
+
+/// A `page_index` key range that can narrow the candidates for a term.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Index {
+    /// `host = "…"`: one host's rows.
+    Host,
+    /// `status OP N`: a range of statuses.
+    Status,
+}
+
+pub struct Field {
+    pub name: &'static str,
+    pub ty: Type,
+    pub reads: Reads,
+    pub index: Option<Index>,
+    pub meaning: &'static str,
+    pub read: fn(&Row) -> Val,
+}
+
+/// What a field is read from: the URL, status and depth always; the
+/// records when the query needed them.
+pub struct Row<'a> {
+    pub url: &'a str,
+    pub status: u16,
+    pub depth: u16,
+    pub page: Option<&'a PageRecord>,
+    pub doc: Option<&'a DocRecord>,
+    pub inlinks: u64,
+    pub now_ms: f64,
+}
+
+impl<'a> Row<'a> {
+    /// A row of a page whose record (and document) were read.
+    pub fn full(p: &'a PageRecord, d: &'a DocRecord, inlinks: u64, now_ms: f64) -> Row<'a> {
+        Row {
+            url: &p.url,
+            status: p.status,
+            depth: p.depth,
+            page: Some(p),
+            doc: Some(d),
+            inlinks,
+            now_ms,
+        }
+    }
+}
+
+fn page(r: &Row, f: fn(&PageRecord) -> Val) -> Val {
+    r.page.map_or(Val::Bool(false), f)
+}
+
+fn doc(r: &Row, f: fn(&DocRecord) -> Val) -> Val {
+    r.doc.map_or(Val::Bool(false), f)
+}
+
+macro_rules! field {
+    ($name:expr, $ty:ident, $reads:ident, $index:expr, $meaning:expr, |$r:ident| $read:expr) => {
+        Field {
+            name: $name,
+            ty: Type::$ty,
+            reads: Reads::$reads,
+            index: $index,
+            meaning: $meaning,
+            read: |$r| $read,
+        }
+    };
+}
+
+pub static FIELDS: &[Field] = &[
+    field!("url", Str, Seen, None, "the page's URL", |r| Val::Str(
+        r.url.to_string()
+    )),
+    field!(
+        "host",
+        Str,
+        Seen,
+        Some(Index::Host),
+        "its host name (without the port)",
+        |r| { Val::Str(model::parsed_host(r.url)) }
+    ),
+    field!("title", Str, Doc, None, "the document's title", |r| doc(
+        r,
+        |d| Val::Str(d.title.clone())
+    )),
+    field!(
+        "content_type",
+        Str,
+        Page,
+        None,
+        "the Content-Type header",
+        |r| { page(r, |p| Val::Str(p.content_type.clone())) }
+    ),
+    field!(
+        "charset",
+        Str,
+        Doc,
+        None,
+        "the charset the text was decoded with",
+        |r| { doc(r, |d| Val::Str(d.charset.clone())) }
+    ),
+    field!(
+        "status",
+        Num,
+        Seen,
+        Some(Index::Status),
+        "the HTTP status",
+        |r| { Val::Num(f64::from(r.status)) }
+    ),
+    field!("depth", Num, Seen, None, "hops from a seed", |r| Val::Num(
+        f64::from(r.depth)
+    )),
+    field!("size", Num, Page, None, "body bytes stored", |r| page(
+        r,
+        |p| Val::Num(p.body_len as f64)
+    )),
+    field!(
+        "inlinks",
+        Num,
+        Inlinks,
+        None,
+        "links to the page found so far",
+        |r| { Val::Num(r.inlinks as f64) }
+    ),
+    field!("outlinks", Num, Doc, None, "links the page holds", |r| {
+        doc(r, |d| Val::Num(f64::from(d.outlinks)))
+    }),
+    field!(
+        "fetched_at",
+        Num,
+        Page,
+        None,
+        "when it was fetched (a duration means that long ago)",
+        |r| { page(r, |p| Val::Num(p.fetched_ms as f64)) }
+    ),
+    field!(
+        "age",
+        Num,
+        Page,
+        None,
+        "milliseconds since it was fetched",
+        |r| {
+            let now = r.now_ms;
+            r.page
+                .map_or(Val::Bool(false), |p| Val::Num(now - p.fetched_ms as f64))
+        }
+    ),
+    field!(
+        "duplicate",
+        Bool,
+        Doc,
+        None,
+        "its text is another page's",
+        |r| { doc(r, |d| Val::Bool(d.duplicate_of.is_some())) }
+    ),
+    field!(
+        "truncated",
+        Bool,
+        Page,
+        None,
+        "the body was cut at the size cap",
+        |r| { page(r, |p| Val::Bool(p.truncated)) }
+    ),
+    field!(
+        "noindex",
+        Bool,
+        Doc,
+        None,
+        "meta robots or X-Robots-Tag said noindex",
+        |r| { doc(r, |d| Val::Bool(d.noindex)) }
+    ),
+    // A score that was not computed compares false with everything.
+    field!(
+        "topic_score",
+        Num,
+        Doc,
+        None,
+        "the topic filter's score",
+        |r| { doc(r, |d| Val::Num(d.topic_score.unwrap_or(f64::NAN))) }
+    ),
+    field!(
+        "relevance",
+        Num,
+        Doc,
+        None,
+        "the relevance filter's score",
+        |r| { doc(r, |d| Val::Num(d.relevance.unwrap_or(f64::NAN))) }
+    ),
+    field!(
+        "verdict",
+        Str,
+        Doc,
+        None,
+        "keep, or the filter that rejected it",
+        |r| { doc(r, |d| Val::Str(d.verdict.clone())) }
+    ),
+];
+
+pub fn find(name: &str) -> Option<&'static Field> {
+    FIELDS.iter().find(|f| f.name == name)
+}
+
+/// The value of field `name` on `row` (false for an unknown name).
+pub fn value(name: &str, row: &Row) -> Val {
+    find(name).map_or(Val::Bool(false), |f| (f.read)(row))
+}
+
+/// Names of the fields that read no more than `reads`.
+pub fn names_reading(reads: Reads) -> Vec<&'static str> {
+    FIELDS
+        .iter()
+        .filter(|f| f.reads == reads)
+        .map(|f| f.name)
+        .collect()
+}
+
+/// `help pages`: the fields with type and meaning.
+pub fn help() -> String {
+    let mut out = String::from("fields:\n");
+    for f in FIELDS {
+        let ty = match f.ty {
+            Type::Str => "text",
+            Type::Num => "number",
+            Type::Bool => "true/false",
+        };
+        out.push_str(&format!("  {:<13} {:<10} {}\n", f.name, ty, f.meaning));
+    }
+    out.push_str("operators: = != < <= > >= ~ (contains), and, or, not, ( )\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_lowercase() {
+        for (i, f) in FIELDS.iter().enumerate() {
+            assert_eq!(f.name, f.name.to_ascii_lowercase());
+            assert!(FIELDS[..i].iter().all(|g| g.name != f.name), "{}", f.name);
+        }
+    }
+
+    #[test]
+    fn seen_fields_read_without_records() {
+        let row = Row {
+            url: "http://a.org:8080/x",
+            status: 404,
+            depth: 2,
+            page: None,
+            doc: None,
+            inlinks: 0,
+            now_ms: 0.0,
+        };
+        assert_eq!(value("status", &row), Val::Num(404.0));
+        assert_eq!(value("host", &row), Val::Str("a.org".into()));
+        assert_eq!(value("depth", &row), Val::Num(2.0));
+        assert_eq!(
+            names_reading(Reads::Seen),
+            vec!["url", "host", "status", "depth"]
+        );
+    }
+}

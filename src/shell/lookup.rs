@@ -1,0 +1,84 @@
+//! Lookups several commands share: a URL or host argument, a page's links
+//! out and in, URLs by id, and a positive count.
+
+use super::Shell;
+use super::error::Result;
+use crate::model::{self, HostId, UrlId};
+use crate::schema::{CF_INLINKS, HostRecord, LinkKey, LinkRecord};
+
+impl Shell {
+    pub(super) fn url_arg(&self, url: &str) -> Result<model::CanonicalUrl> {
+        Ok(model::normalize(url).map_err(|e| e.to_string())?)
+    }
+
+    /// A host given as `example.org`, `example.org:8080` or a URL.
+    pub(super) fn resolve_host(&self, host: &str) -> Result<(HostId, HostRecord)> {
+        let candidates: Vec<String> = if host.contains("://") {
+            vec![host.to_string()]
+        } else {
+            vec![format!("http://{host}/"), format!("https://{host}/")]
+        };
+        for c in candidates {
+            if let Ok(u) = model::normalize(&c)
+                && let Some(rec) = self.store.host(u.host_id())?
+            {
+                return Ok((u.host_id(), rec));
+            }
+        }
+        Err(format!("host {host} is not in the db (hosts lists them)").into())
+    }
+
+    /// Up to `n` out-links of `id` with their targets' URLs.
+    pub(super) fn links_from(&self, id: UrlId, n: usize) -> Result<Vec<(String, LinkRecord)>> {
+        let links = self.store.links_from(id, n)?;
+        // Rows before link version 4 lack the target's URL: one MultiGet
+        // of `urls` for those.
+        let missing: Vec<UrlId> = links
+            .iter()
+            .filter(|(_, l)| l.dst_url.is_empty())
+            .map(|(id, _)| *id)
+            .collect();
+        let mut looked_up = self.urls_of(&missing)?.into_iter();
+        Ok(links
+            .into_iter()
+            .map(|(_, mut l)| {
+                let url = if l.dst_url.is_empty() {
+                    looked_up.next().unwrap_or_default()
+                } else {
+                    std::mem::take(&mut l.dst_url)
+                };
+                (url, l)
+            })
+            .collect())
+    }
+
+    /// The URLs of up to `n` pages linking to `id`.
+    pub(super) fn links_to(&self, id: UrlId, n: usize) -> Result<Vec<String>> {
+        let mut ids = Vec::new();
+        for row in self.store.scan(CF_INLINKS, &id.to_bytes()).take(n) {
+            let (k, _) = row?;
+            if let Some(k) = LinkKey::from_key(&k) {
+                ids.push(k.second);
+            }
+        }
+        self.urls_of(&ids)
+    }
+
+    /// The URLs of `ids`, in order; an id without a `urls` row shows as hex.
+    pub(super) fn urls_of(&self, ids: &[UrlId]) -> Result<Vec<String>> {
+        let urls = self.store.urls_many(ids)?;
+        Ok(urls
+            .into_iter()
+            .zip(ids)
+            .map(|(u, id)| u.unwrap_or_else(|| id.to_string()))
+            .collect())
+    }
+}
+
+/// A count of at least 1 (`top N`).
+pub(super) fn parse_n(n: &str) -> Result<usize> {
+    n.parse::<usize>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("{n:?} is not a positive number").into())
+}
