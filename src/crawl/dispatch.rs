@@ -5,11 +5,11 @@
 
 use tokio::task::JoinError;
 
-use super::engine::{CrawlError, Engine};
+use super::scheduler::{CrawlError, Scheduler};
 use super::worker::{self, Done, PageJob};
 use crate::fetch::{FetchError, RobotsFetch, RobotsRules};
 use crate::model::{self, HostId, now_ms};
-use crate::schema::{FailReason, RobotsOutcome, RobotsRecord};
+use crate::schema::{FailReason, RobotsOutcome};
 use crate::store::StoreError;
 
 /// What a running task works on.
@@ -18,11 +18,13 @@ pub(super) enum Running {
     Robots(HostId),
 }
 
-impl Engine {
+impl Scheduler {
     /// Starts fetches for every host whose time has come, up to the limits.
     pub(super) fn dispatch(&mut self) -> Result<(), CrawlError> {
         let mut jobs = Vec::new();
-        while self.tasks.len() + jobs.len() < self.settings.concurrency && !self.limit_reached() {
+        while self.tasks.len() + jobs.len() < self.ledger.settings.concurrency
+            && !self.limit_reached()
+        {
             let now = now_ms();
             let Some(id) = self.ready.pop_ready(now) else {
                 break;
@@ -39,12 +41,17 @@ impl Engine {
             }));
             let work = worker::PageWork {
                 client: self.client.clone(),
-                agent: self.agent.clone(),
-                max_links: self.settings.max_outlinks,
+                agent: self.ledger.agent.clone(),
+                max_links: self.ledger.settings.max_outlinks,
                 // The page is marked in flight while it is processed (see
                 // `inflight`), with the deaths it is suspected of already.
                 marks: self.mark_requests.clone(),
-                deaths: self.suspects.get(&job.url.id()).copied().unwrap_or(0),
+                deaths: self
+                    .ledger
+                    .suspects
+                    .get(&job.url.id())
+                    .copied()
+                    .unwrap_or(0),
             };
             let task = self.tasks.spawn(worker::fetch_page(work, job));
             self.running.insert(task.id(), info);
@@ -55,9 +62,9 @@ impl Engine {
     /// The next page of host `id` to fetch, if its time has come; spawns
     /// its robots.txt fetch instead when the rules are missing or old.
     fn next_job(&mut self, id: HostId, now: u64) -> Result<Option<PageJob>, CrawlError> {
-        let per_host = self.settings.per_host.max(1);
-        self.host(id, "")?;
-        let h = self.hosts.get_mut(&id).expect("host loaded");
+        let per_host = self.ledger.settings.per_host.max(1);
+        self.ledger.host(id, "")?;
+        let h = self.ledger.hosts.get_mut(&id).expect("host loaded");
         h.scheduled = false;
         if h.robots_in_flight || h.queue.in_flight() >= per_host {
             return Ok(None); // rescheduled when that work completes
@@ -81,14 +88,14 @@ impl Engine {
             self.schedule(id, expires)?;
             return Ok(None);
         }
-        let Some((key, entry)) = h.queue.pop(&self.store)? else {
+        let Some((key, entry)) = h.queue.pop(&self.ledger.store)? else {
             return Ok(None);
         };
         let url = match model::normalize(&entry.url) {
             Ok(u) => u,
             Err(_) => {
                 // Stored by an older normalizer: drop it from the queue.
-                self.commit_unfetchable(key, entry)?;
+                self.ledger.commit_unfetchable(key, entry)?;
                 self.schedule(id, now)?;
                 return Ok(None);
             }
@@ -98,12 +105,12 @@ impl Engine {
             .as_ref()
             .is_some_and(|r| r.allows(url.path_and_query()));
         if !allowed {
-            self.commit_robots_denied(key, entry)?;
+            self.ledger.commit_robots_denied(key, entry)?;
             self.schedule(id, now)?;
             return Ok(None);
         }
         let more = h.queue.in_flight() < per_host && !h.queue.is_drained();
-        let delay = self.host_delay_ms(self.hosts.get(&id).expect("host loaded"));
+        let delay = self.ledger.delay_ms(&self.ledger.hosts[&id]);
         self.pages_in_flight += 1;
         if more {
             self.schedule(id, now + delay)?;
@@ -156,13 +163,10 @@ impl Engine {
             Done::Robots { host, fetched } => self.robots_done(host, *fetched)?,
             Done::Page { job, result } => {
                 self.pages_in_flight -= 1;
-                let host = job.key.host;
-                let next_at = self.commit_page(*job, *result)?;
-                let h = self.host(host, "")?;
-                if !h.queue.is_idle() {
-                    self.schedule(host, next_at)?;
-                }
-                self.grow_front_if_needed()?;
+                // The host goes back in the ready heap with the hosts the
+                // page's links queued (`schedule_touched`).
+                self.ledger.commit_page(*job, *result)?;
+                self.ledger.grow_front_if_needed()?;
             }
         }
         Ok(())
@@ -179,99 +183,6 @@ impl Engine {
                 Running::Robots(_) => None,
             })
             .collect();
-        self.unmark_in_flight(&ids)
-    }
-
-    fn robots_done(&mut self, id: HostId, fetched: RobotsFetch) -> Result<(), CrawlError> {
-        let RobotsFetch {
-            outcome,
-            body,
-            redirects,
-            blocked,
-        } = fetched;
-        if self.seed_hosts.contains(&id) && !redirects.is_empty() {
-            self.widen_scope_for_robots(id, &redirects)?;
-        }
-        if let Some(why) = blocked {
-            // The guard refuses the host's own address: nothing of it can
-            // be fetched, now or on a retry.
-            self.host(id, "")?.robots_in_flight = false;
-            let origin = self.hosts[&id].record.origin.clone();
-            self.notice(format!(
-                "{origin}: not fetched, the network guard refuses it ({why})"
-            ));
-            return Ok(self.fail_host_queue(id, FailReason::NetworkGuard, &why)?);
-        }
-        let now = now_ms();
-        let s = self.settings.clone();
-        let agent = self.agent.clone();
-        let h = self.host(id, "")?;
-        h.robots_in_flight = false;
-        let unreachable = matches!(outcome, RobotsOutcome::Unreachable { .. });
-        let failures = if unreachable {
-            h.record.robots.as_ref().map_or(0, |r| r.failures) + 1
-        } else {
-            0
-        };
-        let wait = if unreachable {
-            let backoff = s.robots_retry.saturating_mul(1 << (failures - 1).min(16));
-            backoff.min(s.robots_ttl).as_millis() as u64
-        } else {
-            s.robots_ttl.as_millis() as u64
-        };
-        let record = RobotsRecord {
-            outcome,
-            body,
-            fetched_ms: now,
-            expires_ms: now + wait,
-            failures,
-        };
-        let detail = match &record.outcome {
-            RobotsOutcome::Unreachable { detail } => detail.clone(),
-            _ => String::new(),
-        };
-        let rules = RobotsRules::from_record(&record, &agent);
-        let mut notice = None;
-        match rules.crawl_delay() {
-            Some(d) if d > s.max_crawl_delay => {
-                notice = Some(format!(
-                    "{}: robots.txt asks Crawl-delay {}s; capped at {}s",
-                    h.record.origin,
-                    d.as_secs_f64(),
-                    s.max_crawl_delay.as_secs_f64()
-                ));
-                h.record.crawl_delay_ms = Some(s.max_crawl_delay.as_millis() as u64);
-                h.record.crawl_delay_capped = true;
-            }
-            Some(d) => {
-                h.record.crawl_delay_ms = Some(d.as_millis() as u64);
-                h.record.crawl_delay_capped = false;
-            }
-            None => (h.record.crawl_delay_ms, h.record.crawl_delay_capped) = (None, false),
-        }
-        h.record.robots = Some(record);
-        h.robots_unsaved = true;
-        h.rules = Some(rules);
-        let give_up = unreachable && failures >= s.robots_max_failures;
-        let origin = h.record.origin.clone();
-        let next = if unreachable {
-            now + wait
-        } else {
-            now + self.host_delay_ms(self.hosts.get(&id).expect("loaded"))
-        };
-        if let Some(n) = notice {
-            self.notice(n);
-        }
-        if give_up {
-            self.notice(format!("{origin}: robots.txt unreachable {failures} times ({detail}); its queued URLs are dropped"));
-            self.drop_host_queue(id)?;
-        } else {
-            self.write_host(id)?;
-        }
-        let h = self.host(id, "")?;
-        if !h.queue.is_idle() {
-            self.schedule(id, next)?;
-        }
-        Ok(())
+        self.ledger.unmark_in_flight(&ids)
     }
 }

@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::commit::{Discovery, bump, rejudge_reconsiders};
-use super::engine::{CrawlError, Engine};
 use super::judge::{LinkJudge, LinkText, judge_link};
+use super::ledger::{Discovery, Ledger, PageWrite, bump, rejudge_reconsiders};
+use super::scheduler::CrawlError;
 use super::settings::CrawlSettings;
 use crate::filter::Mode;
 use crate::filter::links::{self, LinkType};
@@ -49,8 +49,8 @@ pub fn refilter(
     dry_run: bool,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RefilterReport, CrawlError> {
-    let mut engine = Engine::offline(store, settings)?;
-    Ok(engine.refilter(dry_run, progress)?)
+    let mut ledger = Ledger::offline(store, settings)?;
+    Ok(ledger.refilter(dry_run, progress)?)
 }
 
 /// What a scanner thread worked out for one page: its new verdict, the
@@ -80,7 +80,7 @@ const CHUNK_PAGES: usize = 64;
 /// Scanner threads: each takes a share of the `docs` key space.
 const SCANNERS: u8 = 2;
 
-impl Engine {
+impl Ledger {
     fn refilter(
         &mut self,
         dry_run: bool,
@@ -149,29 +149,18 @@ impl Engine {
                 });
             }
             drop(tx);
-            let mut b = store.batch();
-            let (mut pending, mut touched, mut in_batch) = (HashSet::new(), Vec::new(), 0usize);
+            let mut write = PageWrite::new(&store);
+            let mut in_batch = 0usize;
             for chunk in rx.iter() {
                 if report.interrupted {
                     continue; // drain so the scanners can finish
                 }
-                for w in chunk? {
-                    self.apply_page(
-                        &mut b,
-                        &mut pending,
-                        &mut touched,
-                        &mut report,
-                        &mut unfollowed,
-                        w,
-                    )?;
+                for work in chunk? {
+                    self.apply_page(&mut write, &mut report, &mut unfollowed, work)?;
                     in_batch += 1;
                     if in_batch >= BATCH_PAGES {
-                        self.flush_batch(
-                            std::mem::replace(&mut b, store.batch()),
-                            &mut touched,
-                            dry_run,
-                        )?;
-                        pending.clear();
+                        let full = std::mem::replace(&mut write, PageWrite::new(&store));
+                        self.flush_batch(full, dry_run)?;
                         in_batch = 0;
                         if !progress(report.pages, total) {
                             report.interrupted = true;
@@ -181,7 +170,7 @@ impl Engine {
                     }
                 }
             }
-            self.flush_batch(b, &mut touched, dry_run)
+            self.flush_batch(write, dry_run)
         })?;
         if !report.interrupted {
             // Targets an earlier, interrupted refilter left to judge too.
@@ -198,13 +187,12 @@ impl Engine {
     /// Applies one page's work: counters, rewrites, and queueing.
     fn apply_page(
         &mut self,
-        b: &mut crate::store::Batch<'_>,
-        pending: &mut HashSet<UrlId>,
-        touched: &mut Vec<model::HostId>,
+        write: &mut PageWrite<'_>,
         report: &mut RefilterReport,
         unfollowed: &mut HashSet<UrlId>,
         w: PageWork,
     ) -> Result<(), StoreError> {
+        let b = &mut write.b;
         report.pages += 1;
         let new = w.verdict;
         tally(&mut report.before, &w.old);
@@ -243,31 +231,27 @@ impl Engine {
                     None => *depth.insert(self.store.seen(w.id)?.map(|s| s.depth)),
                 };
                 let disc = Discovery::rejudged(w.id, parent_depth, forced);
-                self.discover(b, pending, touched, &d, disc)?;
+                self.discover(write, &d, disc)?;
             }
         }
         // Kept in the page's batch too: if this run stops before its drop
         // step, the next one still judges these targets.
         if !report.dry_run {
             for dst in &w.unfollowed {
-                b.put_raw(CF_META, &meta_keys::refilter_drop(*dst), &[]);
+                write
+                    .b
+                    .put_raw(CF_META, &meta_keys::refilter_drop(*dst), &[]);
             }
         }
         unfollowed.extend(w.unfollowed);
         Ok(())
     }
 
-    fn flush_batch(
-        &mut self,
-        b: crate::store::Batch<'_>,
-        touched: &mut Vec<model::HostId>,
-        dry_run: bool,
-    ) -> Result<(), StoreError> {
-        let hosts = std::mem::take(touched);
+    fn flush_batch(&mut self, w: PageWrite<'_>, dry_run: bool) -> Result<(), StoreError> {
         if dry_run {
             Ok(())
         } else {
-            self.finish(b, &hosts)
+            self.finish(w.b, &w.touched)
         }
     }
 }

@@ -1,9 +1,12 @@
 //! What to fetch next: per-host queues that live on disk (the `frontier`
 //! CF) with a small in-memory window each, a heap of hosts by the time they
-//! may next be asked, and the in-memory front of the URL-seen set.
+//! may next be asked, the order URLs are queued in, and the in-memory
+//! front of the URL-seen set.
 
+mod order;
 mod queue;
 mod seen;
 
+pub use order::Order;
 pub use queue::{HostQueue, ReadyHeap};
 pub use seen::{SeenFront, SettledSet};

@@ -7,8 +7,8 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashSet};
 
 use crate::model::{HostId, UrlId};
-use crate::schema::{FrontierEntry, FrontierKey};
-use crate::store::{Result, Store};
+use crate::schema::{CF_FRONTIER, FrontierEntry, FrontierKey};
+use crate::store::{Batch, Result, Store};
 
 /// Entries read from disk per refill.
 const WINDOW: usize = 64;
@@ -66,8 +66,20 @@ impl HostQueue {
         Ok(())
     }
 
+    /// Queues `url` at `priority` (from the frontier's [`Order`](super::Order)):
+    /// its row goes into `b`, and the window mirrors it.
+    pub fn enqueue(&mut self, b: &mut Batch<'_>, priority: u64, url: UrlId, entry: FrontierEntry) {
+        let key = FrontierKey {
+            host: self.host,
+            priority,
+            url,
+        };
+        b.put(CF_FRONTIER, &key.to_key(), &entry);
+        self.push(key, entry);
+    }
+
     /// Mirrors an entry just written to the CF.
-    pub fn push(&mut self, key: FrontierKey, entry: FrontierEntry) {
+    fn push(&mut self, key: FrontierKey, entry: FrontierEntry) {
         let below_window = self
             .window
             .last_key_value()
@@ -93,8 +105,10 @@ impl HostQueue {
         self.in_flight.remove(&url);
     }
 
-    /// The popped entry goes back to the queue (a retry), possibly changed.
-    pub fn requeue(&mut self, key: FrontierKey, entry: FrontierEntry) {
+    /// The popped entry goes back to the queue (a retry), changed: its row
+    /// is rewritten in `b`.
+    pub fn requeue(&mut self, b: &mut Batch<'_>, key: FrontierKey, entry: FrontierEntry) {
+        b.put(CF_FRONTIER, &key.to_key(), &entry);
         self.in_flight.remove(&key.url);
         self.window.insert(key, entry);
     }

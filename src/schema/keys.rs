@@ -34,11 +34,6 @@ impl FrontierKey {
             url: UrlId::from_slice(&k[16..])?,
         })
     }
-
-    /// Breadth-first priority: depth first, then discovery order.
-    pub fn bfs_priority(depth: u16, seq: u64) -> u64 {
-        (u64::from(depth) << 48) | (seq & 0xFFFF_FFFF_FFFF)
-    }
 }
 
 /// `links` key src ‖ dst, and `inlinks` key dst ‖ src.
@@ -120,12 +115,12 @@ mod tests {
     fn frontier_keys_round_trip_and_sort_by_host_then_priority() {
         let a = FrontierKey {
             host: HostId(1),
-            priority: FrontierKey::bfs_priority(1, 5),
+            priority: (1 << 48) | 5,
             url: UrlId(9),
         };
         let b = FrontierKey {
             host: HostId(1),
-            priority: FrontierKey::bfs_priority(2, 0),
+            priority: 2 << 48,
             url: UrlId(1),
         };
         let c = FrontierKey {

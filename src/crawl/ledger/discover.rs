@@ -1,21 +1,19 @@
-//! The ledger's writes: what a discovered URL becomes (filtered with a
-//! reason, or queued), a URL leaving the frontier, and the batch that
-//! carries each change with the host rows and counters it touches.
+//! What a discovered URL becomes: filtered with a reason (scope, depth,
+//! a spider-trap limit, a link filter), or queued in the frontier; and the
+//! re-judging of filtered URLs when the limits change.
 
-use std::collections::HashSet;
-
-use super::engine::Engine;
-use super::traps;
+use super::{Ledger, PageWrite, bump};
+use crate::crawl::traps;
+use crate::frontier;
 use crate::model::{self, CanonicalUrl, HostId, UrlId, now_ms};
 use crate::schema::{
-    CF_DETAILS, CF_FRONTIER, CF_HOSTS, CF_META, CF_ROBOTS, CF_SEEN, CF_URLS, DetailRecord,
-    FailReason, FilterReason, FrontierEntry, FrontierKey, LinkLimits, SeenRecord, SeenState,
+    CF_META, CF_SEEN, CF_URLS, FilterReason, FrontierEntry, LinkLimits, SeenRecord, SeenState,
     Versioned, meta_keys,
 };
 use crate::store::{Batch, StoreError};
 
 /// Where a newly discovered URL comes from.
-pub(super) struct Discovery {
+pub struct Discovery {
     depth: u16,
     parent: Option<UrlId>,
     redirects: u8,
@@ -29,7 +27,7 @@ pub(super) struct Discovery {
 
 impl Discovery {
     /// A seed (or a URL a seed redirected to): no scope or depth check.
-    pub(super) fn seed(depth: u16, parent: Option<UrlId>, redirects: u8) -> Discovery {
+    pub fn seed(depth: u16, parent: Option<UrlId>, redirects: u8) -> Discovery {
         Discovery {
             depth,
             parent,
@@ -42,7 +40,7 @@ impl Discovery {
 
     /// A link or redirect found on a page; `filtered` when a link filter
     /// dropped it before the seen check.
-    pub(super) fn found(
+    pub fn found(
         depth: u16,
         parent: UrlId,
         redirects: u8,
@@ -61,7 +59,7 @@ impl Discovery {
     /// A link from page `parent` that refilter now follows (or drops with
     /// `filtered`): one hop deeper than the page, its old verdict void.
     /// `parent_depth` is the page's depth, if it has one.
-    pub(super) fn rejudged(
+    pub fn rejudged(
         parent: UrlId,
         parent_depth: Option<u16>,
         filtered: Option<FilterReason>,
@@ -79,7 +77,7 @@ impl Discovery {
 
 /// Whether re-judging a link (after new settings) reconsiders a URL seen
 /// in `state`: only verdicts that settings can change are reopened.
-pub(super) fn rejudge_reconsiders(state: SeenState) -> bool {
+pub fn rejudge_reconsiders(state: SeenState) -> bool {
     matches!(
         state,
         SeenState::Filtered(
@@ -96,19 +94,11 @@ pub(super) fn rejudge_reconsiders(state: SeenState) -> bool {
     )
 }
 
-pub(super) fn bump(map: &mut std::collections::BTreeMap<String, u64>, key: &str, by: i64) {
-    let v = map.entry(key.to_string()).or_insert(0);
-    *v = v.saturating_add_signed(by);
-    if *v == 0 {
-        map.remove(key);
-    }
-}
-
-impl Engine {
+impl Ledger {
     /// When the depth limit or scope differs from the last run's, URLs
     /// filtered for depth or scope are judged again under the new limits
     /// (one scan of `seen`, only on such a change).
-    pub(super) fn rejudge_if_limits_changed(&mut self) -> Result<(), StoreError> {
+    pub fn rejudge_if_limits_changed(&mut self) -> Result<(), StoreError> {
         let now = self.settings.link_limits();
         let before: Option<LinkLimits> = self.store.get(CF_META, meta_keys::LINK_LIMITS)?;
         if before.as_ref() == Some(&now) {
@@ -137,8 +127,7 @@ impl Engine {
                 }
             }
         }
-        let mut b = store.batch();
-        let (mut pending, mut touched) = (HashSet::new(), Vec::new());
+        let mut w = PageWrite::new(&store);
         for (id, rec) in retry {
             let Some(url) = store.url(id)?.and_then(|u| model::normalize(&u).ok()) else {
                 continue;
@@ -153,25 +142,23 @@ impl Engine {
                     rejudge: true,
                     filtered: None,
                 };
-                self.discover(&mut b, &mut pending, &mut touched, &url, d)?;
+                self.discover(&mut w, &url, d)?;
             }
         }
-        b.put(CF_META, meta_keys::LINK_LIMITS, &now);
-        self.finish(b, &touched)
+        w.b.put(CF_META, meta_keys::LINK_LIMITS, &now);
+        self.finish(w.b, &w.touched)
     }
 
     /// Records a discovered URL: filtered with a reason, or queued. Returns
     /// nothing; every effect goes into `b` and the in-memory mirrors.
-    pub(super) fn discover(
+    pub fn discover(
         &mut self,
-        b: &mut Batch<'_>,
-        pending: &mut HashSet<UrlId>,
-        touched: &mut Vec<HostId>,
+        w: &mut PageWrite<'_>,
         url: &CanonicalUrl,
         d: Discovery,
     ) -> Result<(), StoreError> {
         let id = url.id();
-        if !pending.insert(id) {
+        if !w.pending.insert(id) {
             return Ok(());
         }
         // Seeds and re-judged links may reopen any verdict: they always read
@@ -215,7 +202,7 @@ impl Engine {
         } else {
             self.front.insert(id);
             self.counters.seen += 1;
-            b.put_raw(CF_URLS, &id.to_bytes(), url.as_str().as_bytes());
+            w.b.put_raw(CF_URLS, &id.to_bytes(), url.as_str().as_bytes());
         }
         let mut state = if !d.seed && !self.scope.allows(self.settings.scope, url) {
             SeenState::Filtered(FilterReason::Scope)
@@ -230,7 +217,7 @@ impl Engine {
         };
         if state == SeenState::Queued
             && !d.seed
-            && let Some(r) = self.trap_verdict(b, url)?
+            && let Some(r) = self.trap_verdict(&mut w.b, url)?
         {
             state = SeenState::Filtered(r);
         }
@@ -242,41 +229,42 @@ impl Engine {
             redirects: d.redirects,
             updated_ms: now,
         };
-        b.put(CF_SEEN, &id.to_bytes(), &rec);
+        w.b.put(CF_SEEN, &id.to_bytes(), &rec);
         self.settled.record(id, state);
         match state {
             SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
-            _ => {
-                // One serialization of the origin serves both id and record.
-                let origin = url.host_key();
-                let host = HostId::of(&origin);
-                let key = FrontierKey {
-                    host,
-                    priority: FrontierKey::bfs_priority(d.depth, self.counters.next_seq),
-                    url: id,
-                };
-                self.counters.next_seq += 1;
-                let entry = FrontierEntry {
-                    url: url.as_str().to_string(),
-                    depth: d.depth,
-                    parent: d.parent.map(|p| p.0),
-                    redirects: d.redirects,
-                    attempts: 0,
-                    enqueued_ms: now,
-                };
-                b.put(CF_FRONTIER, &key.to_key(), &entry);
-                self.counters.queued += 1;
-                let h = self.host(host, &origin)?;
-                h.record.queued += 1;
-                h.record.urls += 1;
-                h.queue.push(key, entry);
-                if !touched.contains(&host) {
-                    touched.push(host);
-                }
-                let at = h.record.next_fetch_ms;
-                self.schedule(host, at)?;
-            }
+            _ => self.enqueue(w, url, &d, now)?,
         }
+        Ok(())
+    }
+
+    /// Puts a URL in its host's queue, in the frontier's order.
+    fn enqueue(
+        &mut self,
+        w: &mut PageWrite<'_>,
+        url: &CanonicalUrl,
+        d: &Discovery,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        // One serialization of the origin serves both id and record.
+        let origin = url.host_key();
+        let host = HostId::of(&origin);
+        let priority = frontier::Order::default().priority(d.depth, self.counters.next_seq);
+        self.counters.next_seq += 1;
+        let entry = FrontierEntry {
+            url: url.as_str().to_string(),
+            depth: d.depth,
+            parent: d.parent.map(|p| p.0),
+            redirects: d.redirects,
+            attempts: 0,
+            enqueued_ms: now,
+        };
+        self.counters.queued += 1;
+        let h = self.host(host, &origin)?;
+        h.record.queued += 1;
+        h.record.urls += 1;
+        h.queue.enqueue(&mut w.b, priority, url.id(), entry);
+        w.touch(host);
         Ok(())
     }
 
@@ -307,158 +295,5 @@ impl Engine {
             self.variants.add(b, &key, n);
         }
         Ok(None)
-    }
-
-    /// Removes a popped entry from the frontier (inside `b`).
-    pub(super) fn dequeue(
-        &mut self,
-        b: &mut Batch<'_>,
-        key: FrontierKey,
-    ) -> Result<(), StoreError> {
-        b.delete(CF_FRONTIER, &key.to_key());
-        self.counters.queued = self.counters.queued.saturating_sub(1);
-        let h = self.host(key.host, "")?;
-        h.record.queued = h.record.queued.saturating_sub(1);
-        h.queue.done(key.url);
-        Ok(())
-    }
-
-    pub(super) fn mark(
-        &self,
-        b: &mut Batch<'_>,
-        id: UrlId,
-        entry: &FrontierEntry,
-        state: SeenState,
-    ) {
-        let rec = SeenRecord {
-            state,
-            depth: entry.depth,
-            parent: entry.parent,
-            redirects: entry.redirects,
-            updated_ms: now_ms(),
-        };
-        b.put(CF_SEEN, &id.to_bytes(), &rec);
-    }
-
-    pub(super) fn finish(&mut self, mut b: Batch<'_>, hosts: &[HostId]) -> Result<(), StoreError> {
-        for h in hosts {
-            if let Some(state) = self.hosts.get_mut(h) {
-                // The host's row goes with every page of it; its robots.txt
-                // (up to 500 KiB) only when it changed.
-                let robots = state.record.robots.take();
-                b.put(CF_HOSTS, &h.to_bytes(), &state.record);
-                if let Some(r) = robots.as_ref().filter(|_| state.robots_unsaved) {
-                    b.put(CF_ROBOTS, &h.to_bytes(), r);
-                    state.robots_unsaved = false;
-                }
-                state.record.robots = robots;
-            }
-        }
-        if self.run_started_ms != 0 {
-            let run = &mut self.counters.run;
-            (run.fetched, run.links, run.last_ms) = (self.run_fetched, self.run_links, now_ms());
-        }
-        b.put(CF_META, meta_keys::COUNTERS, &self.counters);
-        // Marks asked for since the last batch ride along with this one.
-        let marked = self.marks.write_into(&mut b);
-        b.write()?;
-        self.marks.written(marked);
-        Ok(())
-    }
-
-    pub(super) fn write_host(&mut self, id: HostId) -> Result<(), StoreError> {
-        let store = self.store.clone();
-        self.finish(store.batch(), &[id])
-    }
-
-    pub(super) fn commit_robots_denied(
-        &mut self,
-        key: FrontierKey,
-        entry: FrontierEntry,
-    ) -> Result<(), StoreError> {
-        self.commit_filtered(key, entry, FilterReason::Robots)
-    }
-
-    fn commit_filtered(
-        &mut self,
-        key: FrontierKey,
-        entry: FrontierEntry,
-        r: FilterReason,
-    ) -> Result<(), StoreError> {
-        let store = self.store.clone();
-        let mut b = store.batch();
-        self.dequeue(&mut b, key)?;
-        self.mark(&mut b, key.url, &entry, SeenState::Filtered(r));
-        bump(&mut self.counters.filtered, r.name(), 1);
-        self.finish(b, &[key.host])
-    }
-
-    /// A queued URL that no longer parses (written by another version).
-    pub(super) fn commit_unfetchable(
-        &mut self,
-        key: FrontierKey,
-        entry: FrontierEntry,
-    ) -> Result<(), StoreError> {
-        self.commit_filtered(key, entry, FilterReason::InvalidUrl)
-    }
-
-    /// robots.txt stayed unreachable: every queued URL of the host is dropped.
-    pub(super) fn drop_host_queue(&mut self, id: HostId) -> Result<(), StoreError> {
-        let r = FilterReason::RobotsUnavailable;
-        self.empty_host_queue(id, SeenState::Filtered(r), None)
-    }
-
-    /// Nothing of the host can be fetched: every queued URL of it fails
-    /// with `reason`, its `detail` kept for `why`.
-    pub(super) fn fail_host_queue(
-        &mut self,
-        id: HostId,
-        reason: FailReason,
-        detail: &str,
-    ) -> Result<(), StoreError> {
-        let d = DetailRecord {
-            reason: reason.name().into(),
-            detail: detail.into(),
-            at_ms: now_ms(),
-        };
-        self.empty_host_queue(id, SeenState::Failed(reason), Some(&d))
-    }
-
-    /// Every queued URL of host `id` leaves the frontier as `state`.
-    fn empty_host_queue(
-        &mut self,
-        id: HostId,
-        state: SeenState,
-        detail: Option<&DetailRecord>,
-    ) -> Result<(), StoreError> {
-        let store = self.store.clone();
-        loop {
-            let mut popped = Vec::new();
-            let h = self.host(id, "")?;
-            while popped.len() < 1000 {
-                match h.queue.pop(&store)? {
-                    Some(p) => popped.push(p),
-                    None => break,
-                }
-            }
-            let last = popped.len() < 1000;
-            let mut b = store.batch();
-            for (key, entry) in popped {
-                self.dequeue(&mut b, key)?;
-                self.mark(&mut b, key.url, &entry, state);
-                match state {
-                    SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
-                    SeenState::Failed(r) => bump(&mut self.counters.failed, r.name(), 1),
-                    _ => {}
-                }
-                if let Some(d) = detail {
-                    b.put(CF_DETAILS, &key.url.to_bytes(), d);
-                }
-            }
-            self.finish(b, &[id])?;
-            if last {
-                return Ok(());
-            }
-        }
     }
 }

@@ -4,48 +4,34 @@
 //! failure, a back-off retry, or the response (redirect, page record) and,
 //! for HTML, the doc and its links.
 
-use std::collections::HashSet;
-
-use super::commit::{Discovery, bump};
-use super::engine::Engine;
-use super::judge::{LinkJudge, LinkText, judge_link};
-use super::seeds::VIA_REDIRECT;
-use super::worker::{PageData, PageJob, ParsedHtml};
+use super::{Discovery, Ledger, PageWrite, VIA_REDIRECT, bump};
+use crate::crawl::judge::{LinkJudge, LinkText, judge_link};
+use crate::crawl::worker::{PageData, PageJob, ParsedHtml};
 use crate::fetch::{FetchError, is_backoff, retry_after_ms};
 use crate::filter::links;
-use crate::model::{self, HostId, UrlId, now_ms};
+use crate::model::{self, UrlId, now_ms};
 use crate::schema::{
-    CF_CONTENT, CF_DETAILS, CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_PAGE_INDEX, CF_PAGES,
-    CF_VERDICTS, DetailRecord, DocRecord, FilterReason, FrontierEntry, LinkKey, LinkView,
-    PageLinksBuilder, PageRecord, SeenState, page_index,
+    CF_CONTENT, CF_DETAILS, CF_DOCS, CF_INLINKS, CF_LINKS, CF_PAGE_INDEX, CF_PAGES, CF_VERDICTS,
+    DetailRecord, DocRecord, FilterReason, FrontierEntry, LinkKey, LinkView, PageLinksBuilder,
+    PageRecord, SeenState, page_index,
 };
-use crate::store::{Batch, StoreError};
+use crate::store::StoreError;
 
-/// The batch a page's outcome goes into, with the URLs it has judged
-/// already (a page linking one URL twice judges it once) and the hosts
-/// whose rows it must carry.
-struct PageWrite<'a> {
-    b: Batch<'a>,
-    pending: HashSet<UrlId>,
-    touched: Vec<HostId>,
-}
-
-impl Engine {
-    /// Records a page fetch; returns when the host may be asked again (ms).
-    pub(super) fn commit_page(
+impl Ledger {
+    /// Records a page fetch; the host's next fetch time moves to when it
+    /// may be asked again.
+    pub fn commit_page(
         &mut self,
         job: PageJob,
         result: Result<PageData, FetchError>,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<(), StoreError> {
         let store = self.store.clone();
         let host = job.key.host;
         self.host(host, &job.url.host_key())?;
-        let delay = self.host_delay_ms(&self.hosts[&host]);
-        let mut w = PageWrite {
-            b: store.batch(),
-            pending: HashSet::from([job.url.id()]),
-            touched: vec![host],
-        };
+        let delay = self.delay_ms(&self.hosts[&host]);
+        let mut w = PageWrite::new(&store);
+        w.pending.insert(job.url.id());
+        w.touch(host);
         // The fetch is over, whatever came of it: not in flight any more.
         self.unmark(&mut w.b, job.url.id());
         let data = match result {
@@ -78,7 +64,7 @@ impl Engine {
         }
         self.finish(w.b, &w.touched)?;
         drop(fetched); // its budget share goes once the page is written
-        Ok(self.hosts[&host].record.next_fetch_ms)
+        Ok(())
     }
 
     /// No response to store: the URL fails with the error's reason, and
@@ -89,7 +75,7 @@ impl Engine {
         job: &PageJob,
         e: FetchError,
         next_at: u64,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<(), StoreError> {
         let id = job.url.id();
         self.dequeue(&mut w.b, job.key)?;
         self.mark(&mut w.b, id, &job.entry, SeenState::Failed(e.reason));
@@ -103,9 +89,8 @@ impl Engine {
         let h = self.host(job.key.host, "")?;
         h.record.errors += 1;
         h.record.error_streak += 1;
-        let next_at = hold_until(&mut h.record, next_at);
-        self.finish(w.b, &w.touched)?;
-        Ok(next_at)
+        hold_until(&mut h.record, next_at);
+        self.finish(w.b, &w.touched)
     }
 
     /// When a host that answered 429 or 503 may be asked again: after its
@@ -128,17 +113,15 @@ impl Engine {
         mut w: PageWrite<'_>,
         job: PageJob,
         next_at: u64,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<(), StoreError> {
         let entry = FrontierEntry {
             attempts: job.entry.attempts + 1,
             ..job.entry
         };
-        w.b.put(CF_FRONTIER, &job.key.to_key(), &entry);
         let h = self.host(job.key.host, "")?;
-        h.queue.requeue(job.key, entry);
-        let next_at = hold_until(&mut h.record, next_at);
-        self.finish(w.b, &w.touched)?;
-        Ok(next_at)
+        h.queue.requeue(&mut w.b, job.key, entry);
+        hold_until(&mut h.record, next_at);
+        self.finish(w.b, &w.touched)
     }
 
     /// The response: the URL leaves the frontier as fetched, a redirect's
@@ -225,7 +208,7 @@ impl Engine {
         } else {
             Discovery::found(depth, id, hops, None)
         };
-        self.discover(&mut w.b, &mut w.pending, &mut w.touched, &target, d)?;
+        self.discover(w, &target, d)?;
         Ok(Some(target.as_str().to_string()))
     }
 
@@ -338,7 +321,7 @@ impl Engine {
             if follow {
                 let depth = job.entry.depth.saturating_add(1);
                 let d = Discovery::found(depth, id, 0, forced);
-                self.discover(&mut w.b, &mut w.pending, &mut w.touched, &link.url, d)?;
+                self.discover(w, &link.url, d)?;
             }
         }
         if !row.is_empty() {
@@ -367,11 +350,9 @@ impl Engine {
     }
 }
 
-/// Holds a host's next fetch back until at least `at`, and returns when
-/// it may be: pages fetched concurrently commit in any order, and one
+/// Holds a host's next fetch back until at least `at`: pages fetched concurrently commit in any order, and one
 /// that came back after a 429 must not have its back-off cut short by
 /// another page's commit a moment later.
-fn hold_until(host: &mut crate::schema::HostRecord, at: u64) -> u64 {
+fn hold_until(host: &mut crate::schema::HostRecord, at: u64) {
     host.next_fetch_ms = host.next_fetch_ms.max(at);
-    host.next_fetch_ms
 }

@@ -12,7 +12,7 @@
 //! time. Marking only the processing, not the wait for the network, keeps
 //! a random kill from marking the many pages merely waiting on servers.
 
-use super::engine::Engine;
+use super::Ledger;
 use crate::model::{UrlId, now_ms};
 use crate::schema::{
     CF_DETAILS, CF_FRONTIER, CF_INFLIGHT, DetailRecord, FailReason, FrontierEntry, FrontierKey,
@@ -23,10 +23,10 @@ use crate::store::{Batch, Store, StoreError};
 /// Runs in a row that may die with a URL in flight before it is skipped.
 pub const CRASH_LOOP_DEATHS: u8 = 2;
 
-impl Engine {
+impl Ledger {
     /// Writes the marks fetch tasks asked for in a batch of their own (when
     /// no page's batch is about to carry them).
-    pub(super) fn write_marks(&mut self) -> Result<(), StoreError> {
+    pub fn write_marks(&mut self) -> Result<(), StoreError> {
         let mut b = self.store.batch();
         let granted = self.marks.write_into(&mut b);
         b.write()?;
@@ -36,7 +36,7 @@ impl Engine {
 
     /// A page's fetch was recorded (in `b`): it is no longer in flight, and
     /// no longer a suspect.
-    pub(super) fn unmark(&mut self, b: &mut Batch<'_>, id: UrlId) {
+    pub fn unmark(&mut self, b: &mut Batch<'_>, id: UrlId) {
         b.delete(CF_INFLIGHT, &id.to_bytes());
         self.suspects.remove(&id);
         self.marks.unmarked(id);
@@ -44,7 +44,7 @@ impl Engine {
 
     /// Clears the marks of fetches a clean stop abandoned (a suspect
     /// keeps its deaths).
-    pub(super) fn unmark_in_flight(&mut self, ids: &[UrlId]) -> Result<(), StoreError> {
+    pub fn unmark_in_flight(&mut self, ids: &[UrlId]) -> Result<(), StoreError> {
         if ids.is_empty() {
             return Ok(());
         }
@@ -60,7 +60,7 @@ impl Engine {
 
     /// Judges the marks a dead run left: each mark still in flight is one
     /// more death for its URL. Called once, before anything is dispatched.
-    pub(super) fn recover_in_flight(&mut self) -> Result<(), StoreError> {
+    pub fn recover_in_flight(&mut self) -> Result<(), StoreError> {
         let store = self.store.clone();
         let mut rows = Vec::new();
         for row in store.scan(CF_INFLIGHT, &[]) {
@@ -93,7 +93,7 @@ impl Engine {
                     self.dequeue(&mut b, key)?;
                     let state = SeenState::Failed(FailReason::CrashLoop);
                     self.mark(&mut b, id, &entry, state);
-                    super::commit::bump(&mut self.counters.failed, FailReason::CrashLoop.name(), 1);
+                    super::bump(&mut self.counters.failed, FailReason::CrashLoop.name(), 1);
                     let detail = DetailRecord {
                         reason: FailReason::CrashLoop.name().into(),
                         detail: format!(

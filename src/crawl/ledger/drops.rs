@@ -5,8 +5,8 @@
 
 use std::collections::HashSet;
 
-use super::commit::bump;
-use super::engine::Engine;
+use super::Ledger;
+use super::bump;
 use crate::model::{self, UrlId};
 use crate::schema::{
     CF_FRONTIER, CF_INLINKS, CF_META, FilterReason, FrontierEntry, FrontierKey, LinkKey,
@@ -14,10 +14,10 @@ use crate::schema::{
 };
 use crate::store::{Store, StoreError};
 
-impl Engine {
+impl Ledger {
     /// The drop candidates stored by refilter runs that did not reach
     /// their drop step.
-    pub(super) fn pending_drops(&self) -> Result<Vec<UrlId>, StoreError> {
+    pub fn pending_drops(&self) -> Result<Vec<UrlId>, StoreError> {
         let mut ids = Vec::new();
         for row in self.store.scan(CF_META, meta_keys::REFILTER_DROP_PREFIX) {
             let (k, _) = row?;
@@ -30,7 +30,7 @@ impl Engine {
 
     /// Queued URLs that no page links to with a `follow` verdict any more
     /// leave the frontier; the stored candidates go in the same batch.
-    pub(super) fn drop_unlinked(
+    pub fn drop_unlinked(
         &mut self,
         candidates: &HashSet<UrlId>,
         dry_run: bool,

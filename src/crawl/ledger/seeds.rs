@@ -3,8 +3,8 @@
 //! they redirect to (`http://example.org/` → `https://www.example.org/`),
 //! which become seeds too, recorded with where they came from.
 
-use super::commit::Discovery;
-use super::engine::Engine;
+use super::Ledger;
+use super::{Discovery, PageWrite};
 use crate::model::{self, CanonicalUrl, HostId};
 use crate::schema::{CF_META, DerivedSeed, SeedList, meta_keys};
 use crate::store::{Batch, StoreError};
@@ -13,10 +13,10 @@ use crate::store::{Batch, StoreError};
 pub const VIA_REDIRECT: &str = "redirect";
 pub const VIA_ROBOTS: &str = "robots";
 
-impl Engine {
+impl Ledger {
     /// Loads the stored seeds into the scope, the guard and the filters
     /// (reads only).
-    pub(super) fn load_seeds(&mut self) -> Result<(), StoreError> {
+    pub fn load_seeds(&mut self) -> Result<(), StoreError> {
         let list = self.store.seeds()?;
         for s in &list.urls {
             if let Ok(u) = model::normalize(s) {
@@ -55,29 +55,27 @@ impl Engine {
 
     /// Adds seeds: new ones are queued at depth 0, ones filtered before are
     /// queued again, fetched ones are left alone.
-    pub(super) fn add_seeds(&mut self, seeds: &[CanonicalUrl]) -> Result<(), StoreError> {
+    pub fn add_seeds(&mut self, seeds: &[CanonicalUrl]) -> Result<(), StoreError> {
         let mut list: SeedList = self.store.seeds()?;
         let store = self.store.clone();
-        let mut b = store.batch();
-        let mut pending = Default::default();
-        let mut touched = Vec::new();
+        let mut w = PageWrite::new(&store);
         for seed in seeds {
             self.note_seed(seed, true);
             if !list.urls.iter().any(|u| u == seed.as_str()) {
                 list.urls.push(seed.as_str().to_string());
             }
             let d = Discovery::seed(0, None, 0);
-            self.discover(&mut b, &mut pending, &mut touched, seed, d)?;
+            self.discover(&mut w, seed, d)?;
         }
-        b.put(CF_META, meta_keys::SEEDS, &list);
-        self.finish(b, &touched)?;
+        w.b.put(CF_META, meta_keys::SEEDS, &list);
+        self.finish(w.b, &w.touched)?;
         self.rebuild_filters()
     }
 
     /// Records `target`, reached by a redirect from `from`, as a seed in
     /// `list` (read fresh by the caller: the shell may have changed it) and
     /// in `b`: its host joins the scope. Returns false when it was one.
-    pub(super) fn add_derived_seed(
+    pub fn add_derived_seed(
         &mut self,
         b: &mut Batch<'_>,
         list: &mut SeedList,
@@ -116,7 +114,7 @@ impl Engine {
 
     /// A seed host's robots.txt redirected (`http://h/robots.txt` →
     /// `https://www.h/robots.txt`): each host on the way is in scope.
-    pub(super) fn widen_scope_for_robots(
+    pub fn widen_scope_for_robots(
         &mut self,
         host: HostId,
         redirects: &[CanonicalUrl],

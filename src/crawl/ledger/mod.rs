@@ -1,0 +1,317 @@
+//! The ledger: everything the crawl knows and records — counters, host
+//! records and queues, the seen front and settled set, scope, filters,
+//! seeds and in-flight marks — with the three things that change it:
+//! `discover` (a URL found), `dequeue` (a URL leaves the frontier) and
+//! `commit` (a fetch outcome, as one atomic batch). It fetches nothing and
+//! knows no clock of its own beyond `now_ms`: the scheduler drives it, and
+//! `refilter` uses it offline.
+
+mod discover;
+mod drops;
+mod inflight;
+mod page;
+mod seeds;
+mod write;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+pub(super) use discover::{Discovery, rejudge_reconsiders};
+pub use inflight::{CRASH_LOOP_DEATHS, forget_in_flight};
+pub(super) use seeds::VIA_REDIRECT;
+pub(super) use write::{PageWrite, bump};
+
+use super::marks::{self, MarkBook};
+use super::scope::ScopeRule;
+use super::settings::CrawlSettings;
+use super::traps::QueryVariants;
+use crate::fetch::{NetGuard, RobotsRules};
+use crate::filter::{FilterSettings, Filters};
+use crate::frontier::{HostQueue, SeenFront, SettledSet};
+use crate::model::{self, HostId, UrlId};
+use crate::schema::{CF_META, CF_SEEN, Counters, HostRecord, RunProgress, RunRecord, meta_keys};
+use crate::store::{Store, StoreError};
+
+pub(super) struct HostState {
+    pub record: HostRecord,
+    /// `record.robots` is not in the `robots` column family yet: fetched
+    /// since the host was last written, or read from inside the host's row
+    /// of a db older than schema 6.
+    pub robots_unsaved: bool,
+    pub rules: Option<RobotsRules>,
+    pub queue: HostQueue,
+    /// No fetch before this: a 429/503 back-off (or the next fetch time a
+    /// resumed host was left with). Checked at dispatch, as the host may
+    /// already sit in the ready heap at an earlier time.
+    pub hold_until_ms: u64,
+    /// The scheduler's: its robots.txt is being fetched.
+    pub robots_in_flight: bool,
+    /// The scheduler's: in the ready heap.
+    pub scheduled: bool,
+}
+
+pub(super) struct Ledger {
+    pub store: Arc<Store>,
+    pub settings: CrawlSettings,
+    /// The robots.txt product token of the User-Agent.
+    pub agent: String,
+    pub counters: Counters,
+    pub scope: ScopeRule,
+    /// The focused-crawl filters, built from the settings and the seeds.
+    pub filters: Filters,
+    /// Learns the seeds' addresses (shared with the client's connector).
+    pub guard: NetGuard,
+    pub hosts: HashMap<HostId, HostState>,
+    pub front: SeenFront,
+    /// Recently seen URLs no ordinary link can change: skips their lookup.
+    pub settled: SettledSet,
+    /// Query strings queued per path (`crawl.max_query_variants`).
+    pub variants: QueryVariants,
+    /// Seeds and the URLs seeds redirected to: their redirects are seeds.
+    pub seed_ids: HashSet<UrlId>,
+    /// Hosts of those: their robots.txt redirects widen the scope.
+    pub seed_hosts: HashSet<HostId>,
+    /// URLs a dead run left in flight once, with how many runs in a row
+    /// died with them (see `inflight`).
+    pub suspects: HashMap<UrlId, u8>,
+    /// In-flight marks fetch tasks asked for, written with the next batch.
+    pub marks: MarkBook,
+    pub run_fetched: u64,
+    pub run_links: u64,
+    /// This run's `started_ms` (0 offline): batches carry its progress in
+    /// the counters.
+    pub run_started_ms: u64,
+    /// Hosts whose rows the last batches wrote: the scheduler puts those
+    /// with queued URLs in its ready heap.
+    touched: HashSet<HostId>,
+    /// Messages for the user, taken by the scheduler.
+    notices: Vec<String>,
+}
+
+impl Ledger {
+    /// The ledger of `store`, loaded: counters, seen front, seeds, filters.
+    pub fn open(
+        store: Arc<Store>,
+        settings: CrawlSettings,
+        guard: NetGuard,
+        marks: MarkBook,
+    ) -> Result<Ledger, StoreError> {
+        let mut l = Ledger {
+            agent: settings.agent_token().to_string(),
+            counters: store.counters()?,
+            store,
+            settings,
+            scope: ScopeRule::default(),
+            filters: Filters::new(&FilterSettings::default(), []),
+            guard,
+            hosts: HashMap::new(),
+            front: SeenFront::with_capacity(0),
+            settled: SettledSet::default(),
+            variants: QueryVariants::default(),
+            seed_ids: HashSet::new(),
+            seed_hosts: HashSet::new(),
+            suspects: HashMap::new(),
+            marks,
+            run_fetched: 0,
+            run_links: 0,
+            run_started_ms: 0,
+            touched: HashSet::new(),
+            notices: Vec::new(),
+        };
+        l.load_seen_front()?;
+        l.load_seeds()?;
+        Ok(l)
+    }
+
+    /// A ledger for offline work (refilter): no fetch will use its guard
+    /// or marks.
+    pub fn offline(store: Arc<Store>, settings: CrawlSettings) -> Result<Ledger, StoreError> {
+        Ledger::open(store, settings, NetGuard::default(), marks::marks().1)
+    }
+
+    fn load_seen_front(&mut self) -> Result<(), StoreError> {
+        let n = self.counters.seen as usize;
+        // The old filter goes first: holding both would double its memory.
+        self.front = SeenFront::with_capacity(0);
+        self.front = SeenFront::with_capacity((n * 2).max(1 << 20));
+        for row in self.store.scan(CF_SEEN, &[]) {
+            let (k, _) = row?;
+            if let Some(id) = model::UrlId::from_slice(&k) {
+                self.front.insert(id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Rebuilds the seen front twice as large once it holds more than it was sized for.
+    pub fn grow_front_if_needed(&mut self) -> Result<(), StoreError> {
+        if self.front.is_overfull() {
+            self.counters.seen = self.counters.seen.max(self.front.len() as u64);
+            self.load_seen_front()?;
+        }
+        Ok(())
+    }
+
+    /// The host's in-memory state, loaded from `hosts` on first use.
+    pub fn host(&mut self, id: HostId, origin: &str) -> Result<&mut HostState, StoreError> {
+        if !self.hosts.contains_key(&id) {
+            let (mut record, robots_unsaved) =
+                self.store.host_and_robots_place(id)?.unwrap_or_else(|| {
+                    let fresh = HostRecord {
+                        origin: origin.to_string(),
+                        ..Default::default()
+                    };
+                    (fresh, false)
+                });
+            // A stored next fetch past any wait we set (a clock that went
+            // back, a db from another machine) must not hold the host.
+            let longest = self
+                .settings
+                .max_backoff
+                .max(self.settings.delay)
+                .as_millis() as u64;
+            let longest = longest.max(record.crawl_delay_ms.unwrap_or(0));
+            record.next_fetch_ms = record.next_fetch_ms.min(model::now_ms() + longest);
+            let rules = record
+                .robots
+                .as_ref()
+                .map(|r| RobotsRules::from_record(r, &self.agent));
+            self.hosts.insert(
+                id,
+                HostState {
+                    robots_unsaved,
+                    hold_until_ms: record.next_fetch_ms,
+                    record,
+                    rules,
+                    robots_in_flight: false,
+                    queue: HostQueue::new(id),
+                    scheduled: false,
+                },
+            );
+        }
+        Ok(self.hosts.get_mut(&id).expect("inserted above"))
+    }
+
+    /// Delay between two requests to a host: ours or its Crawl-delay.
+    pub fn delay_ms(&self, h: &HostState) -> u64 {
+        (self.settings.delay.as_millis() as u64).max(h.record.crawl_delay_ms.unwrap_or(0))
+    }
+
+    /// The hosts written since the last call.
+    pub fn take_touched(&mut self) -> Vec<HostId> {
+        self.touched.drain().collect()
+    }
+
+    /// The messages for the user since the last call.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+
+    pub fn notice(&mut self, msg: String) {
+        self.notices.push(msg);
+    }
+
+    /// Takes new settings; they apply from the next decision.
+    pub fn apply_settings(&mut self, new: CrawlSettings) {
+        let agent = new.agent_token().to_string();
+        if agent != self.agent {
+            for h in self.hosts.values_mut() {
+                h.rules = h
+                    .record
+                    .robots
+                    .as_ref()
+                    .map(|r| RobotsRules::from_record(r, &agent));
+            }
+            self.agent = agent;
+        }
+        let refilter = new.filter != self.settings.filter;
+        let limits = new.link_limits() != self.settings.link_limits();
+        self.settings = new;
+        if refilter && let Err(e) = self.rebuild_filters() {
+            self.notice(format!("filters not rebuilt: {e}"));
+        }
+        // URLs filtered under the old limits are judged again now.
+        if limits && let Err(e) = self.rejudge_if_limits_changed() {
+            self.notice(format!("new limits not applied to filtered URLs: {e}"));
+        }
+    }
+
+    /// Builds the filters from the settings and every seed's host (the
+    /// hosts seeds redirected to included).
+    pub fn rebuild_filters(&mut self) -> Result<(), StoreError> {
+        let seeds = self.store.seeds()?;
+        self.filters_for(&seeds);
+        Ok(())
+    }
+
+    /// The filters for the seeds in `list`.
+    pub fn filters_for(&mut self, list: &crate::schema::SeedList) {
+        let hosts: Vec<String> = list
+            .urls
+            .iter()
+            .chain(list.derived.iter().map(|d| &d.url))
+            .filter_map(|u| model::normalize(u).ok())
+            .map(|u| u.host().to_string())
+            .collect();
+        self.filters = Filters::new(&self.settings.filter, hosts.iter().map(String::as_str));
+    }
+
+    /// Writes this run's record: at its start (`ended` None), and with its
+    /// totals when it ends (`ended`: whether it was stopped).
+    pub fn record_run(
+        &mut self,
+        started_ms: u64,
+        elapsed: std::time::Duration,
+        ended: Option<bool>,
+    ) -> Result<(), StoreError> {
+        let rec = RunRecord {
+            started_ms,
+            ended_ms: if ended.is_some() { model::now_ms() } else { 0 },
+            settings: self.settings.summary(),
+            seeds: self.store.seeds()?.urls.len() as u32,
+            fetched: self.run_fetched,
+            links: self.run_links,
+            elapsed_ms: elapsed.as_millis() as u64,
+            tlp: elapsed.as_secs_f64() * self.run_fetched as f64,
+            interrupted: ended.unwrap_or(false),
+        };
+        let mut b = self.store.batch();
+        if ended.is_none() {
+            self.complete_killed_run(&mut b)?;
+            self.counters.run = RunProgress {
+                started_ms,
+                ..RunProgress::default()
+            };
+            b.put(CF_META, meta_keys::COUNTERS, &self.counters);
+            self.run_started_ms = started_ms;
+        }
+        b.put(CF_META, &meta_keys::run(started_ms), &rec);
+        b.write()
+    }
+
+    /// A run killed before it could write its totals left them in the
+    /// counters' run progress (written with every batch): its record gets
+    /// them now, marked interrupted.
+    fn complete_killed_run(&self, b: &mut crate::store::Batch<'_>) -> Result<(), StoreError> {
+        let p = &self.counters.run;
+        if p.started_ms == 0 {
+            return Ok(());
+        }
+        let key = meta_keys::run(p.started_ms);
+        let Some(mut rec) = self.store.get::<RunRecord>(CF_META, &key)? else {
+            return Ok(());
+        };
+        if rec.ended_ms != 0 {
+            return Ok(());
+        }
+        let elapsed_ms = p.last_ms.saturating_sub(p.started_ms);
+        rec.fetched = p.fetched;
+        rec.links = p.links;
+        rec.elapsed_ms = elapsed_ms;
+        rec.tlp = elapsed_ms as f64 / 1e3 * p.fetched as f64;
+        rec.ended_ms = p.last_ms.max(p.started_ms);
+        rec.interrupted = true;
+        b.put(CF_META, &key, &rec);
+        Ok(())
+    }
+}

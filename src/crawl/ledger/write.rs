@@ -1,0 +1,194 @@
+//! The ledger's writes: a URL leaving the frontier (fetched, filtered or
+//! failed), its `seen` mark, and the batch that carries each change with
+//! the host rows and counters it touches.
+
+use std::collections::HashSet;
+
+use super::Ledger;
+use crate::model::{HostId, UrlId, now_ms};
+use crate::schema::{
+    CF_DETAILS, CF_FRONTIER, CF_HOSTS, CF_META, CF_ROBOTS, CF_SEEN, DetailRecord, FailReason,
+    FilterReason, FrontierEntry, FrontierKey, SeenRecord, SeenState, meta_keys,
+};
+use crate::store::{Batch, Store, StoreError};
+
+/// One atomic change in the making: the batch, the URLs it has judged
+/// already (a page linking one URL twice judges it once) and the hosts
+/// whose rows it must carry.
+pub struct PageWrite<'a> {
+    pub b: Batch<'a>,
+    pub pending: HashSet<UrlId>,
+    pub touched: Vec<HostId>,
+}
+
+impl<'a> PageWrite<'a> {
+    pub fn new(store: &'a Store) -> PageWrite<'a> {
+        PageWrite {
+            b: store.batch(),
+            pending: HashSet::new(),
+            touched: Vec::new(),
+        }
+    }
+
+    /// The host's row goes with this write.
+    pub fn touch(&mut self, host: HostId) {
+        if !self.touched.contains(&host) {
+            self.touched.push(host);
+        }
+    }
+}
+
+/// Adds `by` to a counter of a reason (removed at zero).
+pub fn bump(map: &mut std::collections::BTreeMap<String, u64>, key: &str, by: i64) {
+    let v = map.entry(key.to_string()).or_insert(0);
+    *v = v.saturating_add_signed(by);
+    if *v == 0 {
+        map.remove(key);
+    }
+}
+
+impl Ledger {
+    /// Removes a popped entry from the frontier (inside `b`).
+    pub fn dequeue(&mut self, b: &mut Batch<'_>, key: FrontierKey) -> Result<(), StoreError> {
+        b.delete(CF_FRONTIER, &key.to_key());
+        self.counters.queued = self.counters.queued.saturating_sub(1);
+        let h = self.host(key.host, "")?;
+        h.record.queued = h.record.queued.saturating_sub(1);
+        h.queue.done(key.url);
+        Ok(())
+    }
+
+    pub fn mark(&self, b: &mut Batch<'_>, id: UrlId, entry: &FrontierEntry, state: SeenState) {
+        let rec = SeenRecord {
+            state,
+            depth: entry.depth,
+            parent: entry.parent,
+            redirects: entry.redirects,
+            updated_ms: now_ms(),
+        };
+        b.put(CF_SEEN, &id.to_bytes(), &rec);
+    }
+
+    pub fn finish(&mut self, mut b: Batch<'_>, hosts: &[HostId]) -> Result<(), StoreError> {
+        for h in hosts {
+            self.touched.insert(*h);
+            if let Some(state) = self.hosts.get_mut(h) {
+                // The host's row goes with every page of it; its robots.txt
+                // (up to 500 KiB) only when it changed.
+                let robots = state.record.robots.take();
+                b.put(CF_HOSTS, &h.to_bytes(), &state.record);
+                if let Some(r) = robots.as_ref().filter(|_| state.robots_unsaved) {
+                    b.put(CF_ROBOTS, &h.to_bytes(), r);
+                    state.robots_unsaved = false;
+                }
+                state.record.robots = robots;
+            }
+        }
+        if self.run_started_ms != 0 {
+            let run = &mut self.counters.run;
+            (run.fetched, run.links, run.last_ms) = (self.run_fetched, self.run_links, now_ms());
+        }
+        b.put(CF_META, meta_keys::COUNTERS, &self.counters);
+        // Marks asked for since the last batch ride along with this one.
+        let marked = self.marks.write_into(&mut b);
+        b.write()?;
+        self.marks.written(marked);
+        Ok(())
+    }
+
+    pub fn write_host(&mut self, id: HostId) -> Result<(), StoreError> {
+        let store = self.store.clone();
+        self.finish(store.batch(), &[id])
+    }
+
+    pub fn commit_robots_denied(
+        &mut self,
+        key: FrontierKey,
+        entry: FrontierEntry,
+    ) -> Result<(), StoreError> {
+        self.commit_filtered(key, entry, FilterReason::Robots)
+    }
+
+    fn commit_filtered(
+        &mut self,
+        key: FrontierKey,
+        entry: FrontierEntry,
+        r: FilterReason,
+    ) -> Result<(), StoreError> {
+        let store = self.store.clone();
+        let mut b = store.batch();
+        self.dequeue(&mut b, key)?;
+        self.mark(&mut b, key.url, &entry, SeenState::Filtered(r));
+        bump(&mut self.counters.filtered, r.name(), 1);
+        self.finish(b, &[key.host])
+    }
+
+    /// A queued URL that no longer parses (written by another version).
+    pub fn commit_unfetchable(
+        &mut self,
+        key: FrontierKey,
+        entry: FrontierEntry,
+    ) -> Result<(), StoreError> {
+        self.commit_filtered(key, entry, FilterReason::InvalidUrl)
+    }
+
+    /// robots.txt stayed unreachable: every queued URL of the host is dropped.
+    pub fn drop_host_queue(&mut self, id: HostId) -> Result<(), StoreError> {
+        let r = FilterReason::RobotsUnavailable;
+        self.empty_host_queue(id, SeenState::Filtered(r), None)
+    }
+
+    /// Nothing of the host can be fetched: every queued URL of it fails
+    /// with `reason`, its `detail` kept for `why`.
+    pub fn fail_host_queue(
+        &mut self,
+        id: HostId,
+        reason: FailReason,
+        detail: &str,
+    ) -> Result<(), StoreError> {
+        let d = DetailRecord {
+            reason: reason.name().into(),
+            detail: detail.into(),
+            at_ms: now_ms(),
+        };
+        self.empty_host_queue(id, SeenState::Failed(reason), Some(&d))
+    }
+
+    /// Every queued URL of host `id` leaves the frontier as `state`.
+    fn empty_host_queue(
+        &mut self,
+        id: HostId,
+        state: SeenState,
+        detail: Option<&DetailRecord>,
+    ) -> Result<(), StoreError> {
+        let store = self.store.clone();
+        loop {
+            let mut popped = Vec::new();
+            let h = self.host(id, "")?;
+            while popped.len() < 1000 {
+                match h.queue.pop(&store)? {
+                    Some(p) => popped.push(p),
+                    None => break,
+                }
+            }
+            let last = popped.len() < 1000;
+            let mut b = store.batch();
+            for (key, entry) in popped {
+                self.dequeue(&mut b, key)?;
+                self.mark(&mut b, key.url, &entry, state);
+                match state {
+                    SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
+                    SeenState::Failed(r) => bump(&mut self.counters.failed, r.name(), 1),
+                    _ => {}
+                }
+                if let Some(d) = detail {
+                    b.put(CF_DETAILS, &key.url.to_bytes(), d);
+                }
+            }
+            self.finish(b, &[id])?;
+            if last {
+                return Ok(());
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! The robots.txt policy: how long rules are kept, how an unreachable
+//! robots.txt is retried (doubling from `robots.retry`, up to the TTL) and
+//! when the crawl gives up on its host (`robots.max_failures`), and how a
+//! Crawl-delay is capped (`robots.max_crawl_delay`). The scheduler applies
+//! it when a robots.txt fetch ends.
+
+use std::time::Duration;
+
+use super::scheduler::{CrawlError, Scheduler};
+use super::settings::CrawlSettings;
+use crate::fetch::{RobotsFetch, RobotsRules};
+use crate::model::{HostId, now_ms};
+use crate::schema::{FailReason, RobotsOutcome, RobotsRecord};
+
+/// How long an outcome holds: the TTL for an answer; for the `failures`-th
+/// unreachable fetch in a row, `robots.retry` doubled per earlier failure,
+/// at most the TTL.
+pub fn expires_after_ms(s: &CrawlSettings, unreachable: bool, failures: u32) -> u64 {
+    let wait = if unreachable {
+        let doublings = failures.saturating_sub(1).min(16);
+        s.robots_retry
+            .saturating_mul(1 << doublings)
+            .min(s.robots_ttl)
+    } else {
+        s.robots_ttl
+    };
+    wait.as_millis() as u64
+}
+
+/// Whether the crawl gives up on a host after `failures` unreachable
+/// robots.txt fetches in a row.
+pub fn gives_up(s: &CrawlSettings, unreachable: bool, failures: u32) -> bool {
+    unreachable && failures >= s.robots_max_failures
+}
+
+/// The Crawl-delay honoured: the one asked for, or the cap when it asks
+/// for more (then `true`).
+pub fn crawl_delay(asked: Option<Duration>, cap: Duration) -> Option<(Duration, bool)> {
+    asked.map(|d| if d > cap { (cap, true) } else { (d, false) })
+}
+
+impl Scheduler {
+    /// A robots.txt fetch ended: its rules and Crawl-delay go in the host's
+    /// record, its redirects may widen the scope, and the host is
+    /// scheduled again (or, given up on, its queue dropped).
+    pub(super) fn robots_done(
+        &mut self,
+        id: HostId,
+        fetched: RobotsFetch,
+    ) -> Result<(), CrawlError> {
+        let RobotsFetch {
+            outcome,
+            body,
+            redirects,
+            blocked,
+        } = fetched;
+        let l = &mut self.ledger;
+        if l.seed_hosts.contains(&id) && !redirects.is_empty() {
+            l.widen_scope_for_robots(id, &redirects)?;
+        }
+        if let Some(why) = blocked {
+            // The guard refuses the host's own address: nothing of it can
+            // be fetched, now or on a retry.
+            l.host(id, "")?.robots_in_flight = false;
+            let origin = l.hosts[&id].record.origin.clone();
+            l.notice(format!(
+                "{origin}: not fetched, the network guard refuses it ({why})"
+            ));
+            return Ok(l.fail_host_queue(id, FailReason::NetworkGuard, &why)?);
+        }
+        let now = now_ms();
+        let s = l.settings.clone();
+        let agent = l.agent.clone();
+        let h = l.host(id, "")?;
+        h.robots_in_flight = false;
+        let unreachable = matches!(outcome, RobotsOutcome::Unreachable { .. });
+        let failures = if unreachable {
+            h.record.robots.as_ref().map_or(0, |r| r.failures) + 1
+        } else {
+            0
+        };
+        let wait = expires_after_ms(&s, unreachable, failures);
+        let detail = match &outcome {
+            RobotsOutcome::Unreachable { detail } => detail.clone(),
+            _ => String::new(),
+        };
+        let record = RobotsRecord {
+            outcome,
+            body,
+            fetched_ms: now,
+            expires_ms: now + wait,
+            failures,
+        };
+        let rules = RobotsRules::from_record(&record, &agent);
+        let asked = rules.crawl_delay();
+        let honoured = crawl_delay(asked, s.max_crawl_delay);
+        h.record.crawl_delay_ms = honoured.map(|(d, _)| d.as_millis() as u64);
+        h.record.crawl_delay_capped = honoured.is_some_and(|(_, capped)| capped);
+        h.record.robots = Some(record);
+        h.robots_unsaved = true;
+        h.rules = Some(rules);
+        let origin = h.record.origin.clone();
+        let capped = h.record.crawl_delay_capped;
+        let next = if unreachable {
+            now + wait
+        } else {
+            now + l.delay_ms(&l.hosts[&id])
+        };
+        if let (true, Some(d)) = (capped, asked) {
+            l.notice(format!(
+                "{origin}: robots.txt asks Crawl-delay {}s; capped at {}s",
+                d.as_secs_f64(),
+                s.max_crawl_delay.as_secs_f64()
+            ));
+        }
+        if gives_up(&s, unreachable, failures) {
+            l.notice(format!("{origin}: robots.txt unreachable {failures} times ({detail}); its queued URLs are dropped"));
+            l.drop_host_queue(id)?;
+        } else {
+            l.write_host(id)?;
+        }
+        if !self.ledger.hosts[&id].queue.is_idle() {
+            self.schedule(id, next)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unreachable_robots_retries_doubling_up_to_the_ttl_then_gives_up() {
+        let s = CrawlSettings::default();
+        let retry = s.robots_retry.as_millis() as u64;
+        assert_eq!(expires_after_ms(&s, true, 1), retry);
+        assert_eq!(expires_after_ms(&s, true, 2), 2 * retry);
+        assert_eq!(
+            expires_after_ms(&s, true, 60),
+            s.robots_ttl.as_millis() as u64
+        );
+        assert_eq!(
+            expires_after_ms(&s, false, 0),
+            s.robots_ttl.as_millis() as u64
+        );
+        assert!(!gives_up(&s, true, s.robots_max_failures - 1));
+        assert!(gives_up(&s, true, s.robots_max_failures));
+        assert!(!gives_up(&s, false, 99));
+    }
+
+    #[test]
+    fn crawl_delay_is_capped() {
+        let cap = Duration::from_secs(60);
+        assert_eq!(crawl_delay(None, cap), None);
+        let five = Duration::from_secs(5);
+        assert_eq!(crawl_delay(Some(five), cap), Some((five, false)));
+        assert_eq!(
+            crawl_delay(Some(Duration::from_secs(600)), cap),
+            Some((cap, true))
+        );
+    }
+}

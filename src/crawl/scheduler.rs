@@ -1,0 +1,346 @@
+//! The scheduler: the crawl's one task. It owns the HTTP client, the fetch
+//! tasks, the ready heap of hosts and the rate samples; it picks ready
+//! hosts, dispatches fetches within the politeness rules (`dispatch`,
+//! `robots`) and hands every outcome to the [`Ledger`], which records it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::dispatch::Running;
+use super::handle::{CrawlHandle, CrawlState, Shared, Snapshot};
+use super::ledger::Ledger;
+use super::marks::{self, Marks};
+use super::settings::CrawlSettings;
+use super::worker::Done;
+use crate::fetch::{ClientError, HttpClient, NetGuard};
+use crate::frontier::ReadyHeap;
+use crate::model::{self, HostId, UrlError, now_ms};
+use crate::schema::Counters;
+use crate::store::{Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CrawlError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error("bad seed: {0}")]
+    Seed(#[from] UrlError),
+}
+
+/// What one run did.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    pub run_fetched: u64,
+    pub run_links: u64,
+    pub elapsed: Duration,
+    pub counters: Counters,
+    /// True when the run ended because it was asked to stop.
+    pub interrupted: bool,
+}
+
+impl Summary {
+    /// The source documents' efficiency measure: seconds × links fetched.
+    pub fn tlp(&self) -> f64 {
+        self.elapsed.as_secs_f64() * self.run_fetched as f64
+    }
+}
+
+/// What the handle can change while the engine runs.
+struct Control {
+    stop: watch::Receiver<bool>,
+    paused: watch::Receiver<bool>,
+    settings: watch::Receiver<CrawlSettings>,
+    seeds: tokio::sync::mpsc::UnboundedReceiver<Vec<crate::model::CanonicalUrl>>,
+}
+
+pub(super) struct Scheduler {
+    /// What the crawl knows and records; the scheduler's only writer.
+    pub ledger: Ledger,
+    pub client: HttpClient,
+    /// The fetch tasks' end of the in-flight marks channel.
+    pub(super) mark_requests: Marks,
+    shared: Arc<Shared>,
+    pub(super) tasks: JoinSet<Done>,
+    /// What each running task is working on, so a task that panics is
+    /// still recorded against its URL or host.
+    pub(super) running: HashMap<tokio::task::Id, Running>,
+    pub ready: ReadyHeap,
+    pub(super) pages_in_flight: u64,
+    started: Instant,
+    /// (time, run_fetched) over the last 10 s, for the recent rate.
+    rate_samples: std::collections::VecDeque<(Instant, u64)>,
+}
+
+/// Starts a crawl of `store` from `seeds` (added to any seeds the db
+/// already has) on the current tokio runtime.
+pub fn start(
+    store: Arc<Store>,
+    settings: CrawlSettings,
+    seeds: &[String],
+) -> Result<
+    (
+        CrawlHandle,
+        tokio::task::JoinHandle<Result<Summary, CrawlError>>,
+    ),
+    CrawlError,
+> {
+    let seeds = seeds
+        .iter()
+        .map(|s| model::normalize(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (mut engine, rx) = Scheduler::new(store, settings)?;
+    engine.ledger.recover_in_flight()?;
+    engine.ledger.add_seeds(&seeds)?;
+    engine.ledger.rejudge_if_limits_changed()?;
+    engine.schedule_touched()?;
+    engine.resume_hosts()?;
+    let shared = engine.shared.clone();
+    let store = engine.ledger.store.clone();
+    let join = tokio::spawn(async move {
+        let ended = engine.run(rx).await;
+        // An engine error (a failed write) is not a page's crash: its
+        // fetches must not count as deaths on the next run.
+        if ended.is_err() {
+            let _ = super::forget_in_flight(&store);
+        }
+        ended
+    });
+    Ok((CrawlHandle { shared }, join))
+}
+
+impl Scheduler {
+    /// A scheduler over `store` with its ledger loaded but no loop
+    /// running, and the receiving ends of its handle's channels.
+    fn new(store: Arc<Store>, settings: CrawlSettings) -> Result<(Scheduler, Control), CrawlError> {
+        let guard = NetGuard::default();
+        let (mark_requests, marks) = marks::marks();
+        let client = HttpClient::new(settings.fetch.clone(), guard.clone())?;
+        let (stop, stop_rx) = watch::channel(false);
+        let (paused, paused_rx) = watch::channel(false);
+        let (live, live_rx) = watch::channel(settings.clone());
+        let (seeds_tx, seeds_rx) = tokio::sync::mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            seeds: seeds_tx,
+            stop,
+            paused,
+            settings: live,
+            snapshot: Mutex::new(Snapshot::default()),
+            notices: Mutex::new(Vec::new()),
+        });
+        let scheduler = Scheduler {
+            ledger: Ledger::open(store, settings, guard, marks)?,
+            client,
+            mark_requests,
+            shared,
+            tasks: JoinSet::new(),
+            running: HashMap::new(),
+            ready: ReadyHeap::default(),
+            pages_in_flight: 0,
+            started: Instant::now(),
+            rate_samples: Default::default(),
+        };
+        let control = Control {
+            stop: stop_rx,
+            paused: paused_rx,
+            settings: live_rx,
+            seeds: seeds_rx,
+        };
+        Ok((scheduler, control))
+    }
+
+    /// Every host with queued URLs left by an earlier run is ready now.
+    fn resume_hosts(&mut self) -> Result<(), StoreError> {
+        for host in self.ledger.store.frontier_hosts()? {
+            self.schedule(host, 0)?;
+        }
+        Ok(())
+    }
+
+    /// Puts a host in the ready heap at `at_ms` unless it is there already.
+    pub(super) fn schedule(&mut self, id: HostId, at_ms: u64) -> Result<(), StoreError> {
+        let h = self.ledger.host(id, "")?;
+        if !h.scheduled {
+            h.scheduled = true;
+            self.ready.push(at_ms, id);
+        }
+        Ok(())
+    }
+
+    /// Hosts the ledger wrote since the last call that have URLs queued
+    /// go in the ready heap, at the host's next fetch time.
+    pub(super) fn schedule_touched(&mut self) -> Result<(), StoreError> {
+        for id in self.ledger.take_touched() {
+            let Some(h) = self.ledger.hosts.get(&id) else {
+                continue;
+            };
+            if !h.queue.is_idle() {
+                let at = h.record.next_fetch_ms;
+                self.schedule(id, at)?;
+            }
+        }
+        for n in self.ledger.take_notices() {
+            self.notice(n);
+        }
+        Ok(())
+    }
+
+    pub(super) fn limit_reached(&self) -> bool {
+        let l = &self.ledger;
+        l.settings
+            .max_pages
+            .is_some_and(|m| l.counters.fetched + self.pages_in_flight >= m)
+    }
+
+    async fn run(mut self, mut control: Control) -> Result<Summary, CrawlError> {
+        let mut stopping = *control.stop.borrow();
+        let mut paused = *control.paused.borrow();
+        let mut grace_deadline: Option<tokio::time::Instant> = None;
+        let mut last_publish = Instant::now();
+        let started_ms = model::now_ms();
+        self.ledger
+            .record_run(started_ms, self.started.elapsed(), None)?;
+        self.publish(CrawlState::Running);
+        loop {
+            self.schedule_touched()?;
+            if !stopping && !paused {
+                self.dispatch()?;
+            }
+            // Fetch tasks wait for their marks, written with the next
+            // page's batch; when every task waits for one, at once.
+            let waiting = self.ledger.marks.grantable();
+            if waiting > 0 && waiting >= self.tasks.len() {
+                self.ledger.write_marks()?;
+            }
+            let marks_due = self.ledger.marks.due();
+            let out_of_work = self.ready.is_empty() || stopping || self.limit_reached();
+            if self.tasks.is_empty() && out_of_work {
+                break;
+            }
+            let wake = (!stopping
+                && !paused
+                && self.tasks.len() < self.ledger.settings.concurrency
+                && !self.limit_reached())
+            .then(|| self.ready.next_time())
+            .flatten()
+            .map(|at| {
+                tokio::time::Instant::now() + Duration::from_millis(at.saturating_sub(now_ms()))
+            });
+            tokio::select! {
+                changed = control.stop.changed(), if !stopping => {
+                    if changed.is_err() || *control.stop.borrow() {
+                        stopping = true;
+                        grace_deadline = Some(tokio::time::Instant::now() + self.ledger.settings.shutdown_grace);
+                        self.publish(CrawlState::Stopping);
+                    }
+                }
+                Ok(()) = control.paused.changed() => {
+                    paused = *control.paused.borrow();
+                }
+                Some(seeds) = control.seeds.recv() => {
+                    self.ledger.add_seeds(&seeds)?;
+                }
+                Ok(()) = control.settings.changed() => {
+                    let new = control.settings.borrow_and_update().clone();
+                    self.apply_settings(new);
+                }
+                Some(joined) = self.tasks.join_next_with_id() => self.joined(joined)?,
+                Some(m) = self.ledger.marks.requests.recv() => self.ledger.marks.take(m),
+                _ = tokio::time::sleep_until(marks_due.unwrap_or_else(tokio::time::Instant::now)), if marks_due.is_some() => {
+                    self.ledger.write_marks()?;
+                }
+                _ = tokio::time::sleep_until(wake.unwrap_or_else(tokio::time::Instant::now)), if wake.is_some() => {}
+                _ = tokio::time::sleep_until(grace_deadline.unwrap_or_else(tokio::time::Instant::now)), if grace_deadline.is_some() => {
+                    // Abandoned fetches stay in the frontier for the next run.
+                    self.tasks.abort_all();
+                    self.abandon_running()?;
+                    break;
+                }
+            }
+            if last_publish.elapsed() >= Duration::from_millis(250) {
+                self.publish(if stopping {
+                    CrawlState::Stopping
+                } else if paused {
+                    CrawlState::Paused
+                } else {
+                    CrawlState::Running
+                });
+                last_publish = Instant::now();
+            }
+        }
+        self.schedule_touched()?;
+        let l = &mut self.ledger;
+        l.record_run(started_ms, self.started.elapsed(), Some(stopping))?;
+        l.store.flush()?;
+        let summary = Summary {
+            run_fetched: l.run_fetched,
+            run_links: l.run_links,
+            elapsed: self.started.elapsed(),
+            counters: l.counters.clone(),
+            interrupted: stopping,
+        };
+        self.publish(CrawlState::Done);
+        Ok(summary)
+    }
+
+    /// Takes new settings from the handle; they apply from the next decision.
+    fn apply_settings(&mut self, new: CrawlSettings) {
+        if new.fetch != self.ledger.settings.fetch {
+            match self
+                .client
+                .retuned(new.fetch.clone(), self.ledger.guard.clone())
+            {
+                Ok(c) => self.client = c,
+                Err(e) => {
+                    self.notice(format!("fetch settings not applied: {e}"));
+                    return;
+                }
+            }
+        }
+        self.ledger.apply_settings(new);
+    }
+
+    fn publish(&mut self, state: CrawlState) {
+        let l = &self.ledger;
+        let active = l
+            .hosts
+            .values()
+            .filter(|h| !h.queue.is_idle() || h.robots_in_flight)
+            .count();
+        let now = Instant::now();
+        self.rate_samples.push_back((now, l.run_fetched));
+        while self
+            .rate_samples
+            .front()
+            .is_some_and(|(t, _)| now - *t > Duration::from_secs(10))
+        {
+            self.rate_samples.pop_front();
+        }
+        let recent_rate = match self.rate_samples.front() {
+            Some((t, n)) if now > *t => (l.run_fetched - n) as f64 / (now - *t).as_secs_f64(),
+            _ => 0.0,
+        };
+        if let Ok(mut s) = self.shared.snapshot.lock() {
+            *s = Snapshot {
+                recent_rate,
+                state,
+                counters: l.counters.clone(),
+                in_flight: self.tasks.len(),
+                active_hosts: active,
+                run_fetched: l.run_fetched,
+                run_links: l.run_links,
+                elapsed: self.started.elapsed(),
+            };
+        }
+    }
+
+    pub(super) fn notice(&self, msg: String) {
+        if let Ok(mut n) = self.shared.notices.lock() {
+            n.push(msg);
+        }
+    }
+}
