@@ -37,8 +37,8 @@ use trawl::crawl::{PageData, process_page};
 use trawl::fetch::{FetchSettings, HttpClient, NetGuard};
 use trawl::model::{CanonicalUrl, UrlId};
 use trawl::schema::{
-    CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_PAGES, CF_SEEN, DocRecord, FrontierKey, LinkKey,
-    LinkView, PageLinksBuilder, PageRecord, SeenRecord, SeenState,
+    CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_PAGES, CF_SEEN, DocRecord, FrontierKey,
+    InLinkKey, LinkView, PageLinksBuilder, PageRecord, SeenRecord, SeenState,
 };
 use trawl::site::bench::{BenchUrls, BenchWeb};
 use trawl::store::Store;
@@ -220,10 +220,7 @@ async fn write_pages(
                         ..LinkView::default()
                     },
                 );
-                let back = LinkKey {
-                    first: dst,
-                    second: id,
-                };
+                let back = InLinkKey { dst, src: id };
                 b.put_raw(CF_INLINKS, &back.to_key(), &[]);
                 if seen.insert(dst) {
                     common::queue_new_url(&mut b, dst, &l.url, id, 0);

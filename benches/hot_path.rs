@@ -14,7 +14,7 @@ use trawl::filter::{FilterSettings, Filters, Mode};
 use trawl::model::{self, UrlId};
 use trawl::parse;
 use trawl::schema::{
-    CF_DOCS, CF_INLINKS, CF_LINKS, CF_PAGES, CF_VERDICTS, DocRecord, LinkKey, LinkView,
+    CF_DOCS, CF_INLINKS, CF_LINKS, CF_PAGES, CF_VERDICTS, DocRecord, InLinkKey, LinkView,
     PageLinksBuilder, PageRecord, VerdictRecord,
 };
 use trawl::store::Store;
@@ -97,10 +97,7 @@ fn bench(c: &mut Criterion) {
                     ..LinkView::default()
                 };
                 links.push(dst, &view);
-                let back = LinkKey {
-                    first: dst,
-                    second: id,
-                };
+                let back = InLinkKey { dst, src: id };
                 batch.put_raw(CF_INLINKS, &back.to_key(), &[]);
                 common::queue_new_url(&mut batch, dst, &l.url, id, n);
             }

@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use crate::model::UrlId;
 use crate::schema::{
     CF_DOCS, CF_FRONTIER, CF_INFLIGHT, CF_INLINKS, CF_LINKS, CF_PAGES, CF_SEEN, DocRecord,
-    FrontierKey, InFlightRecord, LinkKey, PageLinks, PageRecord, SeenRecord, SeenState, Versioned,
+    FrontierKey, InFlightRecord, InLinkKey, PageLinks, PageRecord, SeenRecord, SeenState,
+    Versioned,
 };
 use crate::store::{Store, StoreError};
 
@@ -162,11 +163,11 @@ fn check_links(store: &Store, problems: &mut Vec<String>) -> Result<(u64, u64), 
     let mut inlinks = 0u64;
     for row in store.scan(CF_INLINKS, &[]) {
         let (k, _) = row?;
-        let Some(key) = LinkKey::from_key(&k) else {
+        let Some(key) = InLinkKey::from_key(&k) else {
             continue;
         };
         inlinks += 1;
-        if !pairs.contains(&(key.second, key.first)) {
+        if !pairs.contains(&(key.src, key.dst)) {
             problems.push(format!("in-link {key:?} has no link"));
         }
     }

@@ -16,8 +16,8 @@ use crate::filter::Mode;
 use crate::filter::links::{self, LinkType};
 use crate::model::{self, UrlId};
 use crate::schema::{
-    CF_DOCS, CF_LINKS, CF_META, CF_VERDICTS, DocView, FilterReason, LinkKey, LinkView, PageLinks,
-    PageLinksBuilder, VerdictRecord, Versioned, meta_keys,
+    CF_DOCS, CF_LINKS, CF_META, CF_VERDICTS, DocView, FilterReason, LinkView, OutLinkKey,
+    PageLinks, PageLinksBuilder, VerdictRecord, Versioned, meta_keys,
 };
 use crate::store::{Cursor, Store, StoreError};
 
@@ -388,8 +388,8 @@ fn judge_page(
         }
         None => {
             for (k, v) in &legacy {
-                if let (Some(lkey), Ok(rec)) = (LinkKey::from_key(k), LinkView::decode(v)) {
-                    entries.push((lkey.second, rec, Some(&k[..])));
+                if let (Some(lkey), Ok(rec)) = (OutLinkKey::from_key(k), LinkView::decode(v)) {
+                    entries.push((lkey.dst, rec, Some(&k[..])));
                 }
             }
         }

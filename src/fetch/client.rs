@@ -17,7 +17,7 @@ use super::connect::{ConnectError, GuardedConnector};
 use super::dns::CachingResolver;
 use super::encoding::decode_content;
 use super::guard::NetGuard;
-use crate::schema::FailReason;
+use crate::model::FailReason;
 
 /// Response headers stored with a page.
 pub const KEPT_HEADERS: [&str; 13] = [

@@ -6,7 +6,7 @@ use std::io::Read;
 
 use super::FetchError;
 use super::budget::Ticket;
-use crate::schema::FailReason;
+use crate::model::FailReason;
 
 /// Output read from a decoder at a time.
 const BLOCK: usize = 64 << 10;

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::UrlId;
-use crate::schema::{FilterReason, SeenState};
+use crate::model::{FilterReason, SeenState};
 
 const BITS_PER_URL: usize = 10;
 const HASHES: u64 = 7;

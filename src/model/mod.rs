@@ -4,9 +4,11 @@
 //! these types and convert them to and from their own representations.
 
 mod ids;
+mod outcome;
 mod url;
 
 pub use ids::{HostId, UrlId};
+pub use outcome::{FailReason, FilterReason, RobotsOutcome, RobotsRecord, SeenState};
 pub use url::{
     CanonicalUrl, MAX_URL_BYTES, QueryEncoder, UrlError, host_of, normalize, parsed_host, resolve,
     resolve_encoded,

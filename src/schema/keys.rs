@@ -36,31 +36,53 @@ impl FrontierKey {
     }
 }
 
-/// `links` key src ‖ dst, and `inlinks` key dst ‖ src.
+/// `links` key of a per-link row (schemas 1–4; since 5 a page's links
+/// are one row keyed by its id): source ‖ target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct LinkKey {
-    pub first: UrlId,
-    pub second: UrlId,
+pub struct OutLinkKey {
+    pub src: UrlId,
+    pub dst: UrlId,
 }
 
-impl LinkKey {
-    pub const LEN: usize = 32;
+/// `inlinks` key: target ‖ source, so a page's in-links are one prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct InLinkKey {
+    pub dst: UrlId,
+    pub src: UrlId,
+}
 
+/// Two url ids side by side.
+fn pair_key(a: UrlId, b: UrlId) -> [u8; 32] {
+    let mut k = [0u8; 32];
+    k[..16].copy_from_slice(&a.to_bytes());
+    k[16..].copy_from_slice(&b.to_bytes());
+    k
+}
+
+fn pair_from(k: &[u8]) -> Option<(UrlId, UrlId)> {
+    if k.len() != 32 {
+        return None;
+    }
+    Some((UrlId::from_slice(&k[..16])?, UrlId::from_slice(&k[16..])?))
+}
+
+impl OutLinkKey {
     pub fn to_key(&self) -> [u8; 32] {
-        let mut k = [0u8; 32];
-        k[..16].copy_from_slice(&self.first.to_bytes());
-        k[16..].copy_from_slice(&self.second.to_bytes());
-        k
+        pair_key(self.src, self.dst)
     }
 
     pub fn from_key(k: &[u8]) -> Option<Self> {
-        if k.len() != Self::LEN {
-            return None;
-        }
-        Some(LinkKey {
-            first: UrlId::from_slice(&k[..16])?,
-            second: UrlId::from_slice(&k[16..])?,
-        })
+        pair_from(k).map(|(src, dst)| OutLinkKey { src, dst })
+    }
+}
+
+impl InLinkKey {
+    pub fn to_key(&self) -> [u8; 32] {
+        pair_key(self.dst, self.src)
+    }
+
+    pub fn from_key(k: &[u8]) -> Option<Self> {
+        pair_from(k).map(|(dst, src)| InLinkKey { dst, src })
     }
 }
 
@@ -130,10 +152,13 @@ mod tests {
         };
         assert_eq!(FrontierKey::from_key(&a.to_key()), Some(a));
         assert!(a.to_key() < b.to_key() && b.to_key() < c.to_key());
-        let l = LinkKey {
-            first: UrlId(3),
-            second: UrlId(u128::MAX),
-        };
-        assert_eq!(LinkKey::from_key(&l.to_key()), Some(l));
+        let (x, y) = (UrlId(3), UrlId(u128::MAX));
+        let out = OutLinkKey { src: x, dst: y };
+        assert_eq!(OutLinkKey::from_key(&out.to_key()), Some(out));
+        let inl = InLinkKey { dst: x, src: y };
+        assert_eq!(InLinkKey::from_key(&inl.to_key()), Some(inl));
+        // The same pair is one key or the other, by which id leads.
+        assert_eq!(inl.to_key(), OutLinkKey { src: x, dst: y }.to_key());
+        assert_eq!(InLinkKey::from_key(&[0; 31]), None);
     }
 }

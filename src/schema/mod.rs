@@ -11,7 +11,7 @@ mod keys;
 mod values;
 
 pub use derived::*;
-pub use keys::{FrontierKey, LinkKey, page_index};
+pub use keys::{FrontierKey, InLinkKey, OutLinkKey, page_index};
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.

@@ -4,7 +4,7 @@
 use super::Shell;
 use super::error::Result;
 use crate::model::{self, HostId, UrlId};
-use crate::schema::{CF_INLINKS, HostRecord, LinkKey, LinkRecord};
+use crate::schema::{CF_INLINKS, HostRecord, InLinkKey, LinkRecord};
 
 impl Shell {
     pub(super) fn url_arg(&self, url: &str) -> Result<model::CanonicalUrl> {
@@ -57,8 +57,8 @@ impl Shell {
         let mut ids = Vec::new();
         for row in self.store.scan(CF_INLINKS, &id.to_bytes()).take(n) {
             let (k, _) = row?;
-            if let Some(k) = LinkKey::from_key(&k) {
-                ids.push(k.second);
+            if let Some(k) = InLinkKey::from_key(&k) {
+                ids.push(k.src);
             }
         }
         self.urls_of(&ids)

@@ -20,8 +20,8 @@ use crate::model::{HostId, UrlId};
 use crate::schema::{
     self, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_ROBOTS,
     CF_SEEN, CF_URLS, CF_VERDICTS, CodecError, Counters, DetailRecord, DocRecord, FrontierEntry,
-    FrontierKey, HostRecord, LinkKey, LinkRecord, PageLinks, PageRecord, SeedList, SeenRecord,
-    VerdictRecord, Versioned, meta_keys,
+    FrontierKey, HostRecord, InLinkKey, LinkRecord, OutLinkKey, PageLinks, PageRecord, SeedList,
+    SeenRecord, VerdictRecord, Versioned, meta_keys,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -251,8 +251,8 @@ impl Store {
                 let links = PageLinks::decode(&v).map_err(codec)?;
                 out.extend(links.into_iter().map(|(dst, l)| (dst, l.to_record())));
                 break;
-            } else if let Some(key) = LinkKey::from_key(&k) {
-                out.push((key.second, LinkRecord::decode(&v).map_err(codec)?));
+            } else if let Some(key) = OutLinkKey::from_key(&k) {
+                out.push((key.dst, LinkRecord::decode(&v).map_err(codec)?));
             }
         }
         out.truncate(limit);
@@ -269,10 +269,7 @@ impl Store {
                 .find(|(d, _)| *d == dst)
                 .map(|(_, l)| l.to_record()));
         }
-        let legacy = LinkKey {
-            first: src,
-            second: dst,
-        };
+        let legacy = OutLinkKey { src, dst };
         match self.get_raw(CF_LINKS, &legacy.to_key())? {
             Some(v) => Ok(Some(LinkRecord::decode(&v).map_err(codec)?)),
             None => Ok(None),
@@ -285,7 +282,7 @@ impl Store {
             return Ok(None);
         };
         let (k, _) = row?;
-        let Some(src) = LinkKey::from_key(&k).map(|k| k.second) else {
+        let Some(src) = InLinkKey::from_key(&k).map(|k| k.src) else {
             return Ok(None);
         };
         Ok(self.link(src, dst)?.map(|l| (src, l)))
@@ -524,10 +521,7 @@ mod tests {
         v3.extend(
             postcard::to_stdvec(&("a", "", "", false, "outward", "follow", "", "h.org")).unwrap(),
         );
-        let legacy = LinkKey {
-            first: src,
-            second: old_dst,
-        };
+        let legacy = OutLinkKey { src, dst: old_dst };
         let mut b = store.batch();
         b.put_raw(CF_LINKS, &legacy.to_key(), &v3);
         b.write().unwrap();

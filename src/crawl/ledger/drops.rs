@@ -9,7 +9,7 @@ use super::Ledger;
 use super::bump;
 use crate::model::{self, UrlId};
 use crate::schema::{
-    CF_FRONTIER, CF_INLINKS, CF_META, FilterReason, FrontierEntry, FrontierKey, LinkKey,
+    CF_FRONTIER, CF_INLINKS, CF_META, FilterReason, FrontierEntry, FrontierKey, InLinkKey,
     SeenRecord, SeenState, Versioned, meta_keys,
 };
 use crate::store::{Store, StoreError};
@@ -90,11 +90,11 @@ impl Ledger {
 fn still_linked(store: &Store, dst: UrlId) -> Result<bool, StoreError> {
     for row in store.scan(CF_INLINKS, &dst.to_bytes()) {
         let (k, _) = row?;
-        let Some(k) = LinkKey::from_key(&k) else {
+        let Some(k) = InLinkKey::from_key(&k) else {
             continue;
         };
         if store
-            .link(k.second, dst)?
+            .link(k.src, dst)?
             .is_some_and(|l| l.verdict == "follow")
         {
             return Ok(true);

@@ -12,7 +12,7 @@ use crate::filter::links;
 use crate::model::{self, UrlId, now_ms};
 use crate::schema::{
     CF_CONTENT, CF_DETAILS, CF_DOCS, CF_INLINKS, CF_LINKS, CF_PAGE_INDEX, CF_PAGES, CF_VERDICTS,
-    DetailRecord, DocRecord, FilterReason, FrontierEntry, LinkKey, LinkView, PageLinksBuilder,
+    DetailRecord, DocRecord, FilterReason, FrontierEntry, InLinkKey, LinkView, PageLinksBuilder,
     PageRecord, SeenState, page_index,
 };
 use crate::store::StoreError;
@@ -313,9 +313,9 @@ impl Ledger {
                 dst_url: link.url.as_str(),
             };
             row.push(link.url.id(), &rec);
-            let inlink = LinkKey {
-                first: link.url.id(),
-                second: id,
+            let inlink = InLinkKey {
+                dst: link.url.id(),
+                src: id,
             };
             w.b.put_raw(CF_INLINKS, &inlink.to_key(), &[]);
             if follow {

@@ -11,7 +11,7 @@ pub use rules::{Robots, Rule};
 
 use super::HttpClient;
 use crate::model;
-use crate::schema::{FailReason, RobotsOutcome, RobotsRecord};
+use crate::model::{FailReason, RobotsOutcome, RobotsRecord};
 
 /// Redirect hops followed for robots.txt (RFC 9309 asks for at least five).
 const MAX_REDIRECTS: usize = 5;

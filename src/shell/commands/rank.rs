@@ -9,7 +9,7 @@ use serde_json::json;
 use super::{Call, Command, Sub, no_detail, nothing};
 use crate::graph::{GraphBuilder, LinkGraph, pagerank};
 use crate::model::UrlId;
-use crate::schema::{CF_INLINKS, CF_SEEN, LinkKey, SeenRecord, SeenState, Versioned};
+use crate::schema::{CF_INLINKS, CF_SEEN, InLinkKey, SeenRecord, SeenState, Versioned};
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
@@ -182,8 +182,8 @@ impl Shell {
                     table::thousands(expected as u64)
                 ))?;
             }
-            if let Some(key) = LinkKey::from_key(k) {
-                b.add_edge(key.first, key.second);
+            if let Some(key) = InLinkKey::from_key(k) {
+                b.add_edge(key.dst, key.src);
             }
         }
         let g = b.finish();
