@@ -213,8 +213,8 @@ async fn write_pages(
                         before: &l.before,
                         after: &l.after,
                         nofollow: l.nofollow,
-                        link_type: "horizontal",
-                        verdict: "follow",
+                        link_type: Some(trawl::model::LinkType::Horizontal),
+                        verdict: trawl::model::LinkVerdict::Follow,
                         dst_host: l.url.host(),
                         dst_url: l.url.as_str(),
                         ..LinkView::default()

@@ -90,8 +90,8 @@ fn bench(c: &mut Criterion) {
                     anchor: &l.anchor,
                     before: &l.before,
                     after: &l.after,
-                    link_type: "horizontal",
-                    verdict: "follow",
+                    link_type: Some(trawl::model::LinkType::Horizontal),
+                    verdict: trawl::model::LinkVerdict::Follow,
                     dst_host: l.url.host(),
                     dst_url: l.url.as_str(),
                     ..LinkView::default()

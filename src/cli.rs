@@ -209,6 +209,7 @@ fn fail(e: anyhow::Error) -> ExitCode {
 async fn cmd_crawl(a: CrawlArgs) -> anyhow::Result<()> {
     let settings = a.opts.settings()?;
     let store = Arc::new(Store::open(&a.db)?);
+    note_migrations(&store);
     // A seed the crawler refuses is reported and skipped; the rest crawl.
     let (mut seeds, mut refused) = (Vec::new(), Vec::new());
     for s in &a.seeds {
@@ -231,6 +232,13 @@ async fn cmd_crawl(a: CrawlArgs) -> anyhow::Result<()> {
     let summary = run::run(store.clone(), settings, &seeds).await?;
     run::print_summary(&summary, &store);
     Ok(())
+}
+
+/// Tells the user what opening an older db converted.
+fn note_migrations(store: &Store) {
+    for n in store.migrations() {
+        eprintln!("trawl: note: {n}");
+    }
 }
 
 /// A URL cut for a one-line message (a refused seed may be 16 KB long).
@@ -386,9 +394,7 @@ fn replace_demo_db(path: &Path) -> anyhow::Result<()> {
     }
     // Opening proves it is a trawl db (and not locked) before we delete it.
     let store = Store::open(path)?;
-    let ours = store
-        .get_raw(crate::schema::CF_META, crate::schema::meta_keys::DEMO)?
-        .is_some();
+    let ours = store.is_demo()?;
     drop(store);
     if !ours {
         bail!(
@@ -414,6 +420,6 @@ fn replace_demo_db(path: &Path) -> anyhow::Result<()> {
 /// Marks a database as one `trawl demo` made (and may replace).
 fn mark_demo_db(store: &Store) -> anyhow::Result<()> {
     let mut b = store.batch();
-    b.put_raw(crate::schema::CF_META, crate::schema::meta_keys::DEMO, &[]);
+    b.mark_demo();
     Ok(b.write()?)
 }

@@ -23,6 +23,7 @@ impl ShellDb {
         if !read_only {
             match Store::open(db) {
                 Ok(store) => {
+                    super::note_migrations(&store);
                     return Ok(ShellDb {
                         store: Arc::new(store),
                         _scratch: None,
@@ -137,6 +138,7 @@ pub(super) fn cmd_shell(a: ShellArgs, rt: &tokio::runtime::Runtime) -> anyhow::R
 
 pub(super) fn cmd_run(a: RunArgs, rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
     let store = Arc::new(Store::open(&a.db)?);
+    super::note_migrations(&store);
     let mut shell = new_shell(store, rt);
     let failures =
         batch::run_file(&mut shell, &a.file, a.keep_going).map_err(|e| anyhow::anyhow!("{e}"))?;

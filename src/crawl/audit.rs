@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use crate::model::UrlId;
 use crate::schema::{
     CF_DOCS, CF_FRONTIER, CF_INFLIGHT, CF_INLINKS, CF_LINKS, CF_PAGES, CF_SEEN, DocRecord,
-    FrontierKey, InFlightRecord, InLinkKey, PageLinks, PageRecord, SeenRecord, SeenState,
-    Versioned,
+    FrontierKey, InFlightRecord, InLinkKey, LinkView, OutLinkKey, PageLinks, PageRecord,
+    SeenRecord, SeenState, Versioned,
 };
 use crate::store::{Store, StoreError};
 
@@ -150,11 +150,27 @@ fn scan_frontier(store: &Store) -> Result<Vec<UrlId>, StoreError> {
 /// link; returns the links the docs count and the duplicate pages.
 fn check_links(store: &Store, problems: &mut Vec<String>) -> Result<(u64, u64), StoreError> {
     let mut pairs: HashSet<(UrlId, UrlId)> = HashSet::new();
+    // A page row sorts before its page's per-link rows (schema 4) and
+    // supersedes them.
+    let mut page_row_of: Option<UrlId> = None;
     for row in store.scan(CF_LINKS, &[]) {
         let (k, v) = row?;
+        if let Some(key) = OutLinkKey::from_key(&k) {
+            if page_row_of != Some(key.src) {
+                match LinkView::decode(&v) {
+                    Ok(_) => {
+                        pairs.insert((key.src, key.dst));
+                    }
+                    Err(e) => problems.push(format!("{key:?}: link row unreadable: {e}")),
+                }
+            }
+            continue;
+        }
         let Some(src) = UrlId::from_slice(&k) else {
-            continue; // a per-link row of schema 4
+            problems.push(format!("a links key of {} bytes", k.len()));
+            continue;
         };
+        page_row_of = Some(src);
         match PageLinks::decode(&v) {
             Ok(links) => pairs.extend(links.into_iter().map(|(dst, _)| (src, dst))),
             Err(e) => problems.push(format!("{src:?}: links row unreadable: {e}")),

@@ -8,7 +8,7 @@ use tokio::task::JoinError;
 use super::scheduler::{CrawlError, Scheduler};
 use super::worker::{self, Done, PageJob};
 use crate::fetch::{FetchError, RobotsFetch, RobotsRules};
-use crate::model::{self, HostId, now_ms};
+use crate::model::{self, HostId};
 use crate::schema::{FailReason, RobotsOutcome};
 use crate::store::StoreError;
 
@@ -25,7 +25,7 @@ impl Scheduler {
         while self.tasks.len() + jobs.len() < self.ledger.settings.concurrency
             && !self.limit_reached()
         {
-            let now = now_ms();
+            let now = self.ledger.clock.now_ms();
             let Some(id) = self.ready.pop_ready(now) else {
                 break;
             };

@@ -9,25 +9,24 @@
 //! tasks, bounded by `concurrency`. `refilter` uses the ledger alone.
 
 mod audit;
+mod clock;
 mod dispatch;
 mod handle;
-mod judge;
 mod ledger;
 mod marks;
 mod refilter;
 mod robots;
 mod scheduler;
-mod scope;
 mod settings;
 pub mod traps;
 mod worker;
 
+pub use crate::filter::scope::ScopeRule;
 pub use audit::audit;
 pub use handle::{CrawlHandle, CrawlState, Snapshot};
 pub use ledger::{CRASH_LOOP_DEATHS, forget_in_flight};
 pub use refilter::{RefilterReport, refilter};
 pub use scheduler::{CrawlError, Summary, start};
-pub use scope::ScopeRule;
 pub use settings::{CrawlSettings, Scope};
 pub use traps::TrapLimits;
 /// A fetch task's CPU work on a body, public for the crawl-floor benchmark.

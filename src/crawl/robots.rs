@@ -6,11 +6,13 @@
 
 use std::time::Duration;
 
+use super::ledger::Ledger;
 use super::scheduler::{CrawlError, Scheduler};
 use super::settings::CrawlSettings;
 use crate::fetch::{RobotsFetch, RobotsRules};
-use crate::model::{HostId, now_ms};
+use crate::model::HostId;
 use crate::schema::{FailReason, RobotsOutcome, RobotsRecord};
+use crate::store::StoreError;
 
 /// How long an outcome holds: the TTL for an answer; for the `failures`-th
 /// unreachable fetch in a row, `robots.retry` doubled per earlier failure,
@@ -37,6 +39,69 @@ pub fn gives_up(s: &CrawlSettings, unreachable: bool, failures: u32) -> bool {
 /// for more (then `true`).
 pub fn crawl_delay(asked: Option<Duration>, cap: Duration) -> Option<(Duration, bool)> {
     asked.map(|d| if d > cap { (cap, true) } else { (d, false) })
+}
+
+/// What recording a robots.txt outcome decided.
+struct Recorded {
+    unreachable: bool,
+    /// Unreachable fetches in a row (0 after an answer).
+    failures: u32,
+    fetched_ms: u64,
+    /// How long the outcome holds.
+    wait_ms: u64,
+    /// The Crawl-delay asked for, when it was capped.
+    capped_from: Option<Duration>,
+    /// Why it was unreachable.
+    detail: String,
+}
+
+/// Puts a robots.txt outcome in host `id`'s record: the file, its rules
+/// for our agent, when it expires and the Crawl-delay honoured.
+fn record_outcome(
+    l: &mut Ledger,
+    id: HostId,
+    outcome: RobotsOutcome,
+    body: Vec<u8>,
+) -> Result<Recorded, StoreError> {
+    let now = l.clock.now_ms();
+    let s = l.settings.clone();
+    let agent = l.agent.clone();
+    let h = l.host(id, "")?;
+    h.robots_in_flight = false;
+    let unreachable = matches!(outcome, RobotsOutcome::Unreachable { .. });
+    let failures = if unreachable {
+        h.record.robots.as_ref().map_or(0, |r| r.failures) + 1
+    } else {
+        0
+    };
+    let wait_ms = expires_after_ms(&s, unreachable, failures);
+    let detail = match &outcome {
+        RobotsOutcome::Unreachable { detail } => detail.clone(),
+        _ => String::new(),
+    };
+    let record = RobotsRecord {
+        outcome,
+        body,
+        fetched_ms: now,
+        expires_ms: now + wait_ms,
+        failures,
+    };
+    let rules = RobotsRules::from_record(&record, &agent);
+    let asked = rules.crawl_delay();
+    let honoured = crawl_delay(asked, s.max_crawl_delay);
+    h.record.crawl_delay_ms = honoured.map(|(d, _)| d.as_millis() as u64);
+    h.record.crawl_delay_capped = honoured.is_some_and(|(_, capped)| capped);
+    h.record.robots = Some(record);
+    h.robots_unsaved = true;
+    h.rules = Some(rules);
+    Ok(Recorded {
+        unreachable,
+        failures,
+        fetched_ms: now,
+        wait_ms,
+        capped_from: asked.filter(|_| h.record.crawl_delay_capped),
+        detail,
+    })
 }
 
 impl Scheduler {
@@ -68,52 +133,24 @@ impl Scheduler {
             ));
             return Ok(l.fail_host_queue(id, FailReason::NetworkGuard, &why)?);
         }
-        let now = now_ms();
         let s = l.settings.clone();
-        let agent = l.agent.clone();
-        let h = l.host(id, "")?;
-        h.robots_in_flight = false;
-        let unreachable = matches!(outcome, RobotsOutcome::Unreachable { .. });
-        let failures = if unreachable {
-            h.record.robots.as_ref().map_or(0, |r| r.failures) + 1
-        } else {
-            0
-        };
-        let wait = expires_after_ms(&s, unreachable, failures);
-        let detail = match &outcome {
-            RobotsOutcome::Unreachable { detail } => detail.clone(),
-            _ => String::new(),
-        };
-        let record = RobotsRecord {
-            outcome,
-            body,
-            fetched_ms: now,
-            expires_ms: now + wait,
-            failures,
-        };
-        let rules = RobotsRules::from_record(&record, &agent);
-        let asked = rules.crawl_delay();
-        let honoured = crawl_delay(asked, s.max_crawl_delay);
-        h.record.crawl_delay_ms = honoured.map(|(d, _)| d.as_millis() as u64);
-        h.record.crawl_delay_capped = honoured.is_some_and(|(_, capped)| capped);
-        h.record.robots = Some(record);
-        h.robots_unsaved = true;
-        h.rules = Some(rules);
-        let origin = h.record.origin.clone();
-        let capped = h.record.crawl_delay_capped;
-        let next = if unreachable {
-            now + wait
-        } else {
-            now + l.delay_ms(&l.hosts[&id])
-        };
-        if let (true, Some(d)) = (capped, asked) {
+        let r = record_outcome(l, id, outcome, body)?;
+        let origin = l.hosts[&id].record.origin.clone();
+        let next = r.fetched_ms
+            + if r.unreachable {
+                r.wait_ms
+            } else {
+                l.delay_ms(&l.hosts[&id])
+            };
+        if let Some(d) = r.capped_from {
             l.notice(format!(
                 "{origin}: robots.txt asks Crawl-delay {}s; capped at {}s",
                 d.as_secs_f64(),
                 s.max_crawl_delay.as_secs_f64()
             ));
         }
-        if gives_up(&s, unreachable, failures) {
+        let (failures, detail) = (r.failures, r.detail);
+        if gives_up(&s, r.unreachable, failures) {
             l.notice(format!("{origin}: robots.txt unreachable {failures} times ({detail}); its queued URLs are dropped"));
             l.drop_host_queue(id)?;
         } else {

@@ -18,7 +18,7 @@ use super::settings::CrawlSettings;
 use super::worker::Done;
 use crate::fetch::{ClientError, HttpClient, NetGuard};
 use crate::frontier::ReadyHeap;
-use crate::model::{self, HostId, UrlError, now_ms};
+use crate::model::{self, HostId, UrlError};
 use crate::schema::Counters;
 use crate::store::{Store, StoreError};
 
@@ -74,6 +74,17 @@ pub(super) struct Scheduler {
     started: Instant,
     /// (time, run_fetched) over the last 10 s, for the recent rate.
     rate_samples: std::collections::VecDeque<(Instant, u64)>,
+}
+
+/// What the handle shows while the loop runs.
+fn state_of(stopping: bool, paused: bool) -> CrawlState {
+    if stopping {
+        CrawlState::Stopping
+    } else if paused {
+        CrawlState::Paused
+    } else {
+        CrawlState::Running
+    }
 }
 
 /// Starts a crawl of `store` from `seeds` (added to any seeds the db
@@ -201,7 +212,7 @@ impl Scheduler {
         let mut paused = *control.paused.borrow();
         let mut grace_deadline: Option<tokio::time::Instant> = None;
         let mut last_publish = Instant::now();
-        let started_ms = model::now_ms();
+        let started_ms = self.ledger.clock.now_ms();
         self.ledger
             .record_run(started_ms, self.started.elapsed(), None)?;
         self.publish(CrawlState::Running);
@@ -221,15 +232,7 @@ impl Scheduler {
             if self.tasks.is_empty() && out_of_work {
                 break;
             }
-            let wake = (!stopping
-                && !paused
-                && self.tasks.len() < self.ledger.settings.concurrency
-                && !self.limit_reached())
-            .then(|| self.ready.next_time())
-            .flatten()
-            .map(|at| {
-                tokio::time::Instant::now() + Duration::from_millis(at.saturating_sub(now_ms()))
-            });
+            let wake = self.wake_at(stopping || paused);
             tokio::select! {
                 changed = control.stop.changed(), if !stopping => {
                     if changed.is_err() || *control.stop.borrow() {
@@ -262,13 +265,7 @@ impl Scheduler {
                 }
             }
             if last_publish.elapsed() >= Duration::from_millis(250) {
-                self.publish(if stopping {
-                    CrawlState::Stopping
-                } else if paused {
-                    CrawlState::Paused
-                } else {
-                    CrawlState::Running
-                });
+                self.publish(state_of(stopping, paused));
                 last_publish = Instant::now();
             }
         }
@@ -285,6 +282,17 @@ impl Scheduler {
         };
         self.publish(CrawlState::Done);
         Ok(summary)
+    }
+
+    /// When the next host's time comes, if the loop should wake for it:
+    /// not when `held` (stopping or paused) or already at the limits.
+    fn wake_at(&self, held: bool) -> Option<tokio::time::Instant> {
+        let room = self.tasks.len() < self.ledger.settings.concurrency && !self.limit_reached();
+        if held || !room {
+            return None;
+        }
+        let at = self.ready.next_time()?;
+        Some(self.ledger.clock.instant_of(at))
     }
 
     /// Takes new settings from the handle; they apply from the next decision.

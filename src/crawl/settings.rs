@@ -7,39 +7,7 @@ use crate::fetch::FetchSettings;
 use crate::filter::FilterSettings;
 use crate::schema::LinkLimits;
 
-/// Which discovered hosts the crawl may enter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Scope {
-    /// Only the seeds' hosts (host and port; http and https alike).
-    #[default]
-    Host,
-    /// Any host under a seed's registrable domain (public-suffix list).
-    Domain,
-    /// Anywhere.
-    Any,
-}
-
-impl Scope {
-    pub fn name(self) -> &'static str {
-        match self {
-            Scope::Host => "host",
-            Scope::Domain => "domain",
-            Scope::Any => "any",
-        }
-    }
-}
-
-impl std::str::FromStr for Scope {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Scope, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "host" => Ok(Scope::Host),
-            "domain" => Ok(Scope::Domain),
-            "any" => Ok(Scope::Any),
-            _ => Err(format!("unknown scope {s:?}; use host, domain or any")),
-        }
-    }
-}
+pub use crate::filter::scope::Scope;
 
 #[derive(Clone, Debug)]
 pub struct CrawlSettings {

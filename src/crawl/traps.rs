@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use crate::model::{CanonicalUrl, HostId};
-use crate::schema::{CF_PATHS, FilterReason};
+use crate::schema::FilterReason;
 use crate::store::{Batch, Store, StoreError};
 
 /// The limits; `None` turns one off.
@@ -96,10 +96,7 @@ impl QueryVariants {
         if let Some(n) = self.cache.get(key) {
             return Ok(*n);
         }
-        let n = store
-            .get_raw(CF_PATHS, key)?
-            .and_then(|v| v.as_slice().try_into().ok().map(u32::from_be_bytes))
-            .unwrap_or(0);
+        let n = store.path_variants(key)?;
         if self.cache.len() >= MAX_CACHED_PATHS {
             self.cache.clear();
         }
@@ -111,7 +108,7 @@ impl QueryVariants {
     pub fn add(&mut self, b: &mut Batch<'_>, key: &[u8; 16], now: u32) {
         let n = now.saturating_add(1);
         self.cache.insert(*key, n);
-        b.put_raw(CF_PATHS, key, &n.to_be_bytes());
+        b.put_path_variants(key, n);
     }
 }
 

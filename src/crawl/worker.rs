@@ -187,7 +187,9 @@ pub fn process(mut fetched: Fetched, url: &url::Url, agent: &str, max_links: usi
             let decoded = parse::decode_owned(body, ct);
             let mut page = parse::parse_html(&decoded.text, url, decoded.charset, agent, max_links);
             if let Some(tag) = fetched.header("x-robots-tag") {
-                apply_x_robots_tag(tag, agent, &mut page);
+                let d = crate::filter::robots_tag::x_robots_tag(tag, agent);
+                page.noindex |= d.noindex;
+                page.nofollow |= d.nofollow;
             }
             ParsedHtml {
                 page,
@@ -205,25 +207,6 @@ pub fn process(mut fetched: Fetched, url: &url::Url, agent: &str, max_links: usi
         body_len,
         body_zstd,
         parsed,
-    }
-}
-
-/// `X-Robots-Tag: noindex, nofollow` or `X-Robots-Tag: trawl: noindex`.
-fn apply_x_robots_tag(value: &str, agent: &str, page: &mut ParsedPage) {
-    let (scope, rules) = match value.split_once(':') {
-        Some((a, r)) if !a.contains(',') && !a.trim().contains(' ') => (Some(a.trim()), r),
-        _ => (None, value),
-    };
-    if scope.is_some_and(|a| !a.eq_ignore_ascii_case(agent)) {
-        return;
-    }
-    for d in rules.split(',').map(|d| d.trim().to_ascii_lowercase()) {
-        match d.as_str() {
-            "noindex" => page.noindex = true,
-            "nofollow" => page.nofollow = true,
-            "none" => (page.noindex, page.nofollow) = (true, true),
-            _ => {}
-        }
     }
 }
 

@@ -14,43 +14,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::keywords::Keywords;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum LinkType {
-    /// q is below p's directory.
-    Downward,
-    /// q is above p's directory (an ancestor directory).
-    Upward,
-    /// q is in p's directory.
-    Horizontal,
-    /// Same site, another branch.
-    Crosswise,
-    /// Another site.
-    Outward,
-}
-
-impl LinkType {
-    pub fn parse(name: &str) -> Option<LinkType> {
-        [
-            LinkType::Downward,
-            LinkType::Upward,
-            LinkType::Horizontal,
-            LinkType::Crosswise,
-            LinkType::Outward,
-        ]
-        .into_iter()
-        .find(|k| k.name() == name)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            LinkType::Downward => "downward",
-            LinkType::Upward => "upward",
-            LinkType::Horizontal => "horizontal",
-            LinkType::Crosswise => "crosswise",
-            LinkType::Outward => "outward",
-        }
-    }
-}
+pub use crate::model::LinkType;
 
 /// The directory of a path: everything up to and including the last `/`.
 fn dir(path: &str) -> &str {
@@ -102,7 +66,7 @@ impl Default for LinkPolicy {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum LinkVerdict {
+pub enum PolicyVerdict {
     Follow,
     /// The source page is not relevant.
     IrrelevantSource,
@@ -123,26 +87,26 @@ pub struct LinkFacts<'a> {
     pub source_relevant: bool,
 }
 
-pub fn decide(policy: &LinkPolicy, keywords: &Keywords, f: &LinkFacts<'_>) -> LinkVerdict {
+pub fn decide(policy: &LinkPolicy, keywords: &Keywords, f: &LinkFacts<'_>) -> PolicyVerdict {
     if policy.relevant_only && !f.source_relevant {
-        return LinkVerdict::IrrelevantSource;
+        return PolicyVerdict::IrrelevantSource;
     }
     match f.kind {
-        LinkType::Downward | LinkType::Horizontal => LinkVerdict::Follow,
+        LinkType::Downward | LinkType::Horizontal => PolicyVerdict::Follow,
         LinkType::Upward => {
             let c = coin(f.src, f.dst);
             if c < policy.upward_p {
-                LinkVerdict::Follow
+                PolicyVerdict::Follow
             } else {
-                LinkVerdict::Coin(c)
+                PolicyVerdict::Coin(c)
             }
         }
         LinkType::Crosswise | LinkType::Outward => {
             let hits = anchor_hits(keywords, f.before, f.anchor, f.after);
             if hits >= policy.min_anchor_hits {
-                LinkVerdict::Follow
+                PolicyVerdict::Follow
             } else {
-                LinkVerdict::AnchorContext(hits)
+                PolicyVerdict::AnchorContext(hits)
             }
         }
     }
@@ -222,7 +186,7 @@ mod tests {
                 after: "",
                 source_relevant: true,
             };
-            decide(&policy, &k, &f) == LinkVerdict::Follow
+            decide(&policy, &k, &f) == PolicyVerdict::Follow
         };
         let verdicts: Vec<bool> = (0..1000u128).map(follow).collect();
         // Decided by the link's hash, so a rerun decides the same, at rate p.
@@ -247,11 +211,11 @@ mod tests {
         assert_eq!(anchor_hits(&k, "学校体育新闻", "篮球比赛", "体育馆开放"), 3);
         assert_eq!(
             decide(&policy, &k, &f("学校新闻", "比赛", "体育馆")),
-            LinkVerdict::Follow
+            PolicyVerdict::Follow
         );
         assert_eq!(
             decide(&policy, &k, &f("学校新闻", "比赛", "开放")),
-            LinkVerdict::AnchorContext(0)
+            PolicyVerdict::AnchorContext(0)
         );
         let strict = LinkPolicy {
             min_anchor_hits: 2,
@@ -259,7 +223,7 @@ mod tests {
         };
         assert_eq!(
             decide(&strict, &k, &f("学校新闻", "比赛", "体育馆")),
-            LinkVerdict::AnchorContext(1)
+            PolicyVerdict::AnchorContext(1)
         );
         let irrelevant = LinkFacts {
             source_relevant: false,
@@ -267,7 +231,7 @@ mod tests {
         };
         assert_eq!(
             decide(&policy, &k, &irrelevant),
-            LinkVerdict::IrrelevantSource
+            PolicyVerdict::IrrelevantSource
         );
     }
 }

@@ -8,16 +8,23 @@
 //! - [`relevance`]: document 001 — cosine of the page's keyword vector with
 //!   the weighted topic vector.
 //! - [`links`]: document 001 — the five link types and the per-type policy.
+//! - [`judge`]: whether a link is followed, all reasons in order; with
+//!   [`scope`] (which hosts the crawl enters) and [`robots_tag`]
+//!   (X-Robots-Tag), the whole "is this link followed" decision.
 
 pub mod domain;
+pub mod judge;
 pub mod keywords;
 pub mod links;
 pub mod relevance;
+pub mod robots_tag;
+pub mod scope;
 pub mod topic;
 
+use crate::model::{LinkVerdict, Verdict};
 use domain::DomainFilter;
 use keywords::Keywords;
-use links::{LinkFacts, LinkPolicy, LinkType, LinkVerdict};
+use links::{LinkFacts, LinkPolicy, LinkType, PolicyVerdict};
 use relevance::Topic;
 use topic::TopicParams;
 
@@ -105,8 +112,8 @@ pub struct PageVerdict {
     pub topic_score: Option<f64>,
     pub relevance: Option<f64>,
     pub follow: bool,
-    /// `keep`, or the filter that stopped the page's links: `topic`, `relevance`.
-    pub verdict: &'static str,
+    /// Whether the page passed the page filters.
+    pub verdict: Verdict,
     /// The numbers that decided it.
     pub detail: String,
 }
@@ -115,8 +122,9 @@ pub struct PageVerdict {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkJudgement {
     pub kind: LinkType,
-    /// `None` to follow; else the filter that dropped it (`domain`, `link-type`).
-    pub dropped_by: Option<&'static str>,
+    /// `None` to follow; else the filter that dropped it
+    /// ([`LinkVerdict::Domain`] or [`LinkVerdict::LinkType`]).
+    pub dropped_by: Option<LinkVerdict>,
     pub detail: String,
 }
 
@@ -168,7 +176,7 @@ impl Filters {
                 topic_score: None,
                 relevance: None,
                 follow: true,
-                verdict: "keep",
+                verdict: Verdict::Keep,
                 detail: String::new(),
             },
             Mode::DomainTopic => {
@@ -189,7 +197,11 @@ impl Filters {
                     topic_score: Some(t.score),
                     relevance: None,
                     follow,
-                    verdict: if follow { "keep" } else { "topic" },
+                    verdict: if follow {
+                        Verdict::Keep
+                    } else {
+                        Verdict::Topic
+                    },
                     detail,
                 }
             }
@@ -209,7 +221,11 @@ impl Filters {
                     topic_score: None,
                     relevance: Some(r.cosine),
                     follow,
-                    verdict: if relevant { "keep" } else { "relevance" },
+                    verdict: if relevant {
+                        Verdict::Keep
+                    } else {
+                        Verdict::Relevance
+                    },
                     detail,
                 }
             }
@@ -241,7 +257,7 @@ impl Filters {
                     let keys = self.domain.keys().join(" ");
                     LinkJudgement {
                         kind,
-                        dropped_by: Some("domain"),
+                        dropped_by: Some(LinkVerdict::Domain),
                         detail: format!("host {host} contains no key domain ({keys})"),
                     }
                 }
@@ -254,26 +270,26 @@ impl Filters {
                     before: text[0],
                     anchor: text[1],
                     after: text[2],
-                    source_relevant: page.verdict == "keep",
+                    source_relevant: page.verdict == Verdict::Keep,
                 };
                 match links::decide(&self.settings.links, &self.relevance.keywords, &facts) {
-                    LinkVerdict::Follow => keep(kind),
-                    LinkVerdict::IrrelevantSource => LinkJudgement {
+                    PolicyVerdict::Follow => keep(kind),
+                    PolicyVerdict::IrrelevantSource => LinkJudgement {
                         kind,
-                        dropped_by: Some("link-type"),
+                        dropped_by: Some(LinkVerdict::LinkType),
                         detail: "the linking page is not relevant".into(),
                     },
-                    LinkVerdict::Coin(c) => LinkJudgement {
+                    PolicyVerdict::Coin(c) => LinkJudgement {
                         kind,
-                        dropped_by: Some("link-type"),
+                        dropped_by: Some(LinkVerdict::LinkType),
                         detail: format!(
                             "upward link, coin {c:.4} ≥ p = {}",
                             self.settings.links.upward_p
                         ),
                     },
-                    LinkVerdict::AnchorContext(n) => LinkJudgement {
+                    PolicyVerdict::AnchorContext(n) => LinkJudgement {
                         kind,
-                        dropped_by: Some("link-type"),
+                        dropped_by: Some(LinkVerdict::LinkType),
                         detail: format!(
                             "{} link, {n} keyword(s) around the anchor < {}",
                             kind.name(),
@@ -310,7 +326,10 @@ mod tests {
             ["", "", ""],
             &f.page("www.uestc.edu.cn", "", ""),
         );
-        assert_eq!((j.kind, j.dropped_by), (LinkType::Outward, Some("domain")));
+        assert_eq!(
+            (j.kind, j.dropped_by),
+            (LinkType::Outward, Some(LinkVerdict::Domain))
+        );
         let on = u("http://lib.uestc.edu.cn/y");
         let j = f.link(
             links::classify(&home, &on),
@@ -331,7 +350,7 @@ mod tests {
         );
         assert!(v.follow && (v.topic_score.unwrap() - 1.44).abs() < 1e-9);
         let v = f.page("www.other.com", "购物", "价格");
-        assert_eq!((v.follow, v.verdict), (false, "topic"));
+        assert_eq!((v.follow, v.verdict), (false, Verdict::Topic));
         assert!(
             f.page("news.uestc.edu.cn", "购物", "价格").follow,
             "on-domain pages pass stage 1"
@@ -340,7 +359,7 @@ mod tests {
         s.mode = Mode::Relevance;
         let f = Filters::new(&s, seeds);
         assert!(f.page("x", "篮球", "").follow);
-        assert_eq!(f.page("x", "购物", "").verdict, "relevance");
+        assert_eq!(f.page("x", "购物", "").verdict, Verdict::Relevance);
         assert!(!f.page("x", "购物", "").follow);
     }
 }

@@ -6,6 +6,7 @@
 mod ids;
 mod outcome;
 mod url;
+mod verdict;
 
 pub use ids::{HostId, UrlId};
 pub use outcome::{FailReason, FilterReason, RobotsOutcome, RobotsRecord, SeenState};
@@ -13,6 +14,7 @@ pub use url::{
     CanonicalUrl, MAX_URL_BYTES, QueryEncoder, UrlError, host_of, normalize, parsed_host, resolve,
     resolve_encoded,
 };
+pub use verdict::{LinkType, LinkVerdict, Verdict};
 
 /// Milliseconds since the Unix epoch: the one clock stored on disk.
 pub fn now_ms() -> u64 {

@@ -246,60 +246,11 @@ impl Walk<'_> {
                 tl::Node::Tag(tag) => {
                     let mut lower = [0u8; 16];
                     let name = tag_name(tag.name().as_bytes(), &mut lower);
-                    match name {
-                        // A crawler runs no scripts, so <noscript> is markup
-                        // whose links count; these are not.
-                        "script" | "style" | "template" | "svg" => continue,
-                        "title" => {
-                            // Raw text (masked): `<title><div>…` is its title.
-                            if self.page.title.is_empty() {
-                                let t = tag.inner_text(parser);
-                                self.page.title = collapse(&unmask_rcdata(&decode_entities(&t)));
-                            }
-                            continue;
-                        }
-                        "base" => {
-                            if self.base.is_none()
-                                && let Some(h) = attr(tag, "href")
-                            {
-                                self.base = self.page_url.join(h.trim()).ok();
-                            }
-                        }
-                        "meta" => {
-                            meta_robots(tag, self.agent, &mut self.page);
-                            if let Some(target) = meta_refresh(tag) {
-                                self.add_link(target, false);
-                            }
-                        }
-                        "link" => {
-                            let rel = attr(tag, "rel").unwrap_or_default();
-                            if self.canonical.is_none()
-                                && rel
-                                    .split_ascii_whitespace()
-                                    .any(|r| r.eq_ignore_ascii_case("canonical"))
-                                && let Some(h) = attr(tag, "href")
-                            {
-                                self.canonical = Some(h.into_owned());
-                            }
-                        }
-                        "a" | "area" | "frame" | "iframe" => {
-                            let href = if name.ends_with("frame") {
-                                attr(tag, "src")
-                            } else {
-                                attr(tag, "href")
-                            };
-                            if let Some(href) = href {
-                                let nofollow = attr(tag, "rel").is_some_and(|r| {
-                                    r.split_ascii_whitespace()
-                                        .any(|t| t.eq_ignore_ascii_case("nofollow"))
-                                });
-                                if let Some(i) = self.add_link(href.into_owned(), nofollow) {
-                                    stack.push(Step::LeaveAnchor(i));
-                                }
-                            }
-                        }
-                        "br" | "hr" => self.text.newline(),
-                        _ => {}
+                    let Some(anchor) = self.open_tag(tag, name, parser) else {
+                        continue;
+                    };
+                    if let Some(i) = anchor {
+                        stack.push(Step::LeaveAnchor(i));
                     }
                     if is_block(name) {
                         self.text.newline();
@@ -312,6 +263,73 @@ impl Walk<'_> {
             }
         }
     }
+
+    /// Acts on an opening tag named `name`. Returns None when its content
+    /// is not walked, else the link it opens (its text ends where the tag
+    /// does).
+    fn open_tag(
+        &mut self,
+        tag: &tl::HTMLTag<'_>,
+        name: &str,
+        parser: &tl::Parser<'_>,
+    ) -> Option<Option<usize>> {
+        match name {
+            // A crawler runs no scripts, so <noscript> is markup whose
+            // links count; these are not.
+            "script" | "style" | "template" | "svg" => return None,
+            "title" => {
+                // Raw text (masked): `<title><div>…` is its title.
+                if self.page.title.is_empty() {
+                    let t = tag.inner_text(parser);
+                    self.page.title = collapse(&unmask_rcdata(&decode_entities(&t)));
+                }
+                return None;
+            }
+            "base" => {
+                if self.base.is_none()
+                    && let Some(h) = attr(tag, "href")
+                {
+                    self.base = self.page_url.join(h.trim()).ok();
+                }
+            }
+            "meta" => {
+                meta_robots(tag, self.agent, &mut self.page);
+                if let Some(target) = meta_refresh(tag) {
+                    self.add_link(target, false);
+                }
+            }
+            "link" => {
+                let rel = attr(tag, "rel").unwrap_or_default();
+                if self.canonical.is_none()
+                    && has_token(&rel, "canonical")
+                    && let Some(h) = attr(tag, "href")
+                {
+                    self.canonical = Some(h.into_owned());
+                }
+            }
+            "a" | "area" | "frame" | "iframe" => {
+                let href = if name.ends_with("frame") {
+                    attr(tag, "src")
+                } else {
+                    attr(tag, "href")
+                };
+                if let Some(href) = href {
+                    let nofollow = attr(tag, "rel").is_some_and(|r| has_token(&r, "nofollow"));
+                    return Some(self.add_link(href.into_owned(), nofollow));
+                }
+            }
+            "br" | "hr" => self.text.newline(),
+            _ => {}
+        }
+        Some(None)
+    }
+}
+
+/// Whether a space-separated attribute value holds `token` (any case).
+fn has_token(value: &str, token: &str) -> bool {
+    value
+        .split_ascii_whitespace()
+        .any(|t| t.eq_ignore_ascii_case(token))
 }
 
 /// Encodes text in `enc` (for link queries on legacy-charset pages).

@@ -41,17 +41,32 @@ pub(super) fn meta_robots(tag: &tl::HTMLTag, agent: &str, page: &mut ParsedPage)
     {
         return;
     }
-    let content = attr(tag, "content")
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    for d in content.split([',', ' ']).map(str::trim) {
-        match d {
-            "noindex" => page.noindex = true,
-            "nofollow" => page.nofollow = true,
-            "none" => (page.noindex, page.nofollow) = (true, true),
-            _ => {}
+    let d = robots_directives(&attr(tag, "content").unwrap_or_default());
+    page.noindex |= d.noindex;
+    page.nofollow |= d.nofollow;
+}
+
+/// The robots directives a crawler acts on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RobotsDirectives {
+    pub noindex: bool,
+    pub nofollow: bool,
+}
+
+/// The directives in a meta robots `content` or an X-Robots-Tag value:
+/// words separated by commas or spaces, in any case; `none` is both.
+pub fn robots_directives(content: &str) -> RobotsDirectives {
+    let mut d = RobotsDirectives::default();
+    for word in content.split([',', ' ']).map(str::trim) {
+        if word.eq_ignore_ascii_case("noindex") {
+            d.noindex = true;
+        } else if word.eq_ignore_ascii_case("nofollow") {
+            d.nofollow = true;
+        } else if word.eq_ignore_ascii_case("none") {
+            (d.noindex, d.nofollow) = (true, true);
         }
     }
+    d
 }
 
 /// An attribute's value, the name matched case-insensitively.

@@ -10,6 +10,7 @@ mod meta;
 
 pub use decode::{CharsetSource, Decoded, decode, decode_owned};
 pub use html::{CONTEXT_BYTES, DEFAULT_MAX_LINKS, ParsedLink, ParsedPage, parse_html};
+pub use meta::{RobotsDirectives, robots_directives};
 
 /// Whether a Content-Type names something we parse as HTML.
 pub fn is_html(content_type: &str) -> bool {

@@ -1,11 +1,12 @@
-//! Values derived from a fetched page: its doc (title, text), its verdict,
-//! and its out-links. Rebuildable from `pages`; `refilter` rewrites the
-//! verdicts and links. Field order is the encoding, as in `values`.
+//! Values derived from a fetched page: its doc (title, text) and its
+//! verdict (the out-links are in `links`). Rebuildable from `pages`;
+//! `refilter` rewrites the verdicts. Field order is the encoding, as in
+//! `values`.
 
 use serde::{Deserialize, Serialize};
 
-use super::Versioned;
-use crate::model::UrlId;
+use super::{CodecError, Versioned};
+use crate::model::Verdict;
 
 /// `docs` value: what parsing derived from a page; rebuildable from `pages`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
@@ -30,9 +31,9 @@ pub struct DocRecord {
     /// Cosine relevance of document 001, when it ran.
     #[serde(skip)]
     pub relevance: Option<f64>,
-    /// `keep`, or the filter that stopped the page's links (`topic`, `relevance`).
+    /// Whether the page filters passed it.
     #[serde(skip)]
-    pub verdict: String,
+    pub verdict: Verdict,
     /// The numbers behind the verdict.
     #[serde(skip)]
     pub verdict_detail: String,
@@ -44,7 +45,7 @@ impl DocRecord {
         VerdictRecord {
             topic_score: self.topic_score,
             relevance: self.relevance,
-            verdict: self.verdict.clone(),
+            verdict: self.verdict,
             verdict_detail: self.verdict_detail.clone(),
         }
     }
@@ -70,7 +71,7 @@ pub struct DocView<'a> {
 }
 
 impl<'a> DocView<'a> {
-    pub fn decode(bytes: &'a [u8]) -> Result<DocView<'a>, super::CodecError> {
+    pub fn decode(bytes: &'a [u8]) -> Result<DocView<'a>, CodecError> {
         let (version, rest) = super::split_version(bytes, 1, DocRecord::VERSION)?;
         // postcard writes a string as a length and its bytes, like a byte
         // slice: read as bytes, nothing is validated or copied.
@@ -88,15 +89,8 @@ impl<'a> DocView<'a> {
         let ((title, text, _, _, _, _, nofollow, _, _), rest) =
             postcard::take_from_bytes::<Fields<'a>>(rest).map_err(super::malformed)?;
         let legacy_verdict = match version {
-            1 => Some(VerdictRecord {
-                verdict: "keep".into(),
-                ..VerdictRecord::default()
-            }),
-            2 => Some(
-                postcard::take_from_bytes::<VerdictRecord>(rest)
-                    .map_err(super::malformed)?
-                    .0,
-            ),
+            1 => Some(VerdictRecord::default()),
+            2 => Some(VerdictRecord::decode_v1(rest)?),
             _ => None,
         };
         Ok(DocView {
@@ -114,27 +108,51 @@ impl<'a> DocView<'a> {
 pub struct VerdictRecord {
     pub topic_score: Option<f64>,
     pub relevance: Option<f64>,
-    pub verdict: String,
+    /// A one-byte tag since version 2 (schema 8); a name before.
+    pub verdict: Verdict,
     pub verdict_detail: String,
 }
 
+impl VerdictRecord {
+    /// The fields of a version 1 value (the verdict a name), without the
+    /// version byte.
+    pub(super) fn decode_v1(rest: &[u8]) -> Result<VerdictRecord, CodecError> {
+        let ((topic_score, relevance, name, verdict_detail), _) =
+            postcard::take_from_bytes::<(Option<f64>, Option<f64>, &str, String)>(rest)
+                .map_err(super::malformed)?;
+        let verdict = Verdict::from_name(name)
+            .ok_or_else(|| CodecError::Malformed(format!("unknown page verdict {name:?}")))?;
+        Ok(VerdictRecord {
+            topic_score,
+            relevance,
+            verdict,
+            verdict_detail,
+        })
+    }
+}
+
 impl Versioned for VerdictRecord {
-    const VERSION: u8 = 1;
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
+        match bytes.first() {
+            Some(1) => VerdictRecord::decode_v1(&bytes[1..]),
+            _ => super::decode_current(bytes),
+        }
+    }
 }
 
 impl Versioned for DocRecord {
     const VERSION: u8 = 3;
 
-    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+    fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
         match bytes.first() {
             // Version 2: the version 3 fields, then the verdict (kept: a db
             // written then has no `verdicts` rows until it is refiltered).
             Some(2) => {
                 let (mut doc, rest) = postcard::take_from_bytes::<DocRecord>(&bytes[1..])
                     .map_err(super::malformed)?;
-                let (verdict, _) =
-                    postcard::take_from_bytes::<VerdictRecord>(rest).map_err(super::malformed)?;
-                doc.set_verdict(verdict);
+                doc.set_verdict(VerdictRecord::decode_v1(rest)?);
                 Ok(doc)
             }
             Some(1) => {
@@ -161,173 +179,10 @@ impl Versioned for DocRecord {
                     nofollow: v.nofollow,
                     outlinks: v.outlinks,
                     duplicate_of: v.duplicate_of,
-                    verdict: "keep".into(),
                     ..DocRecord::default()
                 })
             }
             _ => super::decode_current(bytes),
         }
-    }
-}
-
-/// `links` value: one out-link with its anchor and surrounding text.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
-pub struct LinkRecord {
-    pub anchor: String,
-    /// About 50 bytes of visible text before the `<a>`.
-    pub before: String,
-    /// About 50 bytes of visible text after the `</a>`.
-    pub after: String,
-    pub nofollow: bool,
-    // Version 2:
-    /// downward, upward, horizontal, crosswise or outward (document 001).
-    pub link_type: String,
-    /// `follow`, or why the crawl did not follow it (`nofollow`,
-    /// `page:<verdict>`, `domain`, `link-type`, `scope`, …).
-    pub verdict: String,
-    pub verdict_detail: String,
-    // Version 3:
-    /// The target's host, so the domain filter needs no URL lookup.
-    pub dst_host: String,
-    // Version 4:
-    /// The target's URL, so listing a page's out-links (the shell's `page`,
-    /// `links from`) or queueing one (refilter) reads no `urls` row.
-    pub dst_url: String,
-}
-
-impl Versioned for LinkRecord {
-    const VERSION: u8 = 4;
-
-    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
-        LinkView::decode(bytes).map(|v| v.to_record())
-    }
-}
-
-/// A `links` value read in place: its strings borrow the stored bytes, so
-/// scanning millions of links (refilter, the shell) allocates nothing.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Default)]
-pub struct LinkView<'a> {
-    pub anchor: &'a str,
-    pub before: &'a str,
-    pub after: &'a str,
-    pub nofollow: bool,
-    pub link_type: &'a str,
-    pub verdict: &'a str,
-    pub verdict_detail: &'a str,
-    pub dst_host: &'a str,
-    pub dst_url: &'a str,
-}
-
-impl<'a> LinkView<'a> {
-    /// Reads any version: each appends fields, so an older value is a
-    /// prefix of the current layout and its missing fields stay empty.
-    pub fn decode(bytes: &'a [u8]) -> Result<LinkView<'a>, super::CodecError> {
-        let (version, rest) = super::split_version(bytes, 1, LinkRecord::VERSION)?;
-        let ((anchor, before, after, nofollow), rest) =
-            postcard::take_from_bytes::<(&str, &str, &str, bool)>(rest)
-                .map_err(super::malformed)?;
-        let mut view = LinkView {
-            anchor,
-            before,
-            after,
-            nofollow,
-            ..LinkView::default()
-        };
-        if version >= 2 {
-            let ((link_type, verdict, verdict_detail), rest) =
-                postcard::take_from_bytes::<(&str, &str, &str)>(rest).map_err(super::malformed)?;
-            (view.link_type, view.verdict, view.verdict_detail) =
-                (link_type, verdict, verdict_detail);
-            if version >= 3 {
-                let (dst_host, rest) =
-                    postcard::take_from_bytes::<&str>(rest).map_err(super::malformed)?;
-                view.dst_host = dst_host;
-                if version >= 4 {
-                    view.dst_url = postcard::take_from_bytes::<&str>(rest)
-                        .map_err(super::malformed)?
-                        .0;
-                }
-            }
-        }
-        Ok(view)
-    }
-
-    /// The same bytes as [`LinkRecord`]'s encoding of these fields.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = vec![LinkRecord::VERSION];
-        out.extend(postcard::to_stdvec(self).unwrap_or_default());
-        out
-    }
-
-    pub fn to_record(&self) -> LinkRecord {
-        LinkRecord {
-            anchor: self.anchor.to_string(),
-            before: self.before.to_string(),
-            after: self.after.to_string(),
-            nofollow: self.nofollow,
-            link_type: self.link_type.to_string(),
-            verdict: self.verdict.to_string(),
-            verdict_detail: self.verdict_detail.to_string(),
-            dst_host: self.dst_host.to_string(),
-            dst_url: self.dst_url.to_string(),
-        }
-    }
-}
-
-/// `links` value since schema 5: all of a page's out-links in one row, as
-/// (target id, link) pairs in page order, each link in [`LinkRecord`]'s
-/// current layout. One row instead of one per link: a page costs ~20 fewer
-/// memtable inserts, and the row (usually ≥ 1 KiB) goes to a blob file that
-/// compaction does not rewrite.
-pub struct PageLinks;
-
-impl PageLinks {
-    pub const VERSION: u8 = 1;
-
-    /// The links of a page row, borrowing its bytes.
-    pub fn decode(bytes: &[u8]) -> Result<Vec<(UrlId, LinkView<'_>)>, super::CodecError> {
-        let (_, rest) = super::split_version(bytes, 1, Self::VERSION)?;
-        let links: Vec<(u128, LinkView<'_>)> =
-            postcard::from_bytes(rest).map_err(super::malformed)?;
-        Ok(links.into_iter().map(|(id, l)| (UrlId(id), l)).collect())
-    }
-}
-
-/// Builds a [`PageLinks`] row one link at a time (each is encoded when
-/// added, so the link's fields need not outlive the call). A second link to
-/// the same target replaces the first, as a second put of a per-link row did.
-#[derive(Default)]
-pub struct PageLinksBuilder {
-    links: Vec<(UrlId, Vec<u8>)>,
-    index: std::collections::HashMap<UrlId, usize>,
-}
-
-impl PageLinksBuilder {
-    pub fn push(&mut self, dst: UrlId, link: &LinkView<'_>) {
-        let bytes = postcard::to_stdvec(&(dst.0, link)).unwrap_or_default();
-        match self.index.get(&dst) {
-            Some(&i) => self.links[i].1 = bytes,
-            None => {
-                self.index.insert(dst, self.links.len());
-                self.links.push((dst, bytes));
-            }
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.links.is_empty()
-    }
-
-    /// The row's bytes: version, link count, then the links.
-    pub fn encode(&self) -> Vec<u8> {
-        let len: usize = self.links.iter().map(|(_, b)| b.len()).sum();
-        let mut out = Vec::with_capacity(len + 11);
-        out.push(PageLinks::VERSION);
-        // postcard writes a sequence's length as a varint, like a usize.
-        out.extend(postcard::to_stdvec(&self.links.len()).unwrap_or_default());
-        for (_, b) in &self.links {
-            out.extend_from_slice(b);
-        }
-        out
     }
 }

@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v7.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v8.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -8,14 +8,17 @@
 
 mod derived;
 mod keys;
+mod links;
+pub mod tables;
 mod values;
 
 pub use derived::*;
 pub use keys::{FrontierKey, InLinkKey, OutLinkKey, page_index};
+pub use links::*;
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -77,6 +80,14 @@ pub mod meta_keys {
 
     pub fn refilter_drop(id: crate::model::UrlId) -> Vec<u8> {
         [REFILTER_DROP_PREFIX, &id.to_bytes()[..]].concat()
+    }
+
+    /// Prefix of migration records: `migration:` ‖ the schema version a
+    /// step brought the db to (u32 BE).
+    pub const MIGRATION_PREFIX: &[u8] = b"migration:";
+
+    pub fn migration(to: u32) -> Vec<u8> {
+        [MIGRATION_PREFIX, &to.to_be_bytes()[..]].concat()
     }
 
     pub fn run(started_ms: u64) -> Vec<u8> {
@@ -166,11 +177,11 @@ pub(crate) fn malformed(e: postcard::Error) -> CodecError {
 mod tests {
     use super::*;
 
-    /// `schema/v7.md` has one `## \`name\`` section per column family the
+    /// `schema/v8.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v7.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v8.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -178,7 +189,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v7.md sections vs COLUMN_FAMILIES"
+            "schema/v8.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"
@@ -189,7 +200,7 @@ mod tests {
     fn a_page_links_row_keeps_order_and_the_last_link_to_a_target() {
         let link = |anchor| LinkView {
             anchor,
-            verdict: "follow",
+            verdict: crate::model::LinkVerdict::Follow,
             dst_url: "http://h.org/x",
             ..LinkView::default()
         };
@@ -202,25 +213,27 @@ mod tests {
         let bytes = row.encode();
         let links = PageLinks::decode(&bytes).unwrap();
         assert_eq!(links, vec![(b, link("again")), (a, link("other"))]);
-        assert!(PageLinks::decode(&[2, 0]).is_err());
+        assert!(PageLinks::decode(&[3, 0]).is_err());
         assert!(PageLinks::decode(&bytes[..bytes.len() - 3]).is_err());
     }
+
+    /// A `DocRecord` as schema 1 wrote it.
+    #[derive(serde::Serialize)]
+    struct DocV1<'a>(
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+        Option<String>,
+        bool,
+        bool,
+        u32,
+        Option<u128>,
+    );
 
     #[test]
     fn version_one_docs_and_links_stay_readable() {
         // Bytes as written by schema v1 (DocRecord and LinkRecord version 1).
-        #[derive(serde::Serialize)]
-        struct DocV1<'a>(
-            &'a str,
-            &'a str,
-            &'a str,
-            &'a str,
-            Option<String>,
-            bool,
-            bool,
-            u32,
-            Option<u128>,
-        );
         let mut b = vec![1u8];
         b.extend(
             postcard::to_stdvec(&DocV1(
@@ -238,20 +251,19 @@ mod tests {
         );
         let d = DocRecord::decode(&b).unwrap();
         assert_eq!(
-            (
-                d.title.as_str(),
-                d.outlinks,
-                d.duplicate_of,
-                d.verdict.as_str()
-            ),
-            ("t", 3, Some(5), "keep")
+            (d.title.as_str(), d.outlinks, d.duplicate_of, d.verdict),
+            ("t", 3, Some(5), crate::model::Verdict::Keep)
         );
+    }
+
+    #[test]
+    fn link_records_of_versions_one_to_four_stay_readable() {
         let mut b = vec![1u8];
         b.extend(postcard::to_stdvec(&("a", "b", "c", true)).unwrap());
         let l = LinkRecord::decode(&b).unwrap();
         assert_eq!(
-            (l.anchor.as_str(), l.nofollow, l.link_type.as_str()),
-            ("a", true, "")
+            (l.anchor.as_str(), l.nofollow, l.link_type),
+            ("a", true, None)
         );
         // Link version 3 ends at the target's host; version 4 adds its URL.
         let mut b = vec![3u8];
@@ -269,6 +281,10 @@ mod tests {
             LinkView::decode(&v4.encode()).unwrap().dst_url,
             "http://h.org/x"
         );
+    }
+
+    #[test]
+    fn docs_of_version_two_and_three_and_their_view() {
         // Version 2: the nine fields, then the verdict (now in `verdicts`).
         let mut b = vec![2u8];
         b.extend(
@@ -287,8 +303,8 @@ mod tests {
             ("t", Some(5), Some(1.5))
         );
         assert_eq!(
-            (d.verdict.as_str(), d.verdict_detail.as_str()),
-            ("topic", "score 1.5")
+            (d.verdict, d.verdict_detail.as_str()),
+            (crate::model::Verdict::Topic, "score 1.5")
         );
         // Version 3 leaves the verdict out: it is a `verdicts` row.
         let cur = DocRecord {
@@ -297,7 +313,7 @@ mod tests {
         };
         let with_verdict = DocRecord {
             topic_score: Some(1.5),
-            verdict: "topic".into(),
+            verdict: crate::model::Verdict::Topic,
             ..cur.clone()
         };
         assert_eq!(DocRecord::decode(&with_verdict.encode()).unwrap(), cur);
@@ -307,7 +323,10 @@ mod tests {
             (view.title, view.text, view.nofollow),
             (&b"t"[..], &b"x"[..], true)
         );
-        assert_eq!(view.legacy_verdict.unwrap().verdict, "topic");
+        assert_eq!(
+            view.legacy_verdict.unwrap().verdict,
+            crate::model::Verdict::Topic
+        );
         let v3 = with_verdict.encode();
         let view = DocView::decode(&v3).unwrap();
         assert_eq!((view.title, view.legacy_verdict), (&b"t"[..], None));

@@ -265,3 +265,19 @@ pub struct RunRecord {
 impl Versioned for RunRecord {
     const VERSION: u8 = 1;
 }
+
+/// `meta/migration:` value: a schema migration step that ran at open.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct MigrationRecord {
+    /// The schema version the step brought the db to.
+    pub to: u32,
+    /// What it converted.
+    pub what: String,
+    /// Rows it wrote.
+    pub rows: u64,
+    pub at_ms: u64,
+    pub elapsed_ms: u64,
+}
+impl Versioned for MigrationRecord {
+    const VERSION: u8 = 1;
+}

@@ -91,94 +91,101 @@ fn lex(src: &str, base: usize) -> Result<Lexed, String> {
             i += 1;
             continue;
         }
-        let tok = match c {
-            '(' => {
-                i += 1;
-                Tok::LParen
-            }
-            ')' => {
-                i += 1;
-                Tok::RParen
-            }
-            '=' => {
-                i += 1;
-                Tok::Op(Op::Eq)
-            }
-            '~' => {
-                i += 1;
-                Tok::Op(Op::Contains)
-            }
-            '!' | '<' | '>' => {
-                let eq = chars.get(i + 1).is_some_and(|c| c.1 == '=');
-                i += 1 + usize::from(eq);
-                match (c, eq) {
-                    ('!', true) => Tok::Op(Op::Ne),
-                    ('<', false) => Tok::Op(Op::Lt),
-                    ('<', true) => Tok::Op(Op::Le),
-                    ('>', false) => Tok::Op(Op::Gt),
-                    ('>', true) => Tok::Op(Op::Ge),
-                    _ => {
-                        return Err(format!(
-                            "column {}: '!' must be followed by '='",
-                            col(start)
-                        ));
-                    }
-                }
-            }
-            '"' | '\'' => {
-                let mut s = String::new();
-                i += 1;
-                loop {
-                    match chars.get(i) {
-                        None => return Err(format!("column {}: unterminated string", col(start))),
-                        Some((_, q)) if *q == c => break,
-                        Some((_, '\\')) if chars.get(i + 1).is_some() => {
-                            s.push(chars[i + 1].1);
-                            i += 1;
-                        }
-                        Some((_, ch)) => s.push(*ch),
-                    }
-                    i += 1;
-                }
-                i += 1;
-                Tok::Str(s)
-            }
+        let (tok, next) = match c {
+            '(' => (Tok::LParen, i + 1),
+            ')' => (Tok::RParen, i + 1),
+            '=' => (Tok::Op(Op::Eq), i + 1),
+            '~' => (Tok::Op(Op::Contains), i + 1),
+            '!' | '<' | '>' => lex_comparison(&chars, i)
+                .ok_or_else(|| format!("column {}: '!' must be followed by '='", col(start)))?,
+            '"' | '\'' => lex_string(&chars, i)
+                .ok_or_else(|| format!("column {}: unterminated string", col(start)))?,
             c if c.is_ascii_digit() || c == '-' || c == '.' => {
-                while i < chars.len()
-                    && (chars[i].1.is_ascii_alphanumeric()
-                        || chars[i].1 == '.'
-                        || (i == start && chars[i].1 == '-'))
-                {
-                    i += 1;
-                }
-                let text: String = chars[start..i].iter().map(|c| c.1).collect();
-                if let Ok(n) = text.parse::<f64>() {
-                    Tok::Num(n)
-                } else if let Ok(d) = super::config::parse_duration(&text) {
-                    Tok::Dur(d.as_secs_f64() * 1000.0)
-                } else {
-                    return Err(format!(
+                let (tok, next) = lex_number(&chars, i);
+                let tok = tok.map_err(|text| {
+                    format!(
                         "column {}: {text:?} is not a number or duration",
                         col(start)
-                    ));
-                }
+                    )
+                })?;
+                (tok, next)
             }
             c if c.is_alphanumeric() || c == '_' => {
-                while i < chars.len()
-                    && (chars[i].1.is_alphanumeric() || chars[i].1 == '_' || chars[i].1 == '.')
-                {
-                    i += 1;
-                }
-                Tok::Word(chars[start..i].iter().map(|c| c.1).collect())
+                let end = scan(&chars, i, |_, c| {
+                    c.is_alphanumeric() || c == '_' || c == '.'
+                });
+                (Tok::Word(chars[i..end].iter().map(|c| c.1).collect()), end)
             }
             other => return Err(format!("column {}: unexpected {other:?}", col(start))),
         };
+        i = next;
         toks.push((tok, col(start)));
     }
     Ok(Lexed {
         toks,
         end: col(chars.len()),
     })
+}
+
+/// The index after the run of characters from `i` that `more` accepts.
+fn scan(chars: &[(usize, char)], i: usize, more: impl Fn(usize, char) -> bool) -> usize {
+    let mut j = i;
+    while j < chars.len() && more(j, chars[j].1) {
+        j += 1;
+    }
+    j
+}
+
+/// `!=`, `<`, `<=`, `>`, `>=` at `i`; None for a `!` alone.
+fn lex_comparison(chars: &[(usize, char)], i: usize) -> Option<(Tok, usize)> {
+    let c = chars[i].1;
+    let eq = chars.get(i + 1).is_some_and(|c| c.1 == '=');
+    let op = match (c, eq) {
+        ('!', true) => Op::Ne,
+        ('<', false) => Op::Lt,
+        ('<', true) => Op::Le,
+        ('>', false) => Op::Gt,
+        ('>', true) => Op::Ge,
+        _ => return None,
+    };
+    Some((Tok::Op(op), i + 1 + usize::from(eq)))
+}
+
+/// A string quoted with the character at `i`, a backslash escaping the
+/// next character; None when it is not closed.
+fn lex_string(chars: &[(usize, char)], i: usize) -> Option<(Tok, usize)> {
+    let q = chars[i].1;
+    let mut s = String::new();
+    let mut j = i + 1;
+    loop {
+        match chars.get(j) {
+            None => return None,
+            Some((_, c)) if *c == q => break,
+            Some((_, '\\')) if chars.get(j + 1).is_some() => {
+                s.push(chars[j + 1].1);
+                j += 1;
+            }
+            Some((_, ch)) => s.push(*ch),
+        }
+        j += 1;
+    }
+    Some((Tok::Str(s), j + 1))
+}
+
+/// A number or a duration (`10m`) at `i`; the text when it is neither.
+fn lex_number(chars: &[(usize, char)], i: usize) -> (Result<Tok, String>, usize) {
+    let end = scan(chars, i, |j, c| {
+        c.is_ascii_alphanumeric() || c == '.' || (j == i && c == '-')
+    });
+    let text: String = chars[i..end].iter().map(|c| c.1).collect();
+    let tok = if let Ok(n) = text.parse::<f64>() {
+        Ok(Tok::Num(n))
+    } else if let Ok(d) = super::config::parse_duration(&text) {
+        Ok(Tok::Dur(d.as_secs_f64() * 1000.0))
+    } else {
+        Err(text)
+    };
+    (tok, end)
 }
 
 struct Parser {

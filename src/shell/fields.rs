@@ -218,7 +218,7 @@ pub static FIELDS: &[Field] = &[
         Doc,
         None,
         "keep, or the filter that rejected it",
-        |r| { doc(r, |d| Val::Str(d.verdict.clone())) }
+        |r| { doc(r, |d| Val::Str(d.verdict.name().to_string())) }
     ),
 ];
 

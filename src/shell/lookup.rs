@@ -4,7 +4,7 @@
 use super::Shell;
 use super::error::Result;
 use crate::model::{self, HostId, UrlId};
-use crate::schema::{CF_INLINKS, HostRecord, InLinkKey, LinkRecord};
+use crate::schema::{HostRecord, LinkRecord};
 
 impl Shell {
     pub(super) fn url_arg(&self, url: &str) -> Result<model::CanonicalUrl> {
@@ -31,36 +31,19 @@ impl Shell {
     /// Up to `n` out-links of `id` with their targets' URLs.
     pub(super) fn links_from(&self, id: UrlId, n: usize) -> Result<Vec<(String, LinkRecord)>> {
         let links = self.store.links_from(id, n)?;
-        // Rows before link version 4 lack the target's URL: one MultiGet
-        // of `urls` for those.
-        let missing: Vec<UrlId> = links
-            .iter()
-            .filter(|(_, l)| l.dst_url.is_empty())
-            .map(|(id, _)| *id)
-            .collect();
-        let mut looked_up = self.urls_of(&missing)?.into_iter();
         Ok(links
             .into_iter()
-            .map(|(_, mut l)| {
-                let url = if l.dst_url.is_empty() {
-                    looked_up.next().unwrap_or_default()
-                } else {
-                    std::mem::take(&mut l.dst_url)
-                };
-                (url, l)
-            })
+            .map(|(_, mut l)| (std::mem::take(&mut l.dst_url), l))
             .collect())
     }
 
     /// The URLs of up to `n` pages linking to `id`.
     pub(super) fn links_to(&self, id: UrlId, n: usize) -> Result<Vec<String>> {
-        let mut ids = Vec::new();
-        for row in self.store.scan(CF_INLINKS, &id.to_bytes()).take(n) {
-            let (k, _) = row?;
-            if let Some(k) = InLinkKey::from_key(&k) {
-                ids.push(k.src);
-            }
-        }
+        let ids = self
+            .store
+            .inlinks_to(id)
+            .take(n)
+            .collect::<std::result::Result<Vec<_>, _>>()?;
         self.urls_of(&ids)
     }
 
@@ -72,6 +55,15 @@ impl Shell {
             .zip(ids)
             .map(|(u, id)| u.unwrap_or_else(|| id.to_string()))
             .collect())
+    }
+}
+
+/// Tells the user a scan passed over rows it could not decode.
+pub(super) fn unreadable(sh: &mut Shell, n: u64) {
+    if n > 0 {
+        sh.say(&format!(
+            "note: {n} stored rows could not be read and were left out"
+        ));
     }
 }
 

@@ -65,7 +65,16 @@ impl Shell {
     ) -> Shell {
         let mut settings = CrawlSettings::default();
         let mut notes = Vec::new();
-        if let Ok(Some(cfg)) = store.get::<ConfigEntries>(CF_META, meta_keys::CONFIG) {
+        let saved = match store.get::<ConfigEntries>(CF_META, meta_keys::CONFIG) {
+            Ok(saved) => saved,
+            Err(e) => {
+                notes.push(format!(
+                    "note: saved settings unreadable ({e}); using the defaults (set saves them again)"
+                ));
+                None
+            }
+        };
+        if let Some(cfg) = saved {
             for (k, v) in cfg.entries {
                 match config::find(&k).map(|key| key.set(&mut settings, &v)) {
                     Some(Ok(())) => {}

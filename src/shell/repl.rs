@@ -16,7 +16,7 @@ use rustyline::{Context, Editor, Helper};
 
 use super::Shell;
 use super::commands::Known;
-use crate::schema::{CF_HOSTS, CF_URLS, HostRecord, Versioned};
+use crate::schema::tables::Hosts;
 
 /// URLs offered for completion at most (read once, at start).
 const MAX_URLS: usize = 20_000;
@@ -29,20 +29,18 @@ impl ShellHelper {
     fn load(shell: &Shell) -> ShellHelper {
         let store = shell.store();
         let hosts = store
-            .scan(CF_HOSTS, &[])
+            .rows::<Hosts>(&[])
             .filter_map(|r| r.ok())
-            .filter_map(|(_, v)| HostRecord::decode(&v).ok())
-            .map(|h| {
+            .map(|(_, h)| {
                 h.origin
                     .split_once("://")
                     .map_or(h.origin.clone(), |(_, rest)| rest.to_string())
             })
             .collect();
         let urls = store
-            .scan(CF_URLS, &[])
+            .all_urls()
             .take(MAX_URLS)
             .filter_map(|r| r.ok())
-            .map(|(_, v)| String::from_utf8_lossy(&v).into_owned())
             .collect();
         ShellHelper {
             known: Known { hosts, urls },

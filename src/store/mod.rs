@@ -9,8 +9,13 @@
 mod open;
 pub use open::raise_open_file_limit;
 mod batch;
+mod links;
+mod lookups;
+mod migrate;
 mod reindex;
+mod typed;
 pub use batch::Batch;
+pub use typed::Rows;
 
 use std::path::{Path, PathBuf};
 
@@ -18,10 +23,9 @@ use rocksdb::{DB, Direction, IteratorMode, ReadOptions, WriteBatch};
 
 use crate::model::{HostId, UrlId};
 use crate::schema::{
-    self, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGES, CF_ROBOTS,
-    CF_SEEN, CF_URLS, CF_VERDICTS, CodecError, Counters, DetailRecord, DocRecord, FrontierEntry,
-    FrontierKey, HostRecord, InLinkKey, LinkRecord, OutLinkKey, PageLinks, PageRecord, SeedList,
-    SeenRecord, VerdictRecord, Versioned, meta_keys,
+    self, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_META, CF_PAGES, CF_ROBOTS, CF_SEEN, CF_URLS,
+    CF_VERDICTS, CodecError, Counters, DetailRecord, DocRecord, FrontierEntry, FrontierKey,
+    HostRecord, PageRecord, SeedList, SeenRecord, VerdictRecord, Versioned, meta_keys,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -132,17 +136,31 @@ pub struct Store {
     db: DB,
     path: PathBuf,
     secondary: bool,
+    /// What the schema migrations run at open did (see `migrate`).
+    migrated: Vec<String>,
 }
 
 impl Store {
     /// Opens (creating if missing) a database for reading and writing.
+    /// A db of an older schema version is migrated first.
     pub fn open(path: &Path) -> Result<Store> {
-        let db = open::open_primary(path)?;
-        Ok(Store {
+        let (db, older) = open::open_primary(path)?;
+        let mut store = Store {
             db,
             path: path.to_path_buf(),
             secondary: false,
-        })
+            migrated: Vec::new(),
+        };
+        if let Some(found) = older {
+            store.migrated = migrate::migrate(&store, found)?;
+        }
+        Ok(store)
+    }
+
+    /// One line per schema migration step that converted rows when this
+    /// db was opened (empty for a current db).
+    pub fn migrations(&self) -> &[String] {
+        &self.migrated
     }
 
     /// Opens a database another process may be writing, as a RocksDB
@@ -153,6 +171,7 @@ impl Store {
             db,
             path: path.to_path_buf(),
             secondary: true,
+            migrated: Vec::new(),
         })
     }
 
@@ -232,60 +251,6 @@ impl Store {
             ids,
             |v| Ok(String::from_utf8_lossy(v).into_owned()),
         )
-    }
-
-    /// A page's out-links (at most `limit`): its `links` row, and in a db
-    /// written by schema 4 or older its per-link rows.
-    pub fn links_from(&self, src: UrlId, limit: usize) -> Result<Vec<(UrlId, LinkRecord)>> {
-        let codec = |err| StoreError::Codec { cf: CF_LINKS, err };
-        let mut out = Vec::new();
-        let prefix = src.to_bytes();
-        for row in self.scan(CF_LINKS, &prefix) {
-            if out.len() >= limit {
-                break;
-            }
-            let (k, v) = row?;
-            if k.len() == prefix.len() {
-                // The page row sorts first and, written by the latest fetch,
-                // supersedes per-link rows left by a fetch under schema 4.
-                let links = PageLinks::decode(&v).map_err(codec)?;
-                out.extend(links.into_iter().map(|(dst, l)| (dst, l.to_record())));
-                break;
-            } else if let Some(key) = OutLinkKey::from_key(&k) {
-                out.push((key.dst, LinkRecord::decode(&v).map_err(codec)?));
-            }
-        }
-        out.truncate(limit);
-        Ok(out)
-    }
-
-    /// The link from `src` to `dst`, in either layout of [`Store::links_from`].
-    pub fn link(&self, src: UrlId, dst: UrlId) -> Result<Option<LinkRecord>> {
-        let codec = |err| StoreError::Codec { cf: CF_LINKS, err };
-        if let Some(v) = self.db.get_pinned_cf(self.cf(CF_LINKS), src.to_bytes())? {
-            let links = PageLinks::decode(&v).map_err(codec)?;
-            return Ok(links
-                .iter()
-                .find(|(d, _)| *d == dst)
-                .map(|(_, l)| l.to_record()));
-        }
-        let legacy = OutLinkKey { src, dst };
-        match self.get_raw(CF_LINKS, &legacy.to_key())? {
-            Some(v) => Ok(Some(LinkRecord::decode(&v).map_err(codec)?)),
-            None => Ok(None),
-        }
-    }
-
-    /// The first stored link to `dst` (by source id) and its source.
-    pub fn first_link_to(&self, dst: UrlId) -> Result<Option<(UrlId, LinkRecord)>> {
-        let Some(row) = self.scan(CF_INLINKS, &dst.to_bytes()).next() else {
-            return Ok(None);
-        };
-        let (k, _) = row?;
-        let Some(src) = InLinkKey::from_key(&k).map(|k| k.src) else {
-            return Ok(None);
-        };
-        Ok(self.link(src, dst)?.map(|l| (src, l)))
     }
 
     /// The detail behind a URL's failure (error text, refused address).
@@ -508,45 +473,6 @@ mod tests {
         assert_eq!(prefix_end(&[1, 0xff]), Some(vec![2]));
         assert_eq!(prefix_end(&[0xff, 0xff]), None);
         assert_eq!(prefix_end(b""), None);
-    }
-
-    #[test]
-    fn links_read_per_link_rows_of_schema_4_and_page_rows_that_supersede_them() {
-        use crate::schema::{LinkView, PageLinksBuilder};
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let (src, old_dst, new_dst) = (UrlId(7), UrlId(8), UrlId(9));
-        // As schema 4 wrote them: one row per link, a v3 record (no URL).
-        let mut v3 = vec![3u8];
-        v3.extend(
-            postcard::to_stdvec(&("a", "", "", false, "outward", "follow", "", "h.org")).unwrap(),
-        );
-        let legacy = OutLinkKey { src, dst: old_dst };
-        let mut b = store.batch();
-        b.put_raw(CF_LINKS, &legacy.to_key(), &v3);
-        b.write().unwrap();
-        let links = store.links_from(src, usize::MAX).unwrap();
-        assert_eq!(links.len(), 1);
-        assert_eq!((links[0].0, links[0].1.anchor.as_str()), (old_dst, "a"));
-        assert_eq!(store.link(src, old_dst).unwrap().unwrap().dst_host, "h.org");
-        assert!(store.link(src, new_dst).unwrap().is_none());
-        assert!(store.links_from(UrlId(6), 5).unwrap().is_empty());
-
-        // The page fetched again under schema 5: its row is the truth.
-        let mut row = PageLinksBuilder::default();
-        let link = LinkView {
-            anchor: "b",
-            dst_url: "http://h.org/b",
-            ..LinkView::default()
-        };
-        row.push(new_dst, &link);
-        let mut b = store.batch();
-        b.put_raw(CF_LINKS, &src.to_bytes(), &row.encode());
-        b.write().unwrap();
-        let links = store.links_from(src, usize::MAX).unwrap();
-        assert_eq!(links, vec![(new_dst, link.to_record())]);
-        assert!(store.link(src, old_dst).unwrap().is_none());
-        assert_eq!(store.link(src, new_dst).unwrap().unwrap().anchor, "b");
     }
 
     #[test]

@@ -344,25 +344,17 @@ fn mark_new(db: &DB) -> Result<()> {
     Ok(db.write(b)?)
 }
 
-pub(super) fn open_primary(path: &Path) -> Result<DB> {
+/// Opens for writing; returns the db and, when it is of an older schema
+/// version, that version (the caller migrates it).
+pub(super) fn open_primary(path: &Path) -> Result<(DB, Option<u32>)> {
     if let Found::Nothing(place) = check_existing(path)? {
         create(path, place)?;
     }
     let db = DB::open_cf_descriptors(&db_options(path), path, descriptors())
         .map_err(|e| classify(path, e))?;
     let meta = db.cf_handle(CF_META).expect("meta opened");
-    match db.get_cf(meta, meta_keys::SCHEMA_VERSION)? {
-        Some(v) => {
-            // An older format is upgraded by marking it: its values stay
-            // readable, and new ones are written in the current versions.
-            if check_version(path, &v)? < SCHEMA_VERSION {
-                db.put_cf(
-                    meta,
-                    meta_keys::SCHEMA_VERSION,
-                    SCHEMA_VERSION.to_be_bytes(),
-                )?;
-            }
-        }
+    let older = match db.get_cf(meta, meta_keys::SCHEMA_VERSION)? {
+        Some(v) => Some(check_version(path, &v)?).filter(|found| *found < SCHEMA_VERSION),
         // A db built in place (all of them before schema 7) that was
         // killed after RocksDB wrote `CURRENT` has an empty meta, and is
         // made whole now.
@@ -372,6 +364,7 @@ pub(super) fn open_primary(path: &Path) -> Result<DB> {
             .is_none() =>
         {
             mark_new(&db)?;
+            None
         }
         None => {
             return Err(StoreError::NotTrawl(
@@ -379,8 +372,8 @@ pub(super) fn open_primary(path: &Path) -> Result<DB> {
                 "no schema version in meta".into(),
             ));
         }
-    }
-    Ok(db)
+    };
+    Ok((db, older))
 }
 
 pub(super) fn open_secondary(path: &Path, scratch: &Path) -> Result<DB> {

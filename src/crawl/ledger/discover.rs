@@ -5,10 +5,10 @@
 use super::{Ledger, PageWrite, bump};
 use crate::crawl::traps;
 use crate::frontier;
-use crate::model::{self, CanonicalUrl, HostId, UrlId, now_ms};
+use crate::model::{self, CanonicalUrl, HostId, UrlId};
+use crate::schema::tables::Seen;
 use crate::schema::{
-    CF_META, CF_SEEN, CF_URLS, FilterReason, FrontierEntry, LinkLimits, SeenRecord, SeenState,
-    Versioned, meta_keys,
+    CF_META, FilterReason, FrontierEntry, LinkLimits, SeenRecord, SeenState, meta_keys,
 };
 use crate::store::{Batch, StoreError};
 
@@ -75,6 +75,25 @@ impl Discovery {
     }
 }
 
+/// Whether a URL seen before as `prior` is judged again on discovery
+/// `d`: only where the earlier verdict may change — a seed given again, a
+/// shallower path to one that was too deep, a re-judged link. A link the
+/// crawl follows reopens a target another page's link verdict dropped:
+/// the outcome must not depend on which page was seen first.
+fn reopens(prior: &SeenRecord, d: &Discovery, within_depth: bool) -> bool {
+    match prior.state {
+        state if d.rejudge && rejudge_reconsiders(state) => true,
+        SeenState::Filtered(FilterReason::Depth) => {
+            d.seed || (d.depth < prior.depth && within_depth)
+        }
+        SeenState::Filtered(FilterReason::Scope) => d.seed,
+        SeenState::Filtered(FilterReason::LinkType | FilterReason::Refiltered) => {
+            d.filtered.is_none()
+        }
+        _ => false,
+    }
+}
+
 /// Whether re-judging a link (after new settings) reconsiders a URL seen
 /// in `state`: only verdicts that settings can change are reopened.
 pub fn rejudge_reconsiders(state: SeenState) -> bool {
@@ -107,10 +126,9 @@ impl Ledger {
         let store = self.store.clone();
         let mut retry = Vec::new();
         if before.is_some() {
-            for row in store.scan(CF_SEEN, &[]) {
-                let (k, v) = row?;
-                let rec =
-                    SeenRecord::decode(&v).map_err(|err| StoreError::Codec { cf: CF_SEEN, err })?;
+            let mut rows = store.rows::<Seen>(&[]);
+            for row in rows.by_ref() {
+                let (id, rec) = row?;
                 let limited = matches!(
                     rec.state,
                     SeenState::Filtered(
@@ -122,9 +140,15 @@ impl Ledger {
                             | FilterReason::HostBudget
                     )
                 );
-                if limited && let Some(id) = UrlId::from_slice(&k) {
+                if limited {
                     retry.push((id, rec));
                 }
+            }
+            if rows.unreadable() > 0 {
+                self.notice(format!(
+                    "{} seen rows could not be read; their URLs were not judged again",
+                    rows.unreadable()
+                ));
             }
         }
         let mut w = PageWrite::new(&store);
@@ -174,23 +198,7 @@ impl Ledger {
         };
         let within_depth = d.seed || self.settings.max_depth.is_none_or(|m| d.depth <= m);
         if let Some(prior) = &prior {
-            // A URL is reconsidered only where the earlier verdict may change:
-            // a seed given again, or a shallower path to one that was too deep.
-            // A link the crawl follows reopens a target another page's link
-            // verdict dropped: the outcome must not depend on which page
-            // was seen first.
-            let retry = match prior.state {
-                state if d.rejudge && rejudge_reconsiders(state) => true,
-                SeenState::Filtered(FilterReason::Depth) => {
-                    d.seed || (d.depth < prior.depth && within_depth)
-                }
-                SeenState::Filtered(FilterReason::Scope) => d.seed,
-                SeenState::Filtered(FilterReason::LinkType | FilterReason::Refiltered) => {
-                    d.filtered.is_none()
-                }
-                _ => false,
-            };
-            if !retry {
+            if !reopens(prior, &d, within_depth) {
                 if ordinary {
                     self.settled.record(id, prior.state);
                 }
@@ -202,9 +210,37 @@ impl Ledger {
         } else {
             self.front.insert(id);
             self.counters.seen += 1;
-            w.b.put_raw(CF_URLS, &id.to_bytes(), url.as_str().as_bytes());
+            w.b.put_url(id, url.as_str());
         }
-        let mut state = if !d.seed && !self.scope.allows(self.settings.scope, url) {
+        let mut state = self.first_verdict(url, &d, within_depth);
+        if state == SeenState::Queued
+            && !d.seed
+            && let Some(r) = self.trap_verdict(&mut w.b, url)?
+        {
+            state = SeenState::Filtered(r);
+        }
+        let now = self.clock.now_ms();
+        let rec = SeenRecord {
+            state,
+            depth: d.depth,
+            parent: d.parent.map(|p| p.0),
+            redirects: d.redirects,
+            updated_ms: now,
+        };
+        w.b.put_row::<Seen>(&id, &rec);
+        self.settled.record(id, state);
+        match state {
+            SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
+            _ => self.enqueue(w, url, &d, now)?,
+        }
+        Ok(())
+    }
+
+    /// What a discovered URL becomes before the spider-trap limits: out
+    /// of scope, dropped by a link filter, too deep, too many redirects
+    /// on, or queued.
+    fn first_verdict(&self, url: &CanonicalUrl, d: &Discovery, within_depth: bool) -> SeenState {
+        if !d.seed && !self.scope.allows(self.settings.scope, url) {
             SeenState::Filtered(FilterReason::Scope)
         } else if let Some(r) = d.filtered {
             SeenState::Filtered(r)
@@ -214,28 +250,7 @@ impl Ledger {
             SeenState::Filtered(FilterReason::RedirectChain)
         } else {
             SeenState::Queued
-        };
-        if state == SeenState::Queued
-            && !d.seed
-            && let Some(r) = self.trap_verdict(&mut w.b, url)?
-        {
-            state = SeenState::Filtered(r);
         }
-        let now = now_ms();
-        let rec = SeenRecord {
-            state,
-            depth: d.depth,
-            parent: d.parent.map(|p| p.0),
-            redirects: d.redirects,
-            updated_ms: now,
-        };
-        w.b.put(CF_SEEN, &id.to_bytes(), &rec);
-        self.settled.record(id, state);
-        match state {
-            SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
-            _ => self.enqueue(w, url, &d, now)?,
-        }
-        Ok(())
     }
 
     /// Puts a URL in its host's queue, in the frontier's order.

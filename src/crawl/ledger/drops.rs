@@ -7,25 +7,16 @@ use std::collections::HashSet;
 
 use super::Ledger;
 use super::bump;
-use crate::model::{self, UrlId};
-use crate::schema::{
-    CF_FRONTIER, CF_INLINKS, CF_META, FilterReason, FrontierEntry, FrontierKey, InLinkKey,
-    SeenRecord, SeenState, Versioned, meta_keys,
-};
+use crate::model::UrlId;
+use crate::schema::tables::Frontier;
+use crate::schema::{FilterReason, FrontierEntry, FrontierKey, SeenRecord, SeenState};
 use crate::store::{Store, StoreError};
 
 impl Ledger {
     /// The drop candidates stored by refilter runs that did not reach
     /// their drop step.
     pub fn pending_drops(&self) -> Result<Vec<UrlId>, StoreError> {
-        let mut ids = Vec::new();
-        for row in self.store.scan(CF_META, meta_keys::REFILTER_DROP_PREFIX) {
-            let (k, _) = row?;
-            ids.extend(UrlId::from_slice(
-                &k[meta_keys::REFILTER_DROP_PREFIX.len()..],
-            ));
-        }
-        Ok(ids)
+        self.store.refilter_drops().collect()
     }
 
     /// Queued URLs that no page links to with a `follow` verdict any more
@@ -42,22 +33,23 @@ impl Ledger {
         // Only queued URLs can leave the frontier: one pass over it finds
         // the candidates there, and only those have their in-links read.
         let mut rows: Vec<(FrontierKey, FrontierEntry)> = Vec::new();
-        for row in store.scan(CF_FRONTIER, &[]) {
-            let (k, v) = row?;
-            let Some(key) = FrontierKey::from_key(&k) else {
-                continue;
-            };
-            if !candidates.contains(&key.url) || still_linked(&store, key.url)? {
-                continue;
+        let mut queued = store.rows::<Frontier>(&[]);
+        for row in queued.by_ref() {
+            let (key, entry) = row?;
+            if candidates.contains(&key.url) && !still_linked(&store, key.url)? {
+                rows.push((key, entry));
             }
-            if let Ok(e) = FrontierEntry::decode(&v) {
-                rows.push((key, e));
-            }
+        }
+        if queued.unreadable() > 0 {
+            self.notice(format!(
+                "refilter: {} frontier rows could not be read and were left queued",
+                queued.unreadable()
+            ));
         }
         let n = rows.len() as u64;
         let mut b = store.batch();
         for id in candidates {
-            b.delete(CF_META, &meta_keys::refilter_drop(*id));
+            b.delete_refilter_drop(*id);
         }
         let mut hosts = Vec::new();
         for (key, entry) in rows {
@@ -67,7 +59,7 @@ impl Ledger {
                 depth: entry.depth,
                 parent: entry.parent,
                 redirects: entry.redirects,
-                updated_ms: model::now_ms(),
+                updated_ms: self.clock.now_ms(),
             };
             b.put(crate::schema::CF_SEEN, &key.url.to_bytes(), &rec);
             bump(
@@ -88,15 +80,8 @@ impl Ledger {
 
 /// Whether some page links to `dst` with a `follow` verdict.
 fn still_linked(store: &Store, dst: UrlId) -> Result<bool, StoreError> {
-    for row in store.scan(CF_INLINKS, &dst.to_bytes()) {
-        let (k, _) = row?;
-        let Some(k) = InLinkKey::from_key(&k) else {
-            continue;
-        };
-        if store
-            .link(k.src, dst)?
-            .is_some_and(|l| l.verdict == "follow")
-        {
+    for src in store.inlinks_to(dst) {
+        if store.link(src?, dst)?.is_some_and(|l| l.verdict.follows()) {
             return Ok(true);
         }
     }

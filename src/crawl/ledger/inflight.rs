@@ -13,10 +13,11 @@
 //! a random kill from marking the many pages merely waiting on servers.
 
 use super::Ledger;
-use crate::model::{UrlId, now_ms};
+use crate::model::UrlId;
+use crate::schema::tables::InFlight;
 use crate::schema::{
     CF_DETAILS, CF_FRONTIER, CF_INFLIGHT, DetailRecord, FailReason, FrontierEntry, FrontierKey,
-    InFlightRecord, SeenState, Versioned,
+    InFlightRecord, SeenState,
 };
 use crate::store::{Batch, Store, StoreError};
 
@@ -62,14 +63,9 @@ impl Ledger {
     /// more death for its URL. Called once, before anything is dispatched.
     pub fn recover_in_flight(&mut self) -> Result<(), StoreError> {
         let store = self.store.clone();
-        let mut rows = Vec::new();
-        for row in store.scan(CF_INFLIGHT, &[]) {
-            let (k, v) = row?;
-            let (Some(id), Ok(rec)) = (UrlId::from_slice(&k), InFlightRecord::decode(&v)) else {
-                continue;
-            };
-            rows.push((id, rec));
-        }
+        let rows = store
+            .rows::<InFlight>(&[])
+            .collect::<Result<Vec<_>, StoreError>>()?;
         if rows.is_empty() {
             return Ok(());
         }
@@ -101,7 +97,7 @@ impl Ledger {
                              in flight (an abort, a stack overflow or an out-of-memory kill); \
                              skipped so the crawl can go on"
                         ),
-                        at_ms: now_ms(),
+                        at_ms: self.clock.now_ms(),
                     };
                     b.put(CF_DETAILS, &id.to_bytes(), &detail);
                     b.delete(CF_INFLIGHT, &id.to_bytes());
@@ -138,11 +134,9 @@ impl Ledger {
 /// second Ctrl-C) without recording its fetches: quitting is not a crash.
 pub fn forget_in_flight(store: &Store) -> Result<(), StoreError> {
     let mut b = store.batch();
-    for row in store.scan(CF_INFLIGHT, &[]) {
-        let (k, v) = row?;
-        if let Ok(rec) = InFlightRecord::decode(&v) {
-            abandon(&mut b, &k, rec);
-        }
+    for row in store.rows::<InFlight>(&[]) {
+        let (id, rec) = row?;
+        abandon(&mut b, &id.to_bytes(), rec);
     }
     b.write()
 }

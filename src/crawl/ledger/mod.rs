@@ -3,7 +3,7 @@
 //! seeds and in-flight marks — with the three things that change it:
 //! `discover` (a URL found), `dequeue` (a URL leaves the frontier) and
 //! `commit` (a fetch outcome, as one atomic batch). It fetches nothing and
-//! knows no clock of its own beyond `now_ms`: the scheduler drives it, and
+//! reads time only from its [`Clock`]: the scheduler drives it, and
 //! `refilter` uses it offline.
 
 mod discover;
@@ -21,15 +21,16 @@ pub use inflight::{CRASH_LOOP_DEATHS, forget_in_flight};
 pub(super) use seeds::VIA_REDIRECT;
 pub(super) use write::{PageWrite, bump};
 
+use super::clock::Clock;
 use super::marks::{self, MarkBook};
-use super::scope::ScopeRule;
 use super::settings::CrawlSettings;
 use super::traps::QueryVariants;
 use crate::fetch::{NetGuard, RobotsRules};
+use crate::filter::scope::ScopeRule;
 use crate::filter::{FilterSettings, Filters};
 use crate::frontier::{HostQueue, SeenFront, SettledSet};
 use crate::model::{self, HostId, UrlId};
-use crate::schema::{CF_META, CF_SEEN, Counters, HostRecord, RunProgress, RunRecord, meta_keys};
+use crate::schema::{CF_META, Counters, HostRecord, RunProgress, RunRecord, meta_keys};
 use crate::store::{Store, StoreError};
 
 pub(super) struct HostState {
@@ -52,6 +53,8 @@ pub(super) struct HostState {
 
 pub(super) struct Ledger {
     pub store: Arc<Store>,
+    /// The crawl's clock: every time the ledger records or compares.
+    pub clock: Clock,
     pub settings: CrawlSettings,
     /// The robots.txt product token of the User-Agent.
     pub agent: String,
@@ -97,6 +100,7 @@ impl Ledger {
         marks: MarkBook,
     ) -> Result<Ledger, StoreError> {
         let mut l = Ledger {
+            clock: Clock::start(),
             agent: settings.agent_token().to_string(),
             counters: store.counters()?,
             store,
@@ -134,11 +138,8 @@ impl Ledger {
         // The old filter goes first: holding both would double its memory.
         self.front = SeenFront::with_capacity(0);
         self.front = SeenFront::with_capacity((n * 2).max(1 << 20));
-        for row in self.store.scan(CF_SEEN, &[]) {
-            let (k, _) = row?;
-            if let Some(id) = model::UrlId::from_slice(&k) {
-                self.front.insert(id);
-            }
+        for id in self.store.seen_ids() {
+            self.front.insert(id?);
         }
         Ok(())
     }
@@ -171,7 +172,7 @@ impl Ledger {
                 .max(self.settings.delay)
                 .as_millis() as u64;
             let longest = longest.max(record.crawl_delay_ms.unwrap_or(0));
-            record.next_fetch_ms = record.next_fetch_ms.min(model::now_ms() + longest);
+            record.next_fetch_ms = record.next_fetch_ms.min(self.clock.now_ms() + longest);
             let rules = record
                 .robots
                 .as_ref()
@@ -266,7 +267,11 @@ impl Ledger {
     ) -> Result<(), StoreError> {
         let rec = RunRecord {
             started_ms,
-            ended_ms: if ended.is_some() { model::now_ms() } else { 0 },
+            ended_ms: if ended.is_some() {
+                self.clock.now_ms()
+            } else {
+                0
+            },
             settings: self.settings.summary(),
             seeds: self.store.seeds()?.urls.len() as u32,
             fetched: self.run_fetched,

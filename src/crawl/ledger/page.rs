@@ -5,15 +5,15 @@
 //! for HTML, the doc and its links.
 
 use super::{Discovery, Ledger, PageWrite, VIA_REDIRECT, bump};
-use crate::crawl::judge::{LinkJudge, LinkText, judge_link};
 use crate::crawl::worker::{PageData, PageJob, ParsedHtml};
 use crate::fetch::{FetchError, is_backoff, retry_after_ms};
+use crate::filter::judge::{LinkJudge, LinkText, judge_link};
 use crate::filter::links;
-use crate::model::{self, UrlId, now_ms};
+use crate::model::{self};
+use crate::schema::tables::Verdicts;
 use crate::schema::{
-    CF_CONTENT, CF_DETAILS, CF_DOCS, CF_INLINKS, CF_LINKS, CF_PAGE_INDEX, CF_PAGES, CF_VERDICTS,
-    DetailRecord, DocRecord, FilterReason, FrontierEntry, InLinkKey, LinkView, PageLinksBuilder,
-    PageRecord, SeenState, page_index,
+    CF_DETAILS, CF_DOCS, CF_PAGES, DetailRecord, DocRecord, FilterReason, FrontierEntry, InLinkKey,
+    LinkView, PageLinksBuilder, PageRecord, SeenState,
 };
 use crate::store::StoreError;
 
@@ -35,7 +35,7 @@ impl Ledger {
         // The fetch is over, whatever came of it: not in flight any more.
         self.unmark(&mut w.b, job.url.id());
         let data = match result {
-            Err(e) => return self.commit_failure(w, &job, e, now_ms() + delay),
+            Err(e) => return self.commit_failure(w, &job, e, self.clock.now_ms() + delay),
             Ok(d) => d,
         };
         let mut data = data;
@@ -47,7 +47,7 @@ impl Ledger {
             h.hold_until_ms = h.hold_until_ms.max(at);
             at
         } else {
-            now_ms() + delay
+            self.clock.now_ms() + delay
         };
         if backoff && job.entry.attempts + 1 < self.settings.max_attempts {
             return self.commit_retry(w, job, next_at);
@@ -83,7 +83,7 @@ impl Ledger {
         let detail = DetailRecord {
             reason: e.reason.name().to_string(),
             detail: e.detail,
-            at_ms: now_ms(),
+            at_ms: self.clock.now_ms(),
         };
         w.b.put(CF_DETAILS, &id.to_bytes(), &detail);
         let h = self.host(job.key.host, "")?;
@@ -103,7 +103,7 @@ impl Ledger {
             .and_then(retry_after_ms)
             .unwrap_or(self.settings.backoff.as_millis() as u64);
         let max = self.settings.max_backoff.as_millis() as u64;
-        now_ms() + wait.min(max).max(delay)
+        self.clock.now_ms() + wait.min(max).max(delay)
     }
 
     /// 429 or 503 with attempts left: the URL stays queued and the host
@@ -151,16 +151,14 @@ impl Ledger {
             Some(loc) if (300..400).contains(&f.status) => self.follow_redirect(w, job, loc)?,
             _ => None,
         };
-        for key in page_index::keys(f.status, job.url.host(), id) {
-            w.b.put_raw(CF_PAGE_INDEX, &key, &[]);
-        }
+        w.b.put_page_index(f.status, job.url.host(), id);
         let record = PageRecord {
             url: job.url.as_str().to_string(),
             status: f.status,
             http_version: f.http_version.to_string(),
             content_type: f.content_type.clone(),
             headers: f.headers.clone(),
-            fetched_ms: now_ms(),
+            fetched_ms: self.clock.now_ms(),
             elapsed_ms: f.elapsed.as_millis().min(u32::MAX as u128) as u32,
             depth: job.entry.depth,
             md5: data.md5,
@@ -224,15 +222,11 @@ impl Ledger {
     ) -> Result<(), StoreError> {
         let id = job.url.id();
         let page = html.page;
-        let duplicate_of = match self
-            .store
-            .get_raw(CF_CONTENT, &md5)?
-            .and_then(|v| UrlId::from_slice(&v))
-        {
+        let duplicate_of = match self.store.content_owner(&md5)? {
             Some(first) if first != id => Some(first),
             Some(_) => None,
             None => {
-                w.b.put_raw(CF_CONTENT, &md5, &id.to_bytes());
+                w.b.put_content_owner(&md5, id);
                 None
             }
         };
@@ -242,9 +236,8 @@ impl Ledger {
         } else {
             self.record_links(w, job, &page, &verdict)?;
         }
-        if verdict.verdict != "keep" {
-            let name = format!("page-{}", verdict.verdict);
-            bump(&mut self.counters.filtered, &name, 1);
+        if let Some(counter) = verdict.verdict.counter() {
+            bump(&mut self.counters.filtered, counter, 1);
         }
         let doc = DocRecord {
             title: page.title,
@@ -262,11 +255,11 @@ impl Ledger {
             duplicate_of: duplicate_of.map(|d| d.0),
             topic_score: verdict.topic_score,
             relevance: verdict.relevance,
-            verdict: verdict.verdict.to_string(),
+            verdict: verdict.verdict,
             verdict_detail: verdict.detail,
         };
         w.b.put(CF_DOCS, &id.to_bytes(), &doc);
-        w.b.put(CF_VERDICTS, &id.to_bytes(), &doc.verdict_record());
+        w.b.put_row::<Verdicts>(&id, &doc.verdict_record());
         Ok(())
     }
 
@@ -296,7 +289,8 @@ impl Ledger {
             let ids = (id, link.url.id());
             let host = Some(link.url.host());
             let decision = judge_link(judge, kind, ids, host, page.nofollow, verdict, text);
-            let forced = decision.forced;
+            // A target a link filter dropped is recorded as filtered.
+            let forced = decision.verdict.filtered_as();
             let follow = decision.follows() || forced.is_some();
             // Encoded from borrowed fields: no copy of the link's text.
             let rec = LinkView {
@@ -304,8 +298,8 @@ impl Ledger {
                 before: &link.before,
                 after: &link.after,
                 nofollow: link.nofollow,
-                link_type: kind.name(),
-                verdict: decision.why,
+                link_type: Some(kind),
+                verdict: decision.verdict,
                 verdict_detail: &decision.detail,
                 dst_host: link.url.host(),
                 // A later refilter queues an unfollowed target from here; a
@@ -317,7 +311,7 @@ impl Ledger {
                 dst: link.url.id(),
                 src: id,
             };
-            w.b.put_raw(CF_INLINKS, &inlink.to_key(), &[]);
+            w.b.put_inlink(inlink);
             if follow {
                 let depth = job.entry.depth.saturating_add(1);
                 let d = Discovery::found(depth, id, 0, forced);
@@ -325,7 +319,7 @@ impl Ledger {
             }
         }
         if !row.is_empty() {
-            w.b.put_raw(CF_LINKS, &id.to_bytes(), &row.encode());
+            w.b.put_links(id, &row);
         }
         self.counters.links += page.links.len() as u64;
         self.run_links += page.links.len() as u64;

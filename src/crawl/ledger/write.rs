@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use super::Ledger;
-use crate::model::{HostId, UrlId, now_ms};
+use crate::model::{HostId, UrlId};
 use crate::schema::{
     CF_DETAILS, CF_FRONTIER, CF_HOSTS, CF_META, CF_ROBOTS, CF_SEEN, DetailRecord, FailReason,
     FilterReason, FrontierEntry, FrontierKey, SeenRecord, SeenState, meta_keys,
@@ -64,7 +64,7 @@ impl Ledger {
             depth: entry.depth,
             parent: entry.parent,
             redirects: entry.redirects,
-            updated_ms: now_ms(),
+            updated_ms: self.clock.now_ms(),
         };
         b.put(CF_SEEN, &id.to_bytes(), &rec);
     }
@@ -86,7 +86,8 @@ impl Ledger {
         }
         if self.run_started_ms != 0 {
             let run = &mut self.counters.run;
-            (run.fetched, run.links, run.last_ms) = (self.run_fetched, self.run_links, now_ms());
+            (run.fetched, run.links, run.last_ms) =
+                (self.run_fetched, self.run_links, self.clock.now_ms());
         }
         b.put(CF_META, meta_keys::COUNTERS, &self.counters);
         // Marks asked for since the last batch ride along with this one.
@@ -149,7 +150,7 @@ impl Ledger {
         let d = DetailRecord {
             reason: reason.name().into(),
             detail: detail.into(),
-            at_ms: now_ms(),
+            at_ms: self.clock.now_ms(),
         };
         self.empty_host_queue(id, SeenState::Failed(reason), Some(&d))
     }

@@ -4,9 +4,11 @@
 use serde_json::json;
 
 use super::{Call, Command, Known, Sub, no_detail};
-use crate::schema::{CF_FRONTIER, FrontierEntry, FrontierKey, Versioned};
+use crate::schema::FrontierEntry;
+use crate::schema::tables::Frontier;
 use crate::shell::error::{Result, ShellError};
 use crate::shell::lookup::parse_n;
+use crate::shell::lookup::unreadable;
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
 
@@ -75,14 +77,14 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
 }
 
 /// The first `n` frontier rows under `prefix`.
-fn rows(sh: &Shell, prefix: &[u8], n: usize) -> Result<Vec<FrontierEntry>> {
+fn rows(sh: &mut Shell, prefix: &[u8], n: usize) -> Result<Vec<FrontierEntry>> {
     let mut out = Vec::new();
-    for row in sh.store.scan(CF_FRONTIER, prefix).take(n) {
-        let (k, v) = row?;
-        if let (Some(_), Ok(e)) = (FrontierKey::from_key(&k), FrontierEntry::decode(&v)) {
-            out.push(e);
-        }
+    let store = sh.store.clone();
+    let mut rows = store.rows::<Frontier>(prefix);
+    for row in rows.by_ref().take(n) {
+        out.push(row?.1);
     }
+    unreadable(sh, rows.unreadable());
     Ok(out)
 }
 

@@ -3,9 +3,11 @@
 use serde_json::json;
 
 use super::{Call, Command, Known, Sub, no_detail, words};
-use crate::schema::{CF_HOSTS, HostRecord, Versioned};
+use crate::schema::HostRecord;
+use crate::schema::tables::Hosts;
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::lookup::parse_n;
+use crate::shell::lookup::unreadable;
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
 
@@ -54,15 +56,15 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
         bail!("hosts: cannot rank by {by:?}; use pages, errors or queue");
     };
     let mut hosts = Vec::new();
-    for row in sh.store.scan(CF_HOSTS, &[]) {
-        let (_, v) = row?;
-        if let Ok(h) = HostRecord::decode(&v) {
-            hosts.push(h);
-        }
+    let store = sh.store.clone();
+    let mut rows = store.rows::<Hosts>(&[]);
+    for row in rows.by_ref() {
+        hosts.push(row?.1);
         if sh.interrupted() {
             bail!("interrupted");
         }
     }
+    unreadable(sh, rows.unreadable());
     hosts.sort_by_key(|h| std::cmp::Reverse(key(h)));
     hosts.truncate(n);
     let rows: Vec<Vec<String>> = hosts

@@ -54,8 +54,8 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
             .map(|(t, l)| {
                 vec![
                     l.anchor.clone(),
-                    l.link_type.clone(),
-                    l.verdict.clone(),
+                    super::page::type_name(l).to_string(),
+                    l.verdict.name().to_string(),
                     t.clone(),
                 ]
             })

@@ -110,14 +110,12 @@ fn doc_lines(d: &DocRecord, duplicate_of: Option<&str>) -> String {
     if let Some(dup) = duplicate_of {
         t += &format!("duplicate of  {dup}\n");
     }
-    if !d.verdict.is_empty() {
-        let detail = if d.verdict_detail.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", d.verdict_detail)
-        };
-        t += &format!("verdict       {}{detail}\n", d.verdict);
-    }
+    let detail = if d.verdict_detail.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", d.verdict_detail)
+    };
+    t += &format!("verdict       {}{detail}\n", d.verdict.name());
     if let Some(ts) = d.topic_score {
         t += &format!("topic score   {ts:.4}\n");
     }
@@ -146,7 +144,12 @@ fn tail(page: &PageRecord, d: &DocRecord, outs: &[(String, LinkRecord)], ins: &[
     }
     t += &format!("out-links ({}):\n", d.outlinks);
     for (url, l) in outs {
-        t += &format!("  {url}  [{}] {} {}\n", l.anchor, l.link_type, l.verdict);
+        t += &format!(
+            "  {url}  [{}] {} {}\n",
+            l.anchor,
+            type_name(l),
+            l.verdict.name()
+        );
     }
     t += &format!("in-links (first {}):\n", ins.len());
     for url in ins {
@@ -155,10 +158,15 @@ fn tail(page: &PageRecord, d: &DocRecord, outs: &[(String, LinkRecord)], ins: &[
     t
 }
 
+/// A link's type as the shell shows it ("" when not recorded).
+pub fn type_name(l: &LinkRecord) -> &'static str {
+    l.link_type.map_or("", |t| t.name())
+}
+
 /// One out-link as JSON (shared with `links from`).
 pub fn link_json(url: &str, l: &LinkRecord) -> serde_json::Value {
     json!({"url": url, "anchor": l.anchor, "before": l.before, "after": l.after, "nofollow": l.nofollow,
-        "link_type": l.link_type, "verdict": l.verdict, "verdict_detail": l.verdict_detail})
+        "link_type": type_name(l), "verdict": l.verdict.name(), "verdict_detail": l.verdict_detail})
 }
 
 fn page_json(
@@ -172,7 +180,7 @@ fn page_json(
         "depth": page.depth, "content_type": page.content_type, "size": page.body_len, "truncated": page.truncated,
         "redirect_to": page.redirect_to, "headers": page.headers, "title": d.title, "charset": d.charset,
         "text": d.text, "canonical": d.canonical, "noindex": d.noindex, "nofollow": d.nofollow,
-        "verdict": d.verdict, "verdict_detail": d.verdict_detail, "topic_score": d.topic_score, "relevance": d.relevance,
+        "verdict": d.verdict.name(), "verdict_detail": d.verdict_detail, "topic_score": d.topic_score, "relevance": d.relevance,
         "duplicate_of": d.duplicate_of.map(|x| format!("{:032x}", x)),
         "outlinks": outs.iter().map(|(u, l)| link_json(u, l)).collect::<Vec<_>>(),
         "inlinks": ins,

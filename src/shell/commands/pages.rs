@@ -7,10 +7,8 @@ use serde_json::json;
 
 use super::{Call, Command, Known, Sub};
 use crate::model::{UrlId, now_ms};
-use crate::schema::{
-    CF_INLINKS, CF_META, CF_PAGE_INDEX, CF_PAGES, DocRecord, PageRecord, SeenState, Versioned,
-    meta_keys, page_index,
-};
+use crate::schema::tables::Pages;
+use crate::schema::{DocRecord, PageRecord, SeenState};
 use crate::shell::error::{Result, bail};
 use crate::shell::expr::{self, Query};
 use crate::shell::fields::{self, Reads, Row};
@@ -104,10 +102,7 @@ pub(super) fn query(sh: &mut Shell, src: &str, base: usize, out: Output) -> Resu
     } else {
         out
     };
-    let indexed = sh
-        .store
-        .get_raw(CF_META, meta_keys::PAGE_INDEX_COMPLETE)?
-        .is_some();
+    let indexed = sh.store.page_index_complete()?;
     let plan = indexed.then(|| plan::index_scan(&q.filter)).flatten();
     let found = scan(sh, &q, plan.as_ref(), out)?;
     // Like EXPLAIN: say when the page index narrowed the scan.
@@ -193,7 +188,8 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
         count: 0,
         scanned: 0,
     };
-    for row in candidates(&store, plan, light) {
+    let unreadable = std::cell::Cell::new(0);
+    for row in candidates(&store, plan, light, &unreadable) {
         if sh.interrupted() {
             sh.progress_done();
             bail!("interrupted");
@@ -219,7 +215,7 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
         let Some(page) = page else { continue };
         let doc = sh.store.doc(id)?.unwrap_or_default();
         let inlinks = if needs_inlinks {
-            sh.store.scan(CF_INLINKS, &id.to_bytes()).count() as u64
+            sh.store.inlinks_to(id).count() as u64
         } else {
             0
         };
@@ -245,6 +241,7 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
         }
     }
     sh.progress_done();
+    crate::shell::lookup::unreadable(sh, unreadable.get());
     Ok(found)
 }
 
@@ -270,24 +267,30 @@ fn candidates<'s>(
     store: &'s Store,
     plan: Option<&'s IndexScan>,
     light: bool,
+    unreadable: &'s std::cell::Cell<u64>,
 ) -> Box<dyn Iterator<Item = Result<Candidate>> + 's> {
-    let indexed = move |r: std::result::Result<crate::store::Row, crate::store::StoreError>| {
-        let (k, _) = r?;
-        let id = page_index::url_id(&k).ok_or("a page_index key is malformed; run reindex")?;
+    let indexed = move |r: std::result::Result<UrlId, crate::store::StoreError>| {
+        let id = r?;
         if light {
             return Ok((id, None));
         }
         Ok((id, Some(store.page(id)?)))
     };
     match plan {
-        None => Box::new(store.scan(CF_PAGES, &[]).map(|r| {
-            let (k, v) = r?;
-            let id = UrlId::from_slice(&k).unwrap_or(UrlId(0));
-            Ok((id, Some(PageRecord::decode(&v).ok())))
-        })),
-        Some(IndexScan::Prefix(p)) => Box::new(store.scan(CF_PAGE_INDEX, p).map(indexed)),
+        None => {
+            let mut rows = store.rows::<Pages>(&[]);
+            Box::new(std::iter::from_fn(move || {
+                let row = rows.next();
+                unreadable.set(rows.unreadable());
+                Some(
+                    row?.map(|(id, page)| (id, Some(Some(page))))
+                        .map_err(Into::into),
+                )
+            }))
+        }
+        Some(IndexScan::Prefix(p)) => Box::new(store.page_index_pages(p, None).map(indexed)),
         Some(IndexScan::Range(from, to)) => {
-            Box::new(store.scan_range(CF_PAGE_INDEX, from, Some(to)).map(indexed))
+            Box::new(store.page_index_pages(from, Some(to)).map(indexed))
         }
     }
 }

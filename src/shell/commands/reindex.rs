@@ -1,5 +1,6 @@
-//! `reindex`: build the page index `pages where` uses for status and host
-//! terms (needed once on a db from before schema 3).
+//! `reindex`: rebuild the page index `pages where` uses for status and
+//! host terms. Opening a db from before schema 3 builds it (a migration
+//! step); the command stays for an index a user wants rebuilt.
 
 use std::time::Instant;
 
@@ -11,7 +12,7 @@ use crate::shell::{Shell, table};
 pub const COMMAND: Command = Command {
     name: "reindex",
     usage: "reindex",
-    summary: "build the page index `pages where` uses for status and host terms (needed once on a db from before schema 3)",
+    summary: "rebuild the page index `pages where` uses for status and host terms (opening a db from before schema 3 builds it)",
     examples: &["reindex"],
     arity: (0, Some(0)),
     subs: &[],

@@ -6,8 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::json;
 
 use super::{Call, Command, Sub, no_detail, nothing};
-use crate::schema::{CF_META, RunRecord, Versioned, meta_keys};
+use crate::schema::RunRecord;
+use crate::schema::tables::Runs;
 use crate::shell::error::{Result, ShellError};
+use crate::shell::lookup::unreadable;
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
 
@@ -29,12 +31,12 @@ pub const COMMAND: Command = Command {
 
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     let mut runs: Vec<RunRecord> = Vec::new();
-    for row in sh.store.scan(CF_META, meta_keys::RUN_PREFIX) {
-        let (_, v) = row?;
-        if let Ok(r) = RunRecord::decode(&v) {
-            runs.push(r);
-        }
+    let store = sh.store.clone();
+    let mut rows = store.rows::<Runs>(&[]);
+    for row in rows.by_ref() {
+        runs.push(row?.1);
     }
+    unreadable(sh, rows.unreadable());
     match call.args[..] {
         [] => Ok(list(&runs, sh.width)),
         ["compare", a, b] => compare(&runs, a, b, sh.width),

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::{Call, Command, no_detail, urls};
 use crate::crawl::traps;
 use crate::fetch::RobotsRules;
-use crate::model::{self, UrlId};
+use crate::model::{self, LinkVerdict, UrlId, Verdict};
 use crate::schema::{
     CF_META, FailReason, FilterReason, LinkLimits, RobotsOutcome, SeenState, meta_keys,
 };
@@ -98,19 +98,31 @@ impl Shell {
             ));
         };
         let from = self.store.url(src)?.unwrap_or_default();
-        let why = match link.verdict.as_str() {
-            "nofollow" => "the link is rel=nofollow (crawl.follow_nofollow is false)".to_string(),
-            "page:nofollow" => "the page says nofollow (meta robots or X-Robots-Tag)".to_string(),
-            v if v.starts_with("page:") => format!(
-                "the page's links are not followed: {} filter ({})",
-                &v[5..],
-                link.verdict_detail
-            ),
-            "follow" => {
+        let why = match link.verdict {
+            LinkVerdict::Nofollow => {
+                "the link is rel=nofollow (crawl.follow_nofollow is false)".to_string()
+            }
+            LinkVerdict::PageNofollow => {
+                "the page says nofollow (meta robots or X-Robots-Tag)".to_string()
+            }
+            v @ (LinkVerdict::PageTopic
+            | LinkVerdict::PageRelevance
+            | LinkVerdict::PageFiltered) => {
+                let filter = v.name().trim_start_matches("page:");
+                format!(
+                    "the page's links are not followed: {filter} filter ({})",
+                    link.verdict_detail
+                )
+            }
+            LinkVerdict::Follow => {
                 "the link was followed; the URL was judged before this database kept every verdict"
                     .into()
             }
-            v => format!("the {v} filter dropped the link ({})", link.verdict_detail),
+            v => format!(
+                "the {} filter dropped the link ({})",
+                v.name(),
+                link.verdict_detail
+            ),
         };
         Ok((
             "not-followed",
@@ -133,9 +145,10 @@ impl Shell {
             .map(|p| table::time(p.fetched_ms))
             .unwrap_or_default();
         let verdict = match self.store.doc(u.id())? {
-            Some(d) if !d.verdict.is_empty() && d.verdict != "keep" => format!(
+            Some(d) if d.verdict != Verdict::Keep => format!(
                 "; its links are not followed: {} filter ({})",
-                d.verdict, d.verdict_detail
+                d.verdict.name(),
+                d.verdict_detail
             ),
             Some(d) if !d.verdict_detail.is_empty() => format!("; kept ({})", d.verdict_detail),
             _ => String::new(),
@@ -183,30 +196,8 @@ impl Shell {
             .get::<LinkLimits>(CF_META, meta_keys::LINK_LIMITS)?
             .unwrap_or_else(|| self.settings.link_limits());
         Ok(match r {
-            FilterReason::Robots => {
-                let rule = host
-                    .as_ref()
-                    .and_then(|h| h.robots.as_ref())
-                    .map(|rec| RobotsRules::from_record(rec, self.settings.agent_token()))
-                    .and_then(|rules| rules.deciding_rule(u.path_and_query()));
-                format!(
-                    "robots.txt of {} disallows it ({})",
-                    u.host_key(),
-                    rule.unwrap_or_else(|| "rule no longer present".into())
-                )
-            }
-            FilterReason::RobotsUnavailable => {
-                let detail = host.and_then(|h| h.robots).map(|r| match r.outcome {
-                    RobotsOutcome::Unreachable { detail } => {
-                        format!("{detail}, {} tries", r.failures)
-                    }
-                    _ => "since fetched again".into(),
-                });
-                format!(
-                    "robots.txt of {} stayed unreachable ({})",
-                    u.host_key(),
-                    detail.unwrap_or_default()
-                )
+            FilterReason::Robots | FilterReason::RobotsUnavailable => {
+                self.explain_robots(u, r, host)
             }
             FilterReason::Scope => format!(
                 "outside the crawl's scope (crawl.scope = {}; seeds: {})",
@@ -225,29 +216,10 @@ impl Shell {
             FilterReason::InvalidUrl => {
                 "the URL stored for it no longer parses (written by another trawl version)".into()
             }
-            FilterReason::PathDepth => format!(
-                "a spider-trap limit: its path has {} segments, over crawl.max_path_depth = {} (set crawl.max_path_depth to raise it)",
-                traps::path_depth(u),
-                opt(limits.max_path_depth.map(u64::from))
-            ),
-            FilterReason::SegmentRepeats => {
-                let (seg, n) = traps::most_repeated_segment(u).unwrap_or_default();
-                format!(
-                    "a spider-trap limit: its path repeats the segment {seg:?} {n} times, over crawl.max_segment_repeats = {} (set crawl.max_segment_repeats to raise it)",
-                    opt(limits.max_segment_repeats.map(u64::from))
-                )
-            }
-            FilterReason::QueryVariants => format!(
-                "a spider-trap limit: crawl.max_query_variants = {} query strings of {}{} were queued before it (set crawl.max_query_variants to raise it)",
-                opt(limits.max_query_variants.map(u64::from)),
-                u.host_key(),
-                u.url().path()
-            ),
-            FilterReason::HostBudget => format!(
-                "{} had crawl.max_host_urls = {} URLs queued before it (set crawl.max_host_urls to raise it)",
-                u.host_key(),
-                opt(limits.max_host_urls)
-            ),
+            FilterReason::PathDepth
+            | FilterReason::SegmentRepeats
+            | FilterReason::QueryVariants
+            | FilterReason::HostBudget => explain_trap(u, r, &limits),
             FilterReason::Nofollow => "only nofollow links lead here".into(),
             FilterReason::Refiltered => {
                 "was queued, but after refilter no page that passes links here".into()
@@ -259,12 +231,78 @@ impl Shell {
         })
     }
 
+    /// Why robots.txt kept `u` out: the rule that disallows it, or why
+    /// the file stayed unreachable.
+    fn explain_robots(
+        &self,
+        u: &model::CanonicalUrl,
+        r: FilterReason,
+        host: Option<crate::schema::HostRecord>,
+    ) -> String {
+        if r == FilterReason::Robots {
+            let rule = host
+                .as_ref()
+                .and_then(|h| h.robots.as_ref())
+                .map(|rec| RobotsRules::from_record(rec, self.settings.agent_token()))
+                .and_then(|rules| rules.deciding_rule(u.path_and_query()));
+            return format!(
+                "robots.txt of {} disallows it ({})",
+                u.host_key(),
+                rule.unwrap_or_else(|| "rule no longer present".into())
+            );
+        }
+        let detail = host.and_then(|h| h.robots).map(|r| match r.outcome {
+            RobotsOutcome::Unreachable { detail } => {
+                format!("{detail}, {} tries", r.failures)
+            }
+            _ => "since fetched again".into(),
+        });
+        format!(
+            "robots.txt of {} stayed unreachable ({})",
+            u.host_key(),
+            detail.unwrap_or_default()
+        )
+    }
+
     /// The verdict stored on the first link that led to `u`, as `: detail`.
     fn link_verdict_into(&self, u: &model::CanonicalUrl) -> Result<String> {
         Ok(match self.store.first_link_to(u.id())? {
-            Some((_, l)) => format!(" ({} link: {})", l.link_type, l.verdict_detail),
+            Some((_, l)) => format!(
+                " ({} link: {})",
+                super::page::type_name(&l),
+                l.verdict_detail
+            ),
             None => String::new(),
         })
+    }
+}
+
+/// Which spider-trap limit kept `u` out, with the numbers.
+fn explain_trap(u: &model::CanonicalUrl, r: FilterReason, limits: &LinkLimits) -> String {
+    match r {
+        FilterReason::PathDepth => format!(
+            "a spider-trap limit: its path has {} segments, over crawl.max_path_depth = {} (set crawl.max_path_depth to raise it)",
+            traps::path_depth(u),
+            opt(limits.max_path_depth.map(u64::from))
+        ),
+        FilterReason::SegmentRepeats => {
+            let (seg, n) = traps::most_repeated_segment(u).unwrap_or_default();
+            format!(
+                "a spider-trap limit: its path repeats the segment {seg:?} {n} times, over crawl.max_segment_repeats = {} (set crawl.max_segment_repeats to raise it)",
+                opt(limits.max_segment_repeats.map(u64::from))
+            )
+        }
+        FilterReason::QueryVariants => format!(
+            "a spider-trap limit: crawl.max_query_variants = {} query strings of {}{} were queued before it (set crawl.max_query_variants to raise it)",
+            opt(limits.max_query_variants.map(u64::from)),
+            u.host_key(),
+            u.url().path()
+        ),
+        _ => format!(
+            "{} had crawl.max_host_urls = {} URLs queued before it (set crawl.max_host_urls to raise it)",
+            u.host_key(),
+            opt(limits.max_host_urls)
+        ),
     }
 }
 

@@ -1,0 +1,280 @@
+//! `refilter`: every stored page's verdict and every stored link's
+//! judgement recomputed with the current settings from stored text alone —
+//! nothing is fetched. Out-links of pages that now pass are queued through
+//! the normal seen/scope checks; queued URLs that no passing page links to
+//! any more leave the frontier.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+mod scan;
+
+use scan::{Cursors, Judging, PageWork, judge_page};
+
+use super::ledger::{Discovery, Ledger, PageWrite, bump};
+use super::scheduler::CrawlError;
+use super::settings::CrawlSettings;
+use crate::filter::Mode;
+use crate::model::{self, UrlId};
+use crate::schema::{CF_DOCS, CF_LINKS, CF_VERDICTS};
+use crate::store::{Store, StoreError};
+
+/// Pages per write batch.
+const BATCH_PAGES: usize = 512;
+
+#[derive(Debug, Default)]
+pub struct RefilterReport {
+    pub pages: u64,
+    /// Pages per verdict before and after.
+    pub before: BTreeMap<String, u64>,
+    pub after: BTreeMap<String, u64>,
+    /// Pages whose verdict changed, and a sample of them (url, old, new).
+    pub changed: u64,
+    pub sample: Vec<(String, String, String)>,
+    pub links_changed: u64,
+    pub enqueued: u64,
+    pub dropped: u64,
+    pub elapsed: Duration,
+    pub interrupted: bool,
+    pub dry_run: bool,
+}
+
+/// Refilters `store` with `settings`. `progress(done, total)` is called
+/// now and then; returning false stops the run (what was done stays done).
+pub fn refilter(
+    store: Arc<Store>,
+    settings: CrawlSettings,
+    dry_run: bool,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<RefilterReport, CrawlError> {
+    let mut ledger = Ledger::offline(store, settings)?;
+    Ok(ledger.refilter(dry_run, progress)?)
+}
+
+/// Pages per chunk sent from a scanner to the applier.
+const CHUNK_PAGES: usize = 64;
+
+/// What a scanner sends the applier.
+type Chunk = Result<Vec<PageWork>, StoreError>;
+
+/// The applier's state while scanners run.
+struct Applying<'a> {
+    report: &'a mut RefilterReport,
+    unfollowed: &'a mut HashSet<UrlId>,
+    /// Set when progress says stop: the scanners end early.
+    stop: &'a AtomicBool,
+    total: u64,
+}
+
+/// A scanner thread: judges the pages of its share (`part` of
+/// [`SCANNERS`]) of the `docs` key space and sends them in chunks.
+fn scan_part(
+    store: &Store,
+    filters: &crate::filter::Filters,
+    judging: Judging,
+    part: u8,
+    stop: &AtomicBool,
+    tx: &std::sync::mpsc::SyncSender<Chunk>,
+) {
+    let from = [part * (256 / SCANNERS as u16) as u8];
+    let to = (part + 1 < SCANNERS).then(|| [(part + 1) * (256 / SCANNERS as u16) as u8]);
+    let to = to.as_ref().map(|t| &t[..]);
+    let mut chunk = Vec::with_capacity(CHUNK_PAGES);
+    // Links and verdicts are keyed by their page first, like docs: a
+    // cursor walks each alongside the docs (a merge join).
+    let mut cursors = Cursors {
+        links: store.cursor_range(CF_LINKS, &from, to),
+        verdicts: store.cursor_range(CF_VERDICTS, &from, to),
+    };
+    for row in store.scan_range(CF_DOCS, &from, to) {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let work = row.and_then(|(k, v)| judge_page(store, filters, judging, &mut cursors, k, &v));
+        match work {
+            Ok(Some(w)) => chunk.push(w),
+            Ok(None) => {}
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        }
+        if chunk.len() == CHUNK_PAGES {
+            let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK_PAGES));
+            if tx.send(Ok(full)).is_err() {
+                return;
+            }
+        }
+    }
+    let _ = tx.send(Ok(chunk));
+}
+
+/// Scanner threads: each takes a share of the `docs` key space.
+const SCANNERS: u8 = 2;
+
+impl Ledger {
+    fn refilter(
+        &mut self,
+        dry_run: bool,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<RefilterReport, StoreError> {
+        let start = Instant::now();
+        let store = self.store.clone();
+        let total = self.counters.fetched;
+        let queued_before = self.counters.queued;
+        let mut report = RefilterReport {
+            dry_run,
+            ..RefilterReport::default()
+        };
+        let mut unfollowed: HashSet<UrlId> = HashSet::new();
+        let stop = AtomicBool::new(false);
+        let filters = self.filters.clone();
+        let judging = Judging {
+            follow_nofollow: self.settings.follow_nofollow,
+            domain_mode: self.settings.filter.mode == Mode::Domain,
+            dry_run,
+        };
+        // Work crosses threads in chunks: one wake-up per chunk, not per page.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(64);
+        std::thread::scope(|scope| -> Result<(), StoreError> {
+            for part in 0..SCANNERS {
+                let (tx, store, filters, stop) = (tx.clone(), &store, &filters, &stop);
+                scope.spawn(move || scan_part(store, filters, judging, part, stop, &tx));
+            }
+            drop(tx);
+            let mut applying = Applying {
+                report: &mut report,
+                unfollowed: &mut unfollowed,
+                stop: &stop,
+                total,
+            };
+            self.apply_all(&store, rx, &mut applying, progress)
+        })?;
+        if !report.interrupted {
+            // Targets an earlier, interrupted refilter left to judge too.
+            let left = self.pending_drops()?;
+            unfollowed.extend(left.iter().copied());
+            report.dropped = self.drop_unlinked(&unfollowed, dry_run)?;
+        }
+        progress(report.pages, total);
+        report.enqueued = (self.counters.queued + report.dropped).saturating_sub(queued_before);
+        report.elapsed = start.elapsed();
+        Ok(report)
+    }
+
+    /// Applies the scanners' work as it comes, in batches of
+    /// [`BATCH_PAGES`], reporting progress (which may stop the run).
+    fn apply_all(
+        &mut self,
+        store: &Store,
+        rx: std::sync::mpsc::Receiver<Chunk>,
+        a: &mut Applying<'_>,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<(), StoreError> {
+        let dry_run = a.report.dry_run;
+        let mut write = PageWrite::new(store);
+        let mut in_batch = 0usize;
+        for chunk in rx.iter() {
+            if a.report.interrupted {
+                continue; // drain so the scanners can finish
+            }
+            for work in chunk? {
+                self.apply_page(&mut write, a.report, a.unfollowed, work)?;
+                in_batch += 1;
+                if in_batch >= BATCH_PAGES {
+                    let full = std::mem::replace(&mut write, PageWrite::new(store));
+                    self.flush_batch(full, dry_run)?;
+                    in_batch = 0;
+                    if !progress(a.report.pages, a.total) {
+                        a.report.interrupted = true;
+                        a.stop.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                }
+            }
+        }
+        self.flush_batch(write, dry_run)
+    }
+
+    /// Applies one page's work: counters, rewrites, and queueing.
+    fn apply_page(
+        &mut self,
+        write: &mut PageWrite<'_>,
+        report: &mut RefilterReport,
+        unfollowed: &mut HashSet<UrlId>,
+        w: PageWork,
+    ) -> Result<(), StoreError> {
+        let b = &mut write.b;
+        report.pages += 1;
+        let new = w.verdict;
+        tally(&mut report.before, w.old.name());
+        tally(&mut report.after, new.name());
+        if w.old != new {
+            report.changed += 1;
+            if report.sample.len() < 10 {
+                let url = match &w.src {
+                    Some(u) => u.as_str().to_string(),
+                    None => self.store.url(w.id)?.unwrap_or_default(),
+                };
+                let names = (w.old.name().to_string(), new.name().to_string());
+                report.sample.push((url, names.0, names.1));
+            }
+            if let Some(counter) = w.old.counter() {
+                bump(&mut self.counters.filtered, counter, -1);
+            }
+            if let Some(counter) = new.counter() {
+                bump(&mut self.counters.filtered, counter, 1);
+            }
+        }
+        report.links_changed += w.links_changed;
+        // A dry run never writes its batches: skip encoding into them.
+        // Encoded by the scanners; a dry run's are never encoded.
+        if let Some(v) = &w.verdict_value {
+            b.put_verdict_encoded(&w.key, v);
+        }
+        for (lk, rec) in &w.links {
+            b.put_links_encoded(lk, rec);
+        }
+        // The page's depth is read once, for its first queued link.
+        let mut depth: Option<Option<u16>> = None;
+        for (text, forced) in w.queue {
+            if let Ok(d) = model::normalize(&text) {
+                let parent_depth = match depth {
+                    Some(d) => d,
+                    None => *depth.insert(self.store.seen(w.id)?.map(|s| s.depth)),
+                };
+                let disc = Discovery::rejudged(w.id, parent_depth, forced);
+                self.discover(write, &d, disc)?;
+            }
+        }
+        // Kept in the page's batch too: if this run stops before its drop
+        // step, the next one still judges these targets.
+        if !report.dry_run {
+            for dst in &w.unfollowed {
+                write.b.put_refilter_drop(*dst);
+            }
+        }
+        unfollowed.extend(w.unfollowed);
+        Ok(())
+    }
+
+    fn flush_batch(&mut self, w: PageWrite<'_>, dry_run: bool) -> Result<(), StoreError> {
+        if dry_run {
+            Ok(())
+        } else {
+            self.finish(w.b, &w.touched)
+        }
+    }
+}
+
+/// Counts one more `key` without allocating once the key is there.
+fn tally(counts: &mut BTreeMap<String, u64>, key: &str) {
+    match counts.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(key.to_string(), 1);
+        }
+    }
+}

@@ -1,0 +1,419 @@
+//! A refilter scanner's work, pure but for reads: for each stored page,
+//! its verdict under the current filters, each of its links judged again
+//! (by the same `judge_link` the crawl calls), the rows to rewrite and the
+//! targets whose `seen` verdict may change. Runs on a scanner thread over
+//! one share of the `docs` key space, walking `verdicts` and `links`
+//! alongside (they are keyed by the page first: a merge join).
+
+use crate::crawl::ledger::rejudge_reconsiders;
+use crate::filter::judge::{LinkDecision, LinkJudge, LinkText, judge_link};
+use crate::filter::links::{self, LinkType};
+use crate::filter::{Filters, Mode, PageVerdict};
+use crate::model::{self, CanonicalUrl, LinkVerdict, UrlId, Verdict};
+use crate::schema::{
+    DocView, FilterReason, LinkView, OutLinkKey, PageLinks, PageLinksBuilder, VerdictRecord,
+    Versioned,
+};
+use crate::store::{Cursor, Store, StoreError};
+
+/// What a scanner thread worked out for one page: its new verdict, the
+/// records to rewrite, and the links whose following changed.
+pub(super) struct PageWork {
+    pub id: UrlId,
+    pub key: Box<[u8]>,
+    /// The page's URL, when judging it needed it.
+    pub src: Option<CanonicalUrl>,
+    pub old: Verdict,
+    pub verdict: Verdict,
+    /// The page's `verdicts` value, encoded, when its scores or verdict
+    /// changed (never in a dry run).
+    pub verdict_value: Option<Vec<u8>>,
+    /// Link records to write back, encoded (none in a dry run).
+    pub links: Vec<(Box<[u8]>, Vec<u8>)>,
+    pub links_changed: u64,
+    /// Targets whose seen verdict may change: their URL, and the filter to
+    /// record if a link filter dropped the link.
+    pub queue: Vec<(String, Option<FilterReason>)>,
+    pub unfollowed: Vec<UrlId>,
+}
+
+/// A scanner's cursors over the column families keyed like `docs` (by
+/// the page's url id first), walked alongside it.
+pub(super) struct Cursors<'a> {
+    pub links: Cursor<'a>,
+    pub verdicts: Cursor<'a>,
+}
+
+/// The settings a scanner thread judges pages with.
+#[derive(Clone, Copy)]
+pub(super) struct Judging {
+    pub follow_nofollow: bool,
+    pub domain_mode: bool,
+    pub dry_run: bool,
+}
+
+/// One page being judged: where to read, and its URL once read.
+struct Page<'a> {
+    store: &'a Store,
+    filters: &'a Filters,
+    judging: Judging,
+    id: UrlId,
+    /// The page's URL: a point read, done only when the mode judges by
+    /// host or a link's type must be worked out from the URLs.
+    src: Option<CanonicalUrl>,
+}
+
+impl Page<'_> {
+    fn src(&mut self) -> Result<Option<&CanonicalUrl>, StoreError> {
+        if self.src.is_none() {
+            self.src = source_url(self.store, self.id)?;
+        }
+        Ok(self.src.as_ref())
+    }
+}
+
+/// A target a link now leads to: its id, its URL if read, and the filter
+/// to record if a link filter dropped the link.
+type MaybeQueued = (UrlId, Option<String>, Option<FilterReason>);
+
+/// A link whose judgement changed: what to write, and what it means for
+/// its target.
+struct Judged {
+    kind: LinkType,
+    verdict: LinkVerdict,
+    detail: String,
+    /// Now followed (or dropped by a link filter) where it was not.
+    queue: bool,
+    unfollowed: bool,
+    changed: bool,
+    /// The target's URL, if it was read.
+    url: Option<String>,
+    forced: Option<FilterReason>,
+}
+
+/// Refilters one page (`key`, its `docs` row `value`).
+pub(super) fn judge_page(
+    store: &Store,
+    filters: &Filters,
+    judging: Judging,
+    cursors: &mut Cursors<'_>,
+    key: Box<[u8]>,
+    value: &[u8],
+) -> Result<Option<PageWork>, StoreError> {
+    let (Some(id), Ok(doc)) = (UrlId::from_slice(&key), DocView::decode(value)) else {
+        return Ok(None);
+    };
+    let stored = stored_verdict(&mut cursors.verdicts, &key)?;
+    let mut page = Page {
+        store,
+        filters,
+        judging,
+        id,
+        src: None,
+    };
+    if filters.settings.mode == Mode::DomainTopic && page.src()?.is_none() {
+        return Ok(None);
+    }
+    let verdict = judge_text(filters, &doc, page.src.as_ref());
+    let mut w = PageWork {
+        id,
+        key: key.clone(),
+        src: None,
+        old: stored.verdict,
+        verdict: verdict.verdict,
+        verdict_value: None,
+        links: Vec::new(),
+        links_changed: 0,
+        queue: Vec::new(),
+        unfollowed: Vec::new(),
+    };
+    let rows = LinkRows::read(&mut cursors.links, &key)?;
+    let entries = rows.entries();
+    let maybe_queue = judge_links(&mut page, &entries, doc.nofollow, &verdict, &mut w)?;
+    w.queue = still_to_queue(store, maybe_queue)?;
+    w.src = page.src;
+    if scores_changed(&verdict, &stored) && !judging.dry_run {
+        let v = VerdictRecord {
+            topic_score: verdict.topic_score,
+            relevance: verdict.relevance,
+            verdict: verdict.verdict,
+            verdict_detail: verdict.detail,
+        };
+        w.verdict_value = Some(v.encode());
+    }
+    Ok(Some(w))
+}
+
+/// The page's `verdicts` row (a schema 1 doc's own verdict was copied
+/// there when the db was migrated).
+fn stored_verdict(cursor: &mut Cursor<'_>, key: &[u8]) -> Result<VerdictRecord, StoreError> {
+    cursor.skip_before(key)?;
+    Ok(match cursor.current()? {
+        Some((k, v)) if k == key => VerdictRecord::decode(v).ok(),
+        _ => None,
+    }
+    .unwrap_or_default())
+}
+
+/// The page filters' verdict on the stored title and text (validated only
+/// when the mode reads them).
+fn judge_text(filters: &Filters, doc: &DocView<'_>, src: Option<&CanonicalUrl>) -> PageVerdict {
+    let (title, text) = if filters.reads_text() {
+        (
+            String::from_utf8_lossy(doc.title),
+            String::from_utf8_lossy(doc.text),
+        )
+    } else {
+        Default::default()
+    };
+    filters.page(src.map_or("", |u| u.host()), &title, &text)
+}
+
+fn scores_changed(v: &PageVerdict, stored: &VerdictRecord) -> bool {
+    (v.topic_score, v.relevance, v.verdict, v.detail.as_str())
+        != (
+            stored.topic_score,
+            stored.relevance,
+            stored.verdict,
+            stored.verdict_detail.as_str(),
+        )
+}
+
+/// A page's `links` rows, copied out of the cursor (it lends one row at a
+/// time): its page row (schema 5; it sorts first and supersedes per-link
+/// rows an earlier fetch under schema 4 left) or, in an older db, one row
+/// per link.
+struct LinkRows {
+    page_row: Option<Vec<u8>>,
+    legacy: Vec<(Box<[u8]>, Vec<u8>)>,
+}
+
+impl LinkRows {
+    fn read(cursor: &mut Cursor<'_>, key: &[u8]) -> Result<LinkRows, StoreError> {
+        // Rows of pages before this one (no doc) are skipped; the loop
+        // stops on the next page's first row.
+        cursor.skip_before(key)?;
+        let mut rows = LinkRows {
+            page_row: None,
+            legacy: Vec::new(),
+        };
+        while let Some((lk, lv)) = cursor.next_row()? {
+            if !lk.starts_with(key) {
+                break;
+            }
+            if lk.len() == key.len() {
+                rows.page_row = Some(lv.to_vec());
+            } else if rows.page_row.is_none() {
+                rows.legacy.push((lk.into(), lv.to_vec()));
+            }
+        }
+        Ok(rows)
+    }
+
+    /// (target, link, the key of its per-link row if it has one)
+    fn entries(&self) -> Vec<(UrlId, LinkView<'_>, Option<&[u8]>)> {
+        match &self.page_row {
+            Some(row) => PageLinks::decode(row)
+                .map(|links| links.into_iter().map(|(dst, l)| (dst, l, None)).collect())
+                .unwrap_or_default(),
+            None => self
+                .legacy
+                .iter()
+                .filter_map(|(k, v)| {
+                    let dst = OutLinkKey::from_key(k)?.dst;
+                    Some((dst, LinkView::decode(v).ok()?, Some(&k[..])))
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Judges every link again; records the changed ones in `w` (per-link
+/// rows rewritten one by one, a page row rewritten whole) and returns the
+/// targets that may now be queued.
+fn judge_links(
+    page: &mut Page<'_>,
+    entries: &[(UrlId, LinkView<'_>, Option<&[u8]>)],
+    page_nofollow: bool,
+    verdict: &PageVerdict,
+    w: &mut PageWork,
+) -> Result<Vec<MaybeQueued>, StoreError> {
+    let mut maybe_queue = Vec::new();
+    let mut row_changes: Vec<(usize, LinkType, LinkVerdict, String)> = Vec::new();
+    for (i, &(dst, rec, legacy_key)) in entries.iter().enumerate() {
+        let Some(j) = judge_one(page, dst, &rec, page_nofollow, verdict)? else {
+            continue;
+        };
+        if j.queue {
+            maybe_queue.push((dst, j.url, j.forced));
+        }
+        if j.unfollowed {
+            w.unfollowed.push(dst);
+        }
+        if !j.changed {
+            continue;
+        }
+        w.links_changed += 1;
+        if page.judging.dry_run {
+            continue;
+        }
+        match legacy_key {
+            Some(k) => {
+                let new = LinkView {
+                    link_type: Some(j.kind),
+                    verdict: j.verdict,
+                    verdict_detail: &j.detail,
+                    ..rec
+                };
+                w.links.push((k.into(), new.encode()));
+            }
+            None => row_changes.push((i, j.kind, j.verdict, j.detail)),
+        }
+    }
+    if !row_changes.is_empty() {
+        w.links
+            .push((w.key.clone(), rebuilt_row(entries, &row_changes)));
+    }
+    Ok(maybe_queue)
+}
+
+/// One link judged again; None when its type cannot be worked out (a
+/// target or source URL that no longer parses).
+fn judge_one(
+    page: &mut Page<'_>,
+    dst: UrlId,
+    rec: &LinkView<'_>,
+    page_nofollow: bool,
+    verdict: &PageVerdict,
+) -> Result<Option<Judged>, StoreError> {
+    // The target's URL: in the row since link version 4; for older rows it
+    // is read only when it matters (an unknown link type, the domain filter
+    // without a stored host, a target to queue).
+    let stored_url = Some(rec.dst_url).filter(|u| !u.is_empty());
+    let target_url = |store: &Store| -> Result<Option<String>, StoreError> {
+        match stored_url {
+            Some(u) => Ok(Some(u.to_string())),
+            None => store.url(dst),
+        }
+    };
+    let mut text: Option<String> = None;
+    let kind = match rec.link_type {
+        Some(k) => k,
+        None => {
+            text = target_url(page.store)?;
+            let Some(d) = text.as_deref().and_then(|t| model::normalize(t).ok()) else {
+                return Ok(None);
+            };
+            let Some(p) = page.src()? else {
+                return Ok(None);
+            };
+            links::classify(p.url(), d.url())
+        }
+    };
+    // Records before v3 lack the host: read it from the stored URL.
+    if page.judging.domain_mode && rec.dst_host.is_empty() && text.is_none() {
+        text = target_url(page.store)?;
+    }
+    let host: Option<&str> = if !rec.dst_host.is_empty() {
+        Some(rec.dst_host)
+    } else {
+        text.as_deref().map(model::host_of)
+    };
+    let link = LinkText {
+        nofollow: rec.nofollow,
+        before: rec.before,
+        anchor: rec.anchor,
+        after: rec.after,
+    };
+    let judge = LinkJudge {
+        filters: page.filters,
+        follow_nofollow: page.judging.follow_nofollow,
+    };
+    let decision = judge_link(
+        judge,
+        kind,
+        (page.id, dst),
+        host,
+        page_nofollow,
+        verdict,
+        link,
+    );
+    let changed = differs(&decision, kind, rec);
+    let forced = decision.verdict.filtered_as();
+    let (was, now) = (rec.verdict.follows(), decision.follows());
+    Ok(Some(Judged {
+        kind,
+        verdict: decision.verdict,
+        queue: (now && !was) || (forced.is_some() && changed),
+        unfollowed: was && !now,
+        changed,
+        url: text.or_else(|| stored_url.map(str::to_string)),
+        forced,
+        detail: decision.detail.into_owned(),
+    }))
+}
+
+/// The page's links row with the changed links' new judgements.
+fn rebuilt_row(
+    entries: &[(UrlId, LinkView<'_>, Option<&[u8]>)],
+    changes: &[(usize, LinkType, LinkVerdict, String)],
+) -> Vec<u8> {
+    let mut row = PageLinksBuilder::default();
+    let mut changes = changes.iter().peekable();
+    for (i, &(dst, rec, _)) in entries.iter().enumerate() {
+        match changes.peek() {
+            Some((j, link_type, verdict, detail)) if *j == i => {
+                let new = LinkView {
+                    link_type: Some(*link_type),
+                    verdict: *verdict,
+                    verdict_detail: detail,
+                    ..rec
+                };
+                row.push(dst, &new);
+                changes.next();
+            }
+            _ => row.push(dst, &rec),
+        }
+    }
+    row.encode()
+}
+
+/// Of the targets that may be queued, those whose `seen` verdict a link
+/// may change, with their URLs: targets already fetched, queued or failed
+/// stay as they are. Read here, in parallel and in one MultiGet per page,
+/// so the applier does not.
+fn still_to_queue(
+    store: &Store,
+    maybe: Vec<MaybeQueued>,
+) -> Result<Vec<(String, Option<FilterReason>)>, StoreError> {
+    if maybe.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<UrlId> = maybe.iter().map(|(id, _, _)| *id).collect();
+    let seen = store.seen_many(&ids)?;
+    let mut out = Vec::new();
+    for ((dst, text, forced), prior) in maybe.into_iter().zip(seen) {
+        if prior.is_some_and(|p| !rejudge_reconsiders(p.state)) {
+            continue;
+        }
+        let text = match text {
+            Some(t) => Some(t),
+            None => store.url(dst)?,
+        };
+        if let Some(t) = text {
+            out.push((t, forced));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a stored link says something other than `decision` does.
+fn differs(decision: &LinkDecision<'_>, kind: LinkType, stored: &LinkView<'_>) -> bool {
+    stored.link_type != Some(kind)
+        || stored.verdict != decision.verdict
+        || stored.verdict_detail != decision.detail
+}
+
+fn source_url(store: &Store, id: UrlId) -> Result<Option<CanonicalUrl>, StoreError> {
+    Ok(store.url(id)?.and_then(|u| model::normalize(&u).ok()))
+}

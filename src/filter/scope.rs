@@ -1,0 +1,106 @@
+//! Whether a discovered URL is inside the crawl: a pure function of the
+//! seeds and the scope setting.
+
+use std::collections::HashSet;
+
+use crate::model::CanonicalUrl;
+
+/// Which discovered hosts the crawl may enter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// Only the seeds' hosts (host and port; http and https alike).
+    #[default]
+    Host,
+    /// Any host under a seed's registrable domain (public-suffix list).
+    Domain,
+    /// Anywhere.
+    Any,
+}
+
+impl Scope {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Host => "host",
+            Scope::Domain => "domain",
+            Scope::Any => "any",
+        }
+    }
+}
+
+impl std::str::FromStr for Scope {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Scope, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "host" => Ok(Scope::Host),
+            "domain" => Ok(Scope::Domain),
+            "any" => Ok(Scope::Any),
+            _ => Err(format!("unknown scope {s:?}; use host, domain or any")),
+        }
+    }
+}
+
+#[derive(Default, Clone)]
+pub struct ScopeRule {
+    /// `host[:port]` of each seed (default ports dropped).
+    authorities: HashSet<String>,
+    /// Registrable domain of each seed (or the host itself for IPs).
+    domains: HashSet<String>,
+}
+
+impl ScopeRule {
+    pub fn new<'a>(seeds: impl IntoIterator<Item = &'a CanonicalUrl>) -> ScopeRule {
+        let mut r = ScopeRule::default();
+        for s in seeds {
+            r.add(s);
+        }
+        r
+    }
+
+    pub fn add(&mut self, seed: &CanonicalUrl) {
+        self.authorities.insert(authority(seed));
+        self.domains.insert(domain_of(seed.host()).to_string());
+    }
+
+    pub fn allows(&self, scope: Scope, url: &CanonicalUrl) -> bool {
+        match scope {
+            Scope::Any => true,
+            Scope::Host => self.authorities.contains(&authority(url)),
+            Scope::Domain => self.domains.contains(domain_of(url.host())),
+        }
+    }
+}
+
+fn authority(u: &CanonicalUrl) -> String {
+    match u.url().port() {
+        Some(p) => format!("{}:{p}", u.host()),
+        None => u.host().to_string(),
+    }
+}
+
+/// The registrable domain (`news.bbc.co.uk` → `bbc.co.uk`); IPs and
+/// names without a known suffix stand for themselves.
+fn domain_of(host: &str) -> &str {
+    if host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
+        return host;
+    }
+    psl::domain_str(host).unwrap_or(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::normalize;
+
+    #[test]
+    fn host_domain_any() {
+        let r = ScopeRule::new([&normalize("http://www.example.co.uk/").unwrap()]);
+        let same = normalize("https://www.example.co.uk/x").unwrap();
+        let sub = normalize("http://news.example.co.uk/").unwrap();
+        let other = normalize("http://example.org/").unwrap();
+        assert!(r.allows(Scope::Host, &same) && !r.allows(Scope::Host, &sub));
+        assert!(r.allows(Scope::Domain, &sub) && !r.allows(Scope::Domain, &other));
+        assert!(r.allows(Scope::Any, &other));
+        let ip = ScopeRule::new([&normalize("http://127.0.0.1:8080/").unwrap()]);
+        assert!(!ip.allows(Scope::Host, &normalize("http://127.0.0.1:8081/").unwrap()));
+    }
+}

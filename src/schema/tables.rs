@@ -1,0 +1,137 @@
+//! Each column family (and each kind of `meta` row) as a type naming its
+//! key and value, so code outside `store` reads and writes rows through
+//! typed calls — `Store::row`, `Store::rows`, `Batch::put_row` — instead of
+//! bytes, and a scan counts the rows it cannot decode instead of skipping
+//! them without a word.
+
+use super::{
+    CF_DETAILS, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INFLIGHT, CF_META, CF_PAGES, CF_ROBOTS, CF_SEEN,
+    CF_VERDICTS, DetailRecord, DocRecord, FrontierEntry, FrontierKey, HostRecord, InFlightRecord,
+    PageRecord, RobotsRecord, RunRecord, SeenRecord, VerdictRecord, Versioned, meta_keys,
+};
+use crate::model::{HostId, UrlId};
+
+/// A row key: its bytes, and back.
+pub trait Key: Sized {
+    fn bytes(&self) -> Vec<u8>;
+    fn parse(bytes: &[u8]) -> Option<Self>;
+}
+
+impl Key for UrlId {
+    fn bytes(&self) -> Vec<u8> {
+        self.to_bytes().to_vec()
+    }
+    fn parse(bytes: &[u8]) -> Option<Self> {
+        UrlId::from_slice(bytes)
+    }
+}
+
+impl Key for HostId {
+    fn bytes(&self) -> Vec<u8> {
+        self.to_bytes().to_vec()
+    }
+    fn parse(bytes: &[u8]) -> Option<Self> {
+        HostId::from_slice(bytes)
+    }
+}
+
+impl Key for FrontierKey {
+    fn bytes(&self) -> Vec<u8> {
+        self.to_key().to_vec()
+    }
+    fn parse(bytes: &[u8]) -> Option<Self> {
+        FrontierKey::from_key(bytes)
+    }
+}
+
+/// A run record's key: `run:` ‖ its start (ms, big-endian).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunKey(pub u64);
+
+impl Key for RunKey {
+    fn bytes(&self) -> Vec<u8> {
+        meta_keys::run(self.0)
+    }
+    fn parse(bytes: &[u8]) -> Option<Self> {
+        let rest = bytes.strip_prefix(meta_keys::RUN_PREFIX)?;
+        Some(RunKey(u64::from_be_bytes(rest.try_into().ok()?)))
+    }
+}
+
+/// A column family (or a family of `meta` rows) with typed keys and values.
+pub trait Table {
+    const CF: &'static str;
+    /// The prefix every key of the table starts with (`meta` rows share
+    /// their column family with others).
+    const PREFIX: &'static [u8] = &[];
+    type Key: Key;
+    type Value: Versioned;
+}
+
+macro_rules! table {
+    ($(#[$doc:meta])* $name:ident: $cf:expr, $key:ty => $value:ty $(, prefix $prefix:expr)?) => {
+        $(#[$doc])*
+        pub struct $name;
+        impl Table for $name {
+            const CF: &'static str = $cf;
+            $(const PREFIX: &'static [u8] = $prefix;)?
+            type Key = $key;
+            type Value = $value;
+        }
+    };
+}
+
+table!(
+    /// The URL-seen set with each URL's fate.
+    Seen: CF_SEEN, UrlId => SeenRecord
+);
+table!(
+    /// Queued URLs, by host then priority.
+    Frontier: CF_FRONTIER, FrontierKey => FrontierEntry
+);
+table!(
+    /// Per-host politeness state.
+    Hosts: CF_HOSTS, HostId => HostRecord
+);
+table!(
+    /// Each host's robots.txt as last fetched.
+    Robots: CF_ROBOTS, HostId => RobotsRecord
+);
+table!(
+    /// Fetched responses.
+    Pages: CF_PAGES, UrlId => PageRecord
+);
+table!(
+    /// What parsing derived from a page.
+    Docs: CF_DOCS, UrlId => DocRecord
+);
+table!(
+    /// Each page's verdict and scores.
+    Verdicts: CF_VERDICTS, UrlId => VerdictRecord
+);
+table!(
+    /// The text behind a URL's failure.
+    Details: CF_DETAILS, UrlId => DetailRecord
+);
+table!(
+    /// Pages handed to a fetch and not yet recorded.
+    InFlight: CF_INFLIGHT, UrlId => InFlightRecord
+);
+table!(
+    /// One record per crawl run.
+    Runs: CF_META, RunKey => RunRecord, prefix meta_keys::RUN_PREFIX
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_round_trip() {
+        assert_eq!(UrlId::parse(&UrlId(7).bytes()), Some(UrlId(7)));
+        assert_eq!(HostId::parse(&HostId(9).bytes()), Some(HostId(9)));
+        assert_eq!(RunKey::parse(&RunKey(5).bytes()), Some(RunKey(5)));
+        assert!(RunKey(5).bytes().starts_with(Runs::PREFIX));
+        assert_eq!(UrlId::parse(b"short"), None);
+    }
+}

@@ -1,0 +1,128 @@
+//! A page's links as the current shape, whatever layout stored them: its
+//! `links` row (schema 5 on), or the per-link rows of schema 4 and older,
+//! with the target's URL filled in where old records lack it.
+
+use super::{Result, Store, StoreError};
+use crate::model::UrlId;
+use crate::schema::{
+    CF_INLINKS, CF_LINKS, InLinkKey, LinkRecord, OutLinkKey, PageLinks, Versioned,
+};
+
+impl Store {
+    /// A page's out-links (at most `limit`), each with its target's URL:
+    /// its `links` row, and in a db written by schema 4 or older its
+    /// per-link rows (whose records before version 4 lack the URL: one
+    /// MultiGet of `urls` fills those).
+    pub fn links_from(&self, src: UrlId, limit: usize) -> Result<Vec<(UrlId, LinkRecord)>> {
+        let mut links = self.stored_links_from(src, limit)?;
+        let missing: Vec<UrlId> = links
+            .iter()
+            .filter(|(_, l)| l.dst_url.is_empty())
+            .map(|(id, _)| *id)
+            .collect();
+        if missing.is_empty() {
+            return Ok(links);
+        }
+        let mut found = self.urls_many(&missing)?.into_iter();
+        for (id, l) in links.iter_mut().filter(|(_, l)| l.dst_url.is_empty()) {
+            l.dst_url = found.next().flatten().unwrap_or_else(|| id.to_string());
+        }
+        Ok(links)
+    }
+
+    fn stored_links_from(&self, src: UrlId, limit: usize) -> Result<Vec<(UrlId, LinkRecord)>> {
+        let codec = |err| StoreError::Codec { cf: CF_LINKS, err };
+        let mut out = Vec::new();
+        let prefix = src.to_bytes();
+        for row in self.scan(CF_LINKS, &prefix) {
+            if out.len() >= limit {
+                break;
+            }
+            let (k, v) = row?;
+            if k.len() == prefix.len() {
+                // The page row sorts first and, written by the latest fetch,
+                // supersedes per-link rows left by a fetch under schema 4.
+                let links = PageLinks::decode(&v).map_err(codec)?;
+                out.extend(links.into_iter().map(|(dst, l)| (dst, l.to_record())));
+                break;
+            } else if let Some(key) = OutLinkKey::from_key(&k) {
+                out.push((key.dst, LinkRecord::decode(&v).map_err(codec)?));
+            }
+        }
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    /// The link from `src` to `dst`, in either layout of [`Store::links_from`].
+    pub fn link(&self, src: UrlId, dst: UrlId) -> Result<Option<LinkRecord>> {
+        let codec = |err| StoreError::Codec { cf: CF_LINKS, err };
+        if let Some(v) = self.db.get_pinned_cf(self.cf(CF_LINKS), src.to_bytes())? {
+            let links = PageLinks::decode(&v).map_err(codec)?;
+            return Ok(links
+                .iter()
+                .find(|(d, _)| *d == dst)
+                .map(|(_, l)| l.to_record()));
+        }
+        let legacy = OutLinkKey { src, dst };
+        match self.get_raw(CF_LINKS, &legacy.to_key())? {
+            Some(v) => Ok(Some(LinkRecord::decode(&v).map_err(codec)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The first stored link to `dst` (by source id) and its source.
+    pub fn first_link_to(&self, dst: UrlId) -> Result<Option<(UrlId, LinkRecord)>> {
+        let Some(row) = self.scan(CF_INLINKS, &dst.to_bytes()).next() else {
+            return Ok(None);
+        };
+        let (k, _) = row?;
+        let Some(src) = InLinkKey::from_key(&k).map(|k| k.src) else {
+            return Ok(None);
+        };
+        Ok(self.link(src, dst)?.map(|l| (src, l)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_read_per_link_rows_of_schema_4_and_page_rows_that_supersede_them() {
+        use crate::schema::{LinkView, PageLinksBuilder};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let (src, old_dst, new_dst) = (UrlId(7), UrlId(8), UrlId(9));
+        // As schema 4 wrote them: one row per link, a v3 record (no URL).
+        let mut v3 = vec![3u8];
+        v3.extend(
+            postcard::to_stdvec(&("a", "", "", false, "outward", "follow", "", "h.org")).unwrap(),
+        );
+        let legacy = OutLinkKey { src, dst: old_dst };
+        let mut b = store.batch();
+        b.put_raw(CF_LINKS, &legacy.to_key(), &v3);
+        b.write().unwrap();
+        let links = store.links_from(src, usize::MAX).unwrap();
+        assert_eq!(links.len(), 1);
+        assert_eq!((links[0].0, links[0].1.anchor.as_str()), (old_dst, "a"));
+        assert_eq!(store.link(src, old_dst).unwrap().unwrap().dst_host, "h.org");
+        assert!(store.link(src, new_dst).unwrap().is_none());
+        assert!(store.links_from(UrlId(6), 5).unwrap().is_empty());
+
+        // The page fetched again under schema 5: its row is the truth.
+        let mut row = PageLinksBuilder::default();
+        let link = LinkView {
+            anchor: "b",
+            dst_url: "http://h.org/b",
+            ..LinkView::default()
+        };
+        row.push(new_dst, &link);
+        let mut b = store.batch();
+        b.put_raw(CF_LINKS, &src.to_bytes(), &row.encode());
+        b.write().unwrap();
+        let links = store.links_from(src, usize::MAX).unwrap();
+        assert_eq!(links, vec![(new_dst, link.to_record())]);
+        assert!(store.link(src, old_dst).unwrap().is_none());
+        assert_eq!(store.link(src, new_dst).unwrap().unwrap().anchor, "b");
+    }
+}

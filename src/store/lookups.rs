@@ -1,0 +1,145 @@
+//! Typed reads of the value-less and raw-valued column families: in-links,
+//! the URL table, the page index and `meta` flags.
+
+use super::{Batch, Result, Store, StoreError};
+use crate::model::UrlId;
+use crate::schema::{
+    CF_CONTENT, CF_INLINKS, CF_LINKS, CF_META, CF_PAGE_INDEX, CF_PATHS, CF_SEEN, CF_URLS,
+    CF_VERDICTS, InLinkKey, PageLinksBuilder, meta_keys, page_index,
+};
+
+impl Store {
+    /// The pages linking to `dst`, in id order.
+    pub fn inlinks_to(&self, dst: UrlId) -> impl Iterator<Item = Result<UrlId>> + '_ {
+        self.scan_owned(CF_INLINKS, dst.to_bytes().to_vec())
+            .map(|r| r.map(|(k, _)| InLinkKey::from_key(&k).map(|k| k.src)))
+            .filter_map(|r| r.transpose())
+    }
+
+    /// Every stored URL, in id order.
+    pub fn all_urls(&self) -> impl Iterator<Item = Result<String>> + '_ {
+        self.scan(CF_URLS, &[])
+            .map(|r| r.map(|(_, v)| String::from_utf8_lossy(&v).into_owned()))
+    }
+
+    /// Whether `page_index` covers every stored page.
+    pub fn page_index_complete(&self) -> Result<bool> {
+        Ok(self
+            .get_raw(CF_META, meta_keys::PAGE_INDEX_COMPLETE)?
+            .is_some())
+    }
+
+    /// The pages of the `page_index` rows with `from <= key < to` (a
+    /// prefix when `to` is None), in key order; a page may come twice.
+    pub fn page_index_pages<'a>(
+        &'a self,
+        from: &'a [u8],
+        to: Option<&'a [u8]>,
+    ) -> Box<dyn Iterator<Item = Result<UrlId>> + 'a> {
+        let id = |r: Result<super::Row>| {
+            let (k, _) = r?;
+            page_index::url_id(&k).ok_or_else(|| StoreError::Codec {
+                cf: CF_PAGE_INDEX,
+                err: crate::schema::CodecError::Malformed("a page_index key is malformed".into()),
+            })
+        };
+        match to {
+            None => Box::new(self.scan(CF_PAGE_INDEX, from).map(id)),
+            Some(to) => Box::new(self.scan_range(CF_PAGE_INDEX, from, Some(to)).map(id)),
+        }
+    }
+
+    /// The ids in the URL-seen set, in id order.
+    pub fn seen_ids(&self) -> impl Iterator<Item = Result<UrlId>> + '_ {
+        self.scan(CF_SEEN, &[])
+            .map(|r| r.map(|(k, _)| UrlId::from_slice(&k)))
+            .filter_map(|r| r.transpose())
+    }
+
+    /// The first page stored with body `md5`.
+    pub fn content_owner(&self, md5: &[u8; 16]) -> Result<Option<UrlId>> {
+        Ok(self
+            .get_raw(CF_CONTENT, md5)?
+            .and_then(|v| UrlId::from_slice(&v)))
+    }
+
+    /// Query strings queued for the path with key `path` so far.
+    pub fn path_variants(&self, path: &[u8; 16]) -> Result<u32> {
+        Ok(self
+            .get_raw(CF_PATHS, path)?
+            .and_then(|v| v.as_slice().try_into().ok().map(u32::from_be_bytes))
+            .unwrap_or(0))
+    }
+
+    /// Queued URLs an interrupted refilter left for its drop step.
+    pub fn refilter_drops(&self) -> impl Iterator<Item = Result<UrlId>> + '_ {
+        let n = meta_keys::REFILTER_DROP_PREFIX.len();
+        self.scan(CF_META, meta_keys::REFILTER_DROP_PREFIX)
+            .map(move |r| r.map(|(k, _)| UrlId::from_slice(&k[n..])))
+            .filter_map(|r| r.transpose())
+    }
+
+    /// Whether `trawl demo` created this db.
+    pub fn is_demo(&self) -> Result<bool> {
+        Ok(self.get_raw(CF_META, meta_keys::DEMO)?.is_some())
+    }
+}
+
+impl Batch<'_> {
+    /// Marks the db as one `trawl demo` created (and may replace).
+    pub fn mark_demo(&mut self) {
+        self.put_raw(CF_META, meta_keys::DEMO, &[]);
+    }
+
+    /// A new URL's row in the URL table.
+    pub fn put_url(&mut self, id: UrlId, url: &str) {
+        self.put_raw(CF_URLS, &id.to_bytes(), url.as_bytes());
+    }
+
+    /// The link from `src` to `dst`, in the in-link table.
+    pub fn put_inlink(&mut self, link: InLinkKey) {
+        self.put_raw(CF_INLINKS, &link.to_key(), &[]);
+    }
+
+    /// A page's out-links, as one row.
+    pub fn put_links(&mut self, src: UrlId, links: &PageLinksBuilder) {
+        self.put_raw(CF_LINKS, &src.to_bytes(), &links.encode());
+    }
+
+    /// A `links` row (a page's, or a per-link row of schema 4) already
+    /// encoded by a refilter scanner.
+    pub fn put_links_encoded(&mut self, key: &[u8], value: &[u8]) {
+        self.put_raw(CF_LINKS, key, value);
+    }
+
+    /// A `verdicts` row already encoded by a refilter scanner.
+    pub fn put_verdict_encoded(&mut self, page: &[u8], value: &[u8]) {
+        self.put_raw(CF_VERDICTS, page, value);
+    }
+
+    /// A page's `page_index` rows: its status and its host.
+    pub fn put_page_index(&mut self, status: u16, host: &str, id: UrlId) {
+        for key in page_index::keys(status, host, id) {
+            self.put_raw(CF_PAGE_INDEX, &key, &[]);
+        }
+    }
+
+    /// `id` is the first page with body `md5`.
+    pub fn put_content_owner(&mut self, md5: &[u8; 16], id: UrlId) {
+        self.put_raw(CF_CONTENT, md5, &id.to_bytes());
+    }
+
+    /// `n` query strings queued for the path with key `path`.
+    pub fn put_path_variants(&mut self, path: &[u8; 16], n: u32) {
+        self.put_raw(CF_PATHS, path, &n.to_be_bytes());
+    }
+
+    /// A queued URL a refilter's drop step must judge.
+    pub fn put_refilter_drop(&mut self, id: UrlId) {
+        self.put_raw(CF_META, &meta_keys::refilter_drop(id), &[]);
+    }
+
+    pub fn delete_refilter_drop(&mut self, id: UrlId) {
+        self.delete(CF_META, &meta_keys::refilter_drop(id));
+    }
+}

@@ -1,0 +1,227 @@
+//! Old formats in one place: when a db of an older schema version is
+//! opened for writing, one step per version brings it to the current one.
+//! Each step is recorded in `meta` (`migration:` ‖ version) and the schema
+//! version is stamped after it, in its last batch, so a step a crash cuts
+//! short runs again at the next open (every step is idempotent).
+//!
+//! Cheap conversions rewrite their rows here. What would rewrite the blob
+//! files — link rows (schema 4, 5 and 8 layouts) and docs — keeps its old
+//! layout, and `schema`'s decoders read it as the current shape; nothing
+//! outside `schema` and this module knows an old layout.
+
+use std::time::Instant;
+
+use super::{Batch, Result, Store};
+use crate::model::{HostId, now_ms};
+use crate::schema::{
+    CF_DOCS, CF_HOSTS, CF_META, CF_ROBOTS, CF_VERDICTS, DocView, HostRecord, MigrationRecord,
+    SCHEMA_VERSION, VerdictRecord, Versioned, meta_keys,
+};
+
+/// One schema version's conversion.
+struct Step {
+    /// The version it brings the db to.
+    to: u32,
+    what: &'static str,
+    /// Converts; returns the rows written and the rows it could not read
+    /// (left as they are, and counted so the user hears of them).
+    run: fn(&Store) -> Result<Converted>,
+}
+
+/// Every step, oldest first. Versions that only added column families or
+/// appended fields need no rows rewritten.
+static STEPS: &[Step] = &[
+    Step {
+        to: 2,
+        what: "page verdicts copied from docs into the verdicts column family",
+        run: verdicts_out_of_docs,
+    },
+    Step {
+        to: 3,
+        what: "page index filled from pages",
+        run: fill_page_index,
+    },
+    Step {
+        to: 4,
+        what: "none (link records gained the target's URL; older ones read as they are)",
+        run: nothing,
+    },
+    Step {
+        to: 5,
+        what: "none (one links row per page; older per-link rows read as they are)",
+        run: nothing,
+    },
+    Step {
+        to: 6,
+        what: "robots.txt records moved out of host rows into the robots column family",
+        run: robots_out_of_hosts,
+    },
+    Step {
+        to: 7,
+        what: "none (new column families; appended fields read as defaults)",
+        run: nothing,
+    },
+    Step {
+        to: 8,
+        what: "page verdicts rewritten with one-byte tags",
+        run: verdict_tags,
+    },
+];
+
+/// What a step did.
+#[derive(Default)]
+struct Converted {
+    rows: u64,
+    unreadable: u64,
+}
+
+/// Rows written per batch.
+const CHUNK: usize = 4096;
+
+/// Runs the steps from version `found` to the current one. Returns a line
+/// per step that wrote rows, for the user.
+pub(super) fn migrate(store: &Store, found: u32) -> Result<Vec<String>> {
+    let mut notes = Vec::new();
+    for step in STEPS.iter().filter(|s| s.to > found) {
+        let started = Instant::now();
+        let Converted { rows, unreadable } = (step.run)(store)?;
+        let rec = MigrationRecord {
+            to: step.to,
+            what: step.what.to_string(),
+            rows,
+            at_ms: now_ms(),
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        };
+        let mut b = store.batch();
+        b.put(CF_META, &meta_keys::migration(step.to), &rec);
+        b.put_raw(CF_META, meta_keys::SCHEMA_VERSION, &step.to.to_be_bytes());
+        b.write()?;
+        if rows > 0 || unreadable > 0 {
+            let skipped = if unreadable > 0 {
+                format!("; {unreadable} unreadable rows left as they are")
+            } else {
+                String::new()
+            };
+            notes.push(format!(
+                "schema {} → {}: {} ({rows} rows, {:.1} s{skipped})",
+                step.to - 1,
+                step.to,
+                step.what,
+                started.elapsed().as_secs_f64()
+            ));
+        }
+    }
+    debug_assert!(STEPS.last().is_some_and(|s| s.to == SCHEMA_VERSION));
+    Ok(notes)
+}
+
+fn nothing(_: &Store) -> Result<Converted> {
+    Ok(Converted::default())
+}
+
+/// What a conversion made of one row.
+enum Row {
+    Rewritten,
+    Left,
+    Unreadable,
+}
+
+/// Walks every row of `cf`, letting `convert` write the row's new form
+/// into the batch; writes in batches of [`CHUNK`] rows.
+fn rewrite(
+    store: &Store,
+    cf: &'static str,
+    mut convert: impl FnMut(&mut Batch<'_>, &[u8], &[u8]) -> Result<Row>,
+) -> Result<Converted> {
+    let mut b = store.batch();
+    let mut c = Converted::default();
+    for row in store.scan(cf, &[]) {
+        let (k, v) = row?;
+        match convert(&mut b, &k, &v)? {
+            Row::Rewritten => c.rows += 1,
+            Row::Left => continue,
+            Row::Unreadable => {
+                c.unreadable += 1;
+                continue;
+            }
+        }
+        if c.rows.is_multiple_of(CHUNK as u64) {
+            std::mem::replace(&mut b, store.batch()).write()?;
+        }
+    }
+    b.write()?;
+    Ok(c)
+}
+
+/// Schema 1 kept a page's verdict in its doc: each doc that carries one
+/// and has no `verdicts` row gets one.
+fn verdicts_out_of_docs(store: &Store) -> Result<Converted> {
+    rewrite(store, CF_DOCS, |b, k, v| {
+        let Ok(doc) = DocView::decode(v) else {
+            return Ok(Row::Unreadable);
+        };
+        match doc.legacy_verdict {
+            Some(verdict) if store.get_raw(CF_VERDICTS, k)?.is_none() => {
+                b.put(CF_VERDICTS, k, &verdict);
+                Ok(Row::Rewritten)
+            }
+            _ => Ok(Row::Left),
+        }
+    })
+}
+
+/// Schema 3 added `page_index`: filled once, unless it is complete.
+fn fill_page_index(store: &Store) -> Result<Converted> {
+    if store.page_index_complete()? {
+        return Ok(Converted::default());
+    }
+    let (rows, _) = store.reindex_pages(&mut |_| true)?;
+    Ok(Converted {
+        rows,
+        unreadable: 0,
+    })
+}
+
+/// Schema 6 moved a host's robots.txt record (up to 500 KiB, rewritten
+/// with every page of the host) into its own column family.
+fn robots_out_of_hosts(store: &Store) -> Result<Converted> {
+    rewrite(store, CF_HOSTS, |b, k, v| {
+        let (Some(_), Ok(mut host)) = (HostId::from_slice(k), HostRecord::decode(v)) else {
+            return Ok(Row::Unreadable);
+        };
+        let Some(robots) = host.robots.take() else {
+            return Ok(Row::Left);
+        };
+        b.put(CF_ROBOTS, k, &robots);
+        b.put(CF_HOSTS, k, &host);
+        Ok(Row::Rewritten)
+    })
+}
+
+/// Schema 8 stores a page's verdict as a tag: version 1 `verdicts` rows
+/// (a name) are rewritten (a few bytes each).
+fn verdict_tags(store: &Store) -> Result<Converted> {
+    rewrite(store, CF_VERDICTS, |b, k, v| {
+        if v.first() != Some(&1) {
+            return Ok(Row::Left);
+        }
+        let Ok(rec) = VerdictRecord::decode(v) else {
+            return Ok(Row::Unreadable);
+        };
+        b.put(CF_VERDICTS, k, &rec);
+        Ok(Row::Rewritten)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_step_per_version_in_order() {
+        for (i, s) in STEPS.iter().enumerate() {
+            assert_eq!(s.to, i as u32 + 2, "{}", s.what);
+        }
+        assert_eq!(STEPS.last().map(|s| s.to), Some(SCHEMA_VERSION));
+    }
+}

@@ -1,0 +1,86 @@
+//! Typed rows: reads, scans and batch writes of a [`Table`]'s keys and
+//! values. A scan yields only rows it can decode and counts the others,
+//! for the caller to report.
+
+use std::marker::PhantomData;
+
+use super::{Batch, Result, Row, Store, StoreError};
+use crate::schema::Versioned;
+use crate::schema::tables::{Key, Table};
+
+/// The decodable rows of a table under a prefix; see [`Rows::unreadable`].
+pub struct Rows<'a, T: Table> {
+    inner: Box<dyn Iterator<Item = Result<Row>> + 'a>,
+    unreadable: u64,
+    table: PhantomData<T>,
+}
+
+impl<T: Table> Rows<'_, T> {
+    /// Rows passed over so far because their key or value did not decode.
+    pub fn unreadable(&self) -> u64 {
+        self.unreadable
+    }
+}
+
+impl<T: Table> Iterator for Rows<'_, T> {
+    type Item = Result<(T::Key, T::Value)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (k, v) = match self.inner.next()? {
+                Ok(row) => row,
+                Err(e) => return Some(Err(e)),
+            };
+            match (T::Key::parse(&k), T::Value::decode(&v)) {
+                (Some(k), Ok(v)) => return Some(Ok((k, v))),
+                _ => self.unreadable += 1,
+            }
+        }
+    }
+}
+
+impl Store {
+    /// The row of `key`, decoded (a value that does not decode is an error).
+    pub fn row<T: Table>(&self, key: &T::Key) -> Result<Option<T::Value>> {
+        self.get(T::CF, &key.bytes())
+    }
+
+    /// The rows whose key starts with the table's prefix and then
+    /// `prefix`, in key order.
+    pub fn rows<T: Table>(&self, prefix: &[u8]) -> Rows<'_, T> {
+        Rows {
+            inner: Box::new(self.scan_owned(T::CF, [T::PREFIX, prefix].concat())),
+            unreadable: 0,
+            table: PhantomData,
+        }
+    }
+
+    /// As [`Store::scan`], owning its prefix.
+    pub(super) fn scan_owned(
+        &self,
+        cf: &'static str,
+        prefix: Vec<u8>,
+    ) -> impl Iterator<Item = Result<Row>> + '_ {
+        self.db
+            .iterator_cf(
+                self.cf(cf),
+                rocksdb::IteratorMode::From(&prefix, rocksdb::Direction::Forward),
+            )
+            .map(|r| r.map_err(StoreError::from))
+            .take_while(move |r| {
+                r.as_ref()
+                    .map(|(k, _)| k.starts_with(&prefix))
+                    .unwrap_or(true)
+            })
+    }
+}
+
+impl Batch<'_> {
+    pub fn put_row<T: Table>(&mut self, key: &T::Key, value: &T::Value) {
+        self.put(T::CF, &key.bytes(), value);
+    }
+
+    pub fn delete_row<T: Table>(&mut self, key: &T::Key) {
+        self.delete(T::CF, &key.bytes());
+    }
+}

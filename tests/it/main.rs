@@ -1,0 +1,25 @@
+//! The integration tests, one binary (each test binary links RocksDB, so
+//! one binary saves that link time in CI): each module is a suite against
+//! servers on 127.0.0.1 and a real RocksDB in a temp dir, sharing the
+//! helpers in `common`. Run one suite with `cargo test --release --test it
+//! SUITE::`.
+
+mod common;
+
+mod cli;
+mod compat;
+mod crash;
+mod crawl_loop;
+mod fetch_parse;
+mod focused;
+mod fuzz;
+mod golden;
+mod guard;
+mod hostile;
+mod paused;
+mod resume;
+mod review;
+mod robots_politeness;
+mod shell;
+mod sudden_death;
+mod traps;
