@@ -114,7 +114,8 @@ fn gaps(times: &[std::time::Instant]) -> Vec<Duration> {
     times.windows(2).map(|w| w[1] - w[0]).collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// On tokio's paused clock: the waits pass without sleeping.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn politeness_delay_spaces_requests_to_a_host() {
     let f = Fixture::start(|path: &str| match path {
         "/robots.txt" => Response::status(404),
@@ -137,7 +138,8 @@ async fn politeness_delay_spaces_requests_to_a_host() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// On tokio's paused clock: the waits pass without sleeping.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn crawl_delay_is_honoured_and_capped() {
     let f = Fixture::start(|path: &str| match path {
         "/robots.txt" => Response::text("User-agent: *\nCrawl-delay: 0.3\n"),
@@ -242,7 +244,8 @@ fn assert_asked_again_after_retry_after(f: &Fixture, path: &str) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// On tokio's paused clock: the waits pass without sleeping.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn too_many_requests_backs_off_with_retry_after() {
     let calls = std::sync::atomic::AtomicUsize::new(0);
     let f = Fixture::start(move |path: &str| match path {
@@ -275,7 +278,8 @@ async fn too_many_requests_backs_off_with_retry_after() {
 /// Pages fetched alongside the one answered 429 commit after it, and the
 /// host may already be waiting for its next dispatch: neither may cut the
 /// back-off short.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// On tokio's paused clock: the waits pass without sleeping.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_back_off_holds_while_other_pages_of_the_host_finish() {
     let calls = std::sync::atomic::AtomicUsize::new(0);
     let slow: Vec<String> = (0..8).map(|i| format!("/slow-{i}")).collect();

@@ -41,7 +41,8 @@ impl Fixture {
                 .to_string();
             l.lock().unwrap().push(Hit {
                 path: req.path.clone(),
-                at: Instant::now(),
+                // The runtime's clock: virtual in a test on paused time.
+                at: tokio::time::Instant::now().into_std(),
                 user_agent: ua,
             });
             let r = respond(&req.path);
