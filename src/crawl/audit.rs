@@ -6,11 +6,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::model::UrlId;
-use crate::schema::{
-    CF_DOCS, CF_FRONTIER, CF_INFLIGHT, CF_INLINKS, CF_LINKS, CF_PAGES, CF_SEEN, DocRecord,
-    FrontierKey, InFlightRecord, InLinkKey, LinkView, OutLinkKey, PageLinks, PageRecord,
-    SeenRecord, SeenState, Versioned,
-};
+use crate::schema::SeenState;
+use crate::schema::tables::{Docs, Frontier, InFlight, Pages, Seen};
 use crate::store::{Store, StoreError};
 
 /// What a full scan found that disagrees (empty: consistent).
@@ -22,7 +19,7 @@ pub fn audit(store: &Store) -> Result<Vec<String>, StoreError> {
             problems.push(format!("{what}: counter {stored}, rows {counted}"));
         }
     };
-    let seen = scan_seen(store)?;
+    let seen = scan_seen(store, &mut problems)?;
     check(&mut problems, "seen", seen.states.len() as u64, c.seen);
     check(
         &mut problems,
@@ -53,17 +50,21 @@ pub fn audit(store: &Store) -> Result<Vec<String>, StoreError> {
     for (reason, n) in counted_map(&filtered, &seen.filtered) {
         check(&mut problems, &format!("filtered {reason}"), n.0, n.1);
     }
-    let pages = store.scan(CF_PAGES, &[]).count() as u64;
-    check(&mut problems, "pages rows", pages, c.fetched);
-    let mut bytes = 0;
-    for row in store.scan(CF_PAGES, &[]) {
-        let (_, v) = row?;
-        if let Ok(p) = PageRecord::decode(&v) {
-            bytes += p.wire_len;
-        }
+    let (mut pages, mut bytes) = (0, 0);
+    let mut rows = store.rows::<Pages>(&[]);
+    for row in rows.by_ref() {
+        pages += 1;
+        bytes += row?.1.wire_len;
     }
+    unreadable(&mut problems, "pages", rows.unreadable());
+    check(
+        &mut problems,
+        "pages rows",
+        pages + rows.unreadable(),
+        c.fetched,
+    );
     check(&mut problems, "bytes", bytes, c.bytes);
-    let frontier = scan_frontier(store)?;
+    let frontier = scan_frontier(store, &mut problems)?;
     check(
         &mut problems,
         "frontier rows",
@@ -80,13 +81,22 @@ pub fn audit(store: &Store) -> Result<Vec<String>, StoreError> {
     let (links, duplicates) = check_links(store, &mut problems)?;
     check(&mut problems, "links", links, c.links);
     check(&mut problems, "duplicates", duplicates, c.duplicates);
-    for row in store.scan(CF_INFLIGHT, &[]) {
-        let (k, v) = row?;
-        if InFlightRecord::decode(&v).is_ok_and(|r| r.in_flight) {
-            problems.push(format!("{k:?}: still marked in flight"));
+    let mut rows = store.rows::<InFlight>(&[]);
+    for row in rows.by_ref() {
+        let (id, rec) = row?;
+        if rec.in_flight {
+            problems.push(format!("{id:?}: still marked in flight"));
         }
     }
+    unreadable(&mut problems, "inflight", rows.unreadable());
     Ok(problems)
+}
+
+/// Rows of a table that did not decode are a problem of their own.
+fn unreadable(problems: &mut Vec<String>, table: &str, n: u64) {
+    if n > 0 {
+        problems.push(format!("{table}: {n} rows unreadable"));
+    }
 }
 
 /// Pairs of (rows, counter) for every key either side has.
@@ -114,13 +124,11 @@ struct SeenScan {
     filtered: HashMap<String, u64>,
 }
 
-fn scan_seen(store: &Store) -> Result<SeenScan, StoreError> {
+fn scan_seen(store: &Store, problems: &mut Vec<String>) -> Result<SeenScan, StoreError> {
     let mut s = SeenScan::default();
-    for row in store.scan(CF_SEEN, &[]) {
-        let (k, v) = row?;
-        let (Some(id), Ok(rec)) = (UrlId::from_slice(&k), SeenRecord::decode(&v)) else {
-            continue;
-        };
+    let mut rows = store.rows::<Seen>(&[]);
+    for row in rows.by_ref() {
+        let (id, rec) = row?;
         match rec.state {
             SeenState::Fetched { status } => {
                 s.fetched.insert(id);
@@ -134,15 +142,17 @@ fn scan_seen(store: &Store) -> Result<SeenScan, StoreError> {
         }
         s.states.insert(id, rec.state);
     }
+    unreadable(problems, "seen", rows.unreadable());
     Ok(s)
 }
 
-fn scan_frontier(store: &Store) -> Result<Vec<UrlId>, StoreError> {
+fn scan_frontier(store: &Store, problems: &mut Vec<String>) -> Result<Vec<UrlId>, StoreError> {
     let mut ids = Vec::new();
-    for row in store.scan(CF_FRONTIER, &[]) {
-        let (k, _) = row?;
-        ids.extend(FrontierKey::from_key(&k).map(|k| k.url));
+    let mut rows = store.rows::<Frontier>(&[]);
+    for row in rows.by_ref() {
+        ids.push(row?.0.url);
     }
+    unreadable(problems, "frontier", rows.unreadable());
     Ok(ids)
 }
 
@@ -150,38 +160,13 @@ fn scan_frontier(store: &Store) -> Result<Vec<UrlId>, StoreError> {
 /// link; returns the links the docs count and the duplicate pages.
 fn check_links(store: &Store, problems: &mut Vec<String>) -> Result<(u64, u64), StoreError> {
     let mut pairs: HashSet<(UrlId, UrlId)> = HashSet::new();
-    // A page row sorts before its page's per-link rows (schema 4) and
-    // supersedes them.
-    let mut page_row_of: Option<UrlId> = None;
-    for row in store.scan(CF_LINKS, &[]) {
-        let (k, v) = row?;
-        if let Some(key) = OutLinkKey::from_key(&k) {
-            if page_row_of != Some(key.src) {
-                match LinkView::decode(&v) {
-                    Ok(_) => {
-                        pairs.insert((key.src, key.dst));
-                    }
-                    Err(e) => problems.push(format!("{key:?}: link row unreadable: {e}")),
-                }
-            }
-            continue;
-        }
-        let Some(src) = UrlId::from_slice(&k) else {
-            problems.push(format!("a links key of {} bytes", k.len()));
-            continue;
-        };
-        page_row_of = Some(src);
-        match PageLinks::decode(&v) {
-            Ok(links) => pairs.extend(links.into_iter().map(|(dst, _)| (src, dst))),
-            Err(e) => problems.push(format!("{src:?}: links row unreadable: {e}")),
-        }
-    }
+    store.each_page_links(|src, links| match links {
+        Ok(links) => pairs.extend(links.into_iter().map(|(dst, _)| (src, dst))),
+        Err(e) => problems.push(format!("{src:?}: links unreadable: {e}")),
+    })?;
     let mut inlinks = 0u64;
-    for row in store.scan(CF_INLINKS, &[]) {
-        let (k, _) = row?;
-        let Some(key) = InLinkKey::from_key(&k) else {
-            continue;
-        };
+    for key in store.all_inlinks() {
+        let key = key?;
         inlinks += 1;
         if !pairs.contains(&(key.src, key.dst)) {
             problems.push(format!("in-link {key:?} has no link"));
@@ -191,16 +176,15 @@ fn check_links(store: &Store, problems: &mut Vec<String>) -> Result<(u64, u64), 
         problems.push(format!("{} links but {inlinks} in-link rows", pairs.len()));
     }
     let (mut links, mut duplicates) = (0, 0);
-    for row in store.scan(CF_DOCS, &[]) {
-        let (_, v) = row?;
-        let Ok(d) = DocRecord::decode(&v) else {
-            continue;
-        };
+    let mut rows = store.rows::<Docs>(&[]);
+    for row in rows.by_ref() {
+        let (_, d) = row?;
         if d.duplicate_of.is_some() {
             duplicates += 1;
         } else {
             links += u64::from(d.outlinks);
         }
     }
+    unreadable(problems, "docs", rows.unreadable());
     Ok((links, duplicates))
 }

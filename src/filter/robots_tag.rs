@@ -14,7 +14,7 @@ pub fn x_robots_tag(value: &str, agent: &str) -> RobotsDirectives {
     if scope.is_some_and(|a| !a.eq_ignore_ascii_case(agent)) {
         return RobotsDirectives::default();
     }
-    robots_directives(rules)
+    robots_directives(rules, &[','])
 }
 
 #[cfg(test)]
@@ -32,6 +32,11 @@ mod tests {
         assert!(x_robots_tag("trawl: nofollow", "trawl").nofollow);
         assert_eq!(
             x_robots_tag("googlebot: noindex", "trawl"),
+            RobotsDirectives::default()
+        );
+        // Directives are separated by commas only.
+        assert_eq!(
+            x_robots_tag("noarchive nofollow", "trawl"),
             RobotsDirectives::default()
         );
         // A date after a directive is not an agent name.

@@ -41,7 +41,7 @@ pub(super) fn meta_robots(tag: &tl::HTMLTag, agent: &str, page: &mut ParsedPage)
     {
         return;
     }
-    let d = robots_directives(&attr(tag, "content").unwrap_or_default());
+    let d = robots_directives(&attr(tag, "content").unwrap_or_default(), &[',', ' ']);
     page.noindex |= d.noindex;
     page.nofollow |= d.nofollow;
 }
@@ -53,11 +53,12 @@ pub struct RobotsDirectives {
     pub nofollow: bool,
 }
 
-/// The directives in a meta robots `content` or an X-Robots-Tag value:
-/// words separated by commas or spaces, in any case; `none` is both.
-pub fn robots_directives(content: &str) -> RobotsDirectives {
+/// The directives in a meta robots `content` (words separated by commas
+/// or spaces) or an X-Robots-Tag value (by commas), in any case; `none`
+/// is both.
+pub fn robots_directives(content: &str, separators: &[char]) -> RobotsDirectives {
     let mut d = RobotsDirectives::default();
-    for word in content.split([',', ' ']).map(str::trim) {
+    for word in content.split(separators).map(str::trim) {
         if word.eq_ignore_ascii_case("noindex") {
             d.noindex = true;
         } else if word.eq_ignore_ascii_case("nofollow") {

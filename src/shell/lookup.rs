@@ -58,12 +58,11 @@ impl Shell {
     }
 }
 
-/// Tells the user a scan passed over rows it could not decode.
-pub(super) fn unreadable(sh: &mut Shell, n: u64) {
+/// Tells the user (on stderr, so `--json` output stays JSON) a scan
+/// passed over rows it could not decode.
+pub(super) fn unreadable(_: &mut Shell, n: u64) {
     if n > 0 {
-        sh.say(&format!(
-            "note: {n} stored rows could not be read and were left out"
-        ));
+        eprintln!("note: {n} stored rows could not be read and were left out");
     }
 }
 

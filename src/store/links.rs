@@ -2,13 +2,104 @@
 //! `links` row (schema 5 on), or the per-link rows of schema 4 and older,
 //! with the target's URL filled in where old records lack it.
 
-use super::{Result, Store, StoreError};
+use super::{Cursor, Result, Store, StoreError};
 use crate::model::UrlId;
 use crate::schema::{
-    CF_INLINKS, CF_LINKS, InLinkKey, LinkRecord, OutLinkKey, PageLinks, Versioned,
+    CF_INLINKS, CF_LINKS, CodecError, InLinkKey, LinkRecord, LinkView, OutLinkKey, PageLinks,
+    Versioned,
 };
 
+/// A page's `links` rows copied out of a cursor that walks `links` in key
+/// order (a merge join with another column family keyed by page): its page
+/// row (schema 5 on; it sorts first and supersedes per-link rows an earlier
+/// fetch under schema 4 left) or, in an older db, its per-link rows.
+pub struct PageLinkRows {
+    page_row: Option<Vec<u8>>,
+    legacy: Vec<(UrlId, Vec<u8>)>,
+}
+
+impl PageLinkRows {
+    /// Reads page `page`'s rows (its id's bytes), passing over the rows of
+    /// pages before it; leaves the cursor on the next page's first row.
+    pub fn read(cursor: &mut Cursor<'_>, page: &[u8]) -> Result<PageLinkRows> {
+        cursor.skip_before(page)?;
+        let mut rows = PageLinkRows {
+            page_row: None,
+            legacy: Vec::new(),
+        };
+        while let Some((k, v)) = cursor.next_row()? {
+            if !k.starts_with(page) {
+                break;
+            }
+            if k.len() == page.len() {
+                rows.page_row = Some(v.to_vec());
+            } else if rows.page_row.is_none()
+                && let Some(key) = OutLinkKey::from_key(k)
+            {
+                rows.legacy.push((key.dst, v.to_vec()));
+            }
+        }
+        Ok(rows)
+    }
+
+    /// The links, in the current shape and the page's order, and how
+    /// many rows could not be read (left out).
+    pub fn links(&self) -> (Vec<(UrlId, LinkView<'_>)>, u64) {
+        match &self.page_row {
+            Some(row) => match PageLinks::decode(row) {
+                Ok(links) => (links, 0),
+                Err(_) => (Vec::new(), 1),
+            },
+            None => {
+                let mut bad = 0;
+                let links = self
+                    .legacy
+                    .iter()
+                    .filter_map(|(dst, v)| match LinkView::decode(v) {
+                        Ok(l) => Some((*dst, l)),
+                        Err(_) => {
+                            bad += 1;
+                            None
+                        }
+                    })
+                    .collect();
+                (links, bad)
+            }
+        }
+    }
+
+    /// The links, or the first error reading them.
+    pub fn links_strict(&self) -> std::result::Result<Vec<(UrlId, LinkView<'_>)>, CodecError> {
+        match &self.page_row {
+            Some(row) => PageLinks::decode(row),
+            None => self
+                .legacy
+                .iter()
+                .map(|(dst, v)| Ok((*dst, LinkView::decode(v)?)))
+                .collect(),
+        }
+    }
+}
+
 impl Store {
+    /// Calls `f` with each page that has links, and its links (or why its
+    /// rows could not be read), in page-id order.
+    pub fn each_page_links(
+        &self,
+        mut f: impl FnMut(UrlId, std::result::Result<Vec<(UrlId, LinkView<'_>)>, CodecError>),
+    ) -> Result<()> {
+        let mut cursor = self.cursor(CF_LINKS, &[]);
+        while let Some((k, _)) = cursor.current()? {
+            let Some(src) = k.get(..16).and_then(UrlId::from_slice) else {
+                cursor.advance();
+                continue;
+            };
+            let rows = PageLinkRows::read(&mut cursor, &src.to_bytes())?;
+            f(src, rows.links_strict());
+        }
+        Ok(())
+    }
+
     /// A page's out-links (at most `limit`), each with its target's URL:
     /// its `links` row, and in a db written by schema 4 or older its
     /// per-link rows (whose records before version 4 lack the URL: one

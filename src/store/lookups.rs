@@ -16,6 +16,13 @@ impl Store {
             .filter_map(|r| r.transpose())
     }
 
+    /// Every in-link row, in target order.
+    pub fn all_inlinks(&self) -> impl Iterator<Item = Result<InLinkKey>> + '_ {
+        self.scan(CF_INLINKS, &[])
+            .map(|r| r.map(|(k, _)| InLinkKey::from_key(&k)))
+            .filter_map(|r| r.transpose())
+    }
+
     /// Every stored URL, in id order.
     pub fn all_urls(&self) -> impl Iterator<Item = Result<String>> + '_ {
         self.scan(CF_URLS, &[])

@@ -5,9 +5,9 @@
 //! short runs again at the next open (every step is idempotent).
 //!
 //! Cheap conversions rewrite their rows here. What would rewrite the blob
-//! files — link rows (schema 4, 5 and 8 layouts) and docs — keeps its old
-//! layout, and `schema`'s decoders read it as the current shape; nothing
-//! outside `schema` and this module knows an old layout.
+//! files — link rows (schema 4, 5 and 7 layouts) and docs — keeps its old
+//! layout, and `schema`'s decoders and `store::links`' views read it as
+//! the current shape.
 
 use std::time::Instant;
 

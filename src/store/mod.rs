@@ -15,6 +15,7 @@ mod migrate;
 mod reindex;
 mod typed;
 pub use batch::Batch;
+pub use links::PageLinkRows;
 pub use typed::Rows;
 
 use std::path::{Path, PathBuf};
@@ -95,6 +96,15 @@ impl Cursor<'_> {
             self.it.next();
         }
         self.current()
+    }
+
+    /// Moves past the row at the cursor; [`next_row`](Self::next_row)
+    /// then returns the one after it.
+    pub fn advance(&mut self) {
+        if self.it.valid() {
+            self.it.next();
+        }
+        self.first = true;
     }
 
     /// The row at the cursor, without moving it.

@@ -39,6 +39,10 @@ pub struct RefilterReport {
     pub elapsed: Duration,
     pub interrupted: bool,
     pub dry_run: bool,
+    /// Links rows that could not be read (left as they were).
+    pub unreadable_links: u64,
+    /// What the run noticed on the way (rows it could not read).
+    pub notices: Vec<String>,
 }
 
 /// Refilters `store` with `settings`. `progress(done, total)` is called
@@ -161,6 +165,7 @@ impl Ledger {
         progress(report.pages, total);
         report.enqueued = (self.counters.queued + report.dropped).saturating_sub(queued_before);
         report.elapsed = start.elapsed();
+        report.notices = self.take_notices();
         Ok(report)
     }
 
@@ -229,6 +234,7 @@ impl Ledger {
             }
         }
         report.links_changed += w.links_changed;
+        report.unreadable_links += w.unreadable_links;
         // A dry run never writes its batches: skip encoding into them.
         // Encoded by the scanners; a dry run's are never encoded.
         if let Some(v) = &w.verdict_value {

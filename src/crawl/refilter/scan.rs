@@ -10,11 +10,8 @@ use crate::filter::judge::{LinkDecision, LinkJudge, LinkText, judge_link};
 use crate::filter::links::{self, LinkType};
 use crate::filter::{Filters, Mode, PageVerdict};
 use crate::model::{self, CanonicalUrl, LinkVerdict, UrlId, Verdict};
-use crate::schema::{
-    DocView, FilterReason, LinkView, OutLinkKey, PageLinks, PageLinksBuilder, VerdictRecord,
-    Versioned,
-};
-use crate::store::{Cursor, Store, StoreError};
+use crate::schema::{DocView, FilterReason, LinkView, PageLinksBuilder, VerdictRecord, Versioned};
+use crate::store::{Cursor, PageLinkRows, Store, StoreError};
 
 /// What a scanner thread worked out for one page: its new verdict, the
 /// records to rewrite, and the links whose following changed.
@@ -28,13 +25,15 @@ pub(super) struct PageWork {
     /// The page's `verdicts` value, encoded, when its scores or verdict
     /// changed (never in a dry run).
     pub verdict_value: Option<Vec<u8>>,
-    /// Link records to write back, encoded (none in a dry run).
+    /// The page's links row to write back, encoded (none in a dry run).
     pub links: Vec<(Box<[u8]>, Vec<u8>)>,
     pub links_changed: u64,
     /// Targets whose seen verdict may change: their URL, and the filter to
     /// record if a link filter dropped the link.
     pub queue: Vec<(String, Option<FilterReason>)>,
     pub unfollowed: Vec<UrlId>,
+    /// Links rows of the page that could not be read.
+    pub unreadable_links: u64,
 }
 
 /// A scanner's cursors over the column families keyed like `docs` (by
@@ -103,7 +102,12 @@ pub(super) fn judge_page(
     let (Some(id), Ok(doc)) = (UrlId::from_slice(&key), DocView::decode(value)) else {
         return Ok(None);
     };
-    let stored = stored_verdict(&mut cursors.verdicts, &key)?;
+    // A schema-1 doc carries its own verdict: copied into `verdicts` by the
+    // migration, unless a trawl of schema 2 to 7 reopened the db first
+    // (those stamped the version without converting).
+    let stored = stored_verdict(&mut cursors.verdicts, &key)?
+        .or(doc.legacy_verdict.clone())
+        .unwrap_or_default();
     let mut page = Page {
         store,
         filters,
@@ -126,9 +130,12 @@ pub(super) fn judge_page(
         links_changed: 0,
         queue: Vec::new(),
         unfollowed: Vec::new(),
+        unreadable_links: 0,
     };
-    let rows = LinkRows::read(&mut cursors.links, &key)?;
-    let entries = rows.entries();
+    let rows = PageLinkRows::read(&mut cursors.links, &key)?;
+    // A links row that cannot be read is left as it is, and counted.
+    let (entries, unreadable) = rows.links();
+    w.unreadable_links = unreadable;
     let maybe_queue = judge_links(&mut page, &entries, doc.nofollow, &verdict, &mut w)?;
     w.queue = still_to_queue(store, maybe_queue)?;
     w.src = page.src;
@@ -144,15 +151,16 @@ pub(super) fn judge_page(
     Ok(Some(w))
 }
 
-/// The page's `verdicts` row (a schema 1 doc's own verdict was copied
-/// there when the db was migrated).
-fn stored_verdict(cursor: &mut Cursor<'_>, key: &[u8]) -> Result<VerdictRecord, StoreError> {
+/// The page's `verdicts` row, if it has one.
+fn stored_verdict(
+    cursor: &mut Cursor<'_>,
+    key: &[u8],
+) -> Result<Option<VerdictRecord>, StoreError> {
     cursor.skip_before(key)?;
     Ok(match cursor.current()? {
         Some((k, v)) if k == key => VerdictRecord::decode(v).ok(),
         _ => None,
-    }
-    .unwrap_or_default())
+    })
 }
 
 /// The page filters' verdict on the stored title and text (validated only
@@ -179,68 +187,20 @@ fn scores_changed(v: &PageVerdict, stored: &VerdictRecord) -> bool {
         )
 }
 
-/// A page's `links` rows, copied out of the cursor (it lends one row at a
-/// time): its page row (schema 5; it sorts first and supersedes per-link
-/// rows an earlier fetch under schema 4 left) or, in an older db, one row
-/// per link.
-struct LinkRows {
-    page_row: Option<Vec<u8>>,
-    legacy: Vec<(Box<[u8]>, Vec<u8>)>,
-}
-
-impl LinkRows {
-    fn read(cursor: &mut Cursor<'_>, key: &[u8]) -> Result<LinkRows, StoreError> {
-        // Rows of pages before this one (no doc) are skipped; the loop
-        // stops on the next page's first row.
-        cursor.skip_before(key)?;
-        let mut rows = LinkRows {
-            page_row: None,
-            legacy: Vec::new(),
-        };
-        while let Some((lk, lv)) = cursor.next_row()? {
-            if !lk.starts_with(key) {
-                break;
-            }
-            if lk.len() == key.len() {
-                rows.page_row = Some(lv.to_vec());
-            } else if rows.page_row.is_none() {
-                rows.legacy.push((lk.into(), lv.to_vec()));
-            }
-        }
-        Ok(rows)
-    }
-
-    /// (target, link, the key of its per-link row if it has one)
-    fn entries(&self) -> Vec<(UrlId, LinkView<'_>, Option<&[u8]>)> {
-        match &self.page_row {
-            Some(row) => PageLinks::decode(row)
-                .map(|links| links.into_iter().map(|(dst, l)| (dst, l, None)).collect())
-                .unwrap_or_default(),
-            None => self
-                .legacy
-                .iter()
-                .filter_map(|(k, v)| {
-                    let dst = OutLinkKey::from_key(k)?.dst;
-                    Some((dst, LinkView::decode(v).ok()?, Some(&k[..])))
-                })
-                .collect(),
-        }
-    }
-}
-
-/// Judges every link again; records the changed ones in `w` (per-link
-/// rows rewritten one by one, a page row rewritten whole) and returns the
-/// targets that may now be queued.
+/// Judges every link again; when any changed, the page's links row is
+/// rewritten whole in the current layout (in a db of schema 4 it then
+/// supersedes the page's per-link rows). Returns the targets that may now
+/// be queued.
 fn judge_links(
     page: &mut Page<'_>,
-    entries: &[(UrlId, LinkView<'_>, Option<&[u8]>)],
+    entries: &[(UrlId, LinkView<'_>)],
     page_nofollow: bool,
     verdict: &PageVerdict,
     w: &mut PageWork,
 ) -> Result<Vec<MaybeQueued>, StoreError> {
     let mut maybe_queue = Vec::new();
     let mut row_changes: Vec<(usize, LinkType, LinkVerdict, String)> = Vec::new();
-    for (i, &(dst, rec, legacy_key)) in entries.iter().enumerate() {
+    for (i, &(dst, rec)) in entries.iter().enumerate() {
         let Some(j) = judge_one(page, dst, &rec, page_nofollow, verdict)? else {
             continue;
         };
@@ -254,20 +214,8 @@ fn judge_links(
             continue;
         }
         w.links_changed += 1;
-        if page.judging.dry_run {
-            continue;
-        }
-        match legacy_key {
-            Some(k) => {
-                let new = LinkView {
-                    link_type: Some(j.kind),
-                    verdict: j.verdict,
-                    verdict_detail: &j.detail,
-                    ..rec
-                };
-                w.links.push((k.into(), new.encode()));
-            }
-            None => row_changes.push((i, j.kind, j.verdict, j.detail)),
+        if !page.judging.dry_run {
+            row_changes.push((i, j.kind, j.verdict, j.detail));
         }
     }
     if !row_changes.is_empty() {
@@ -355,12 +303,12 @@ fn judge_one(
 
 /// The page's links row with the changed links' new judgements.
 fn rebuilt_row(
-    entries: &[(UrlId, LinkView<'_>, Option<&[u8]>)],
+    entries: &[(UrlId, LinkView<'_>)],
     changes: &[(usize, LinkType, LinkVerdict, String)],
 ) -> Vec<u8> {
     let mut row = PageLinksBuilder::default();
     let mut changes = changes.iter().peekable();
-    for (i, &(dst, rec, _)) in entries.iter().enumerate() {
+    for (i, &(dst, rec)) in entries.iter().enumerate() {
         match changes.peek() {
             Some((j, link_type, verdict, detail)) if *j == i => {
                 let new = LinkView {

@@ -101,11 +101,21 @@ fn report(r: &RefilterReport, width: usize) -> Reply {
         "\nlinks re-judged {}, URLs queued {}, dropped from the frontier {}",
         r.links_changed, r.enqueued, r.dropped
     );
+    if r.unreadable_links > 0 {
+        t += &format!(
+            "\n{} links rows could not be read and were left as they are",
+            r.unreadable_links
+        );
+    }
+    for n in &r.notices {
+        t += &format!("\nnote: {n}");
+    }
     let j = serde_json::json!({
         "dry_run": r.dry_run, "interrupted": r.interrupted, "pages": r.pages, "seconds": secs,
         "before": r.before, "after": r.after, "changed": r.changed,
         "sample": r.sample.iter().map(|(u, a, b)| serde_json::json!({"url": u, "before": a, "after": b})).collect::<Vec<_>>(),
         "links_changed": r.links_changed, "enqueued": r.enqueued, "dropped": r.dropped,
+        "unreadable_links": r.unreadable_links, "notices": r.notices,
     });
     Reply::with(t, j)
 }
