@@ -11,7 +11,7 @@ use std::collections::{HashSet, VecDeque};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::model::UrlId;
-use crate::schema::{CF_INFLIGHT, FrontierKey, InFlightRecord};
+use crate::schema::{FrontierKey, InFlightRecord};
 use crate::store::Batch;
 
 /// How long a mark may wait for a page's batch to carry it before it is
@@ -140,7 +140,7 @@ impl MarkBook {
                 deaths: m.deaths,
                 in_flight: true,
             };
-            b.put(CF_INFLIGHT, &m.id.to_bytes(), &rec);
+            b.put_row::<crate::schema::tables::InFlight>(&m.id, &rec);
             self.outstanding.insert(m.id);
             answers.push(m.done);
         }

@@ -1,13 +1,15 @@
 //! Each column family (and each kind of `meta` row) as a type naming its
 //! key and value, so code outside `store` reads and writes rows through
-//! typed calls — `Store::row`, `Store::rows`, `Batch::put_row` — instead of
+//! typed calls — `Store::row`, `Store::rows`, `Store::meta`,
+//! `Batch::put_row`, `Batch::put_meta` — instead of
 //! bytes, and a scan counts the rows it cannot decode instead of skipping
 //! them without a word.
 
 use super::{
     CF_DETAILS, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INFLIGHT, CF_META, CF_PAGES, CF_ROBOTS, CF_SEEN,
-    CF_VERDICTS, DetailRecord, DocRecord, FrontierEntry, FrontierKey, HostRecord, InFlightRecord,
-    PageRecord, RobotsRecord, RunRecord, SeenRecord, VerdictRecord, Versioned, meta_keys,
+    CF_VERDICTS, ConfigEntries, Counters, DetailRecord, DocRecord, FrontierEntry, FrontierKey,
+    HostRecord, InFlightRecord, LinkLimits, PageRecord, RobotsRecord, RunRecord, SeedList,
+    SeenRecord, VerdictRecord, Versioned, meta_keys,
 };
 use crate::model::{HostId, UrlId};
 
@@ -120,6 +122,40 @@ table!(
 table!(
     /// One record per crawl run.
     Runs: CF_META, RunKey => RunRecord, prefix meta_keys::RUN_PREFIX
+);
+
+/// A single row of `meta` with its own value type.
+pub trait MetaRow {
+    const KEY: &'static [u8];
+    type Value: Versioned;
+}
+
+macro_rules! meta_row {
+    ($(#[$doc:meta])* $name:ident: $key:expr => $value:ty) => {
+        $(#[$doc])*
+        pub struct $name;
+        impl MetaRow for $name {
+            const KEY: &'static [u8] = $key;
+            type Value = $value;
+        }
+    };
+}
+
+meta_row!(
+    /// The crawl's counters, written with every batch.
+    CountersRow: meta_keys::COUNTERS => Counters
+);
+meta_row!(
+    /// The seed list.
+    SeedsRow: meta_keys::SEEDS => SeedList
+);
+meta_row!(
+    /// The limits links were last judged by.
+    LinkLimitsRow: meta_keys::LINK_LIMITS => LinkLimits
+);
+meta_row!(
+    /// Settings saved with `set`.
+    ConfigRow: meta_keys::CONFIG => ConfigEntries
 );
 
 #[cfg(test)]

@@ -26,7 +26,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::crawl::{CrawlHandle, CrawlSettings, CrawlState, Summary};
-use crate::schema::{CF_META, ConfigEntries, meta_keys};
+use crate::schema::ConfigEntries;
+use crate::schema::tables::ConfigRow;
 use crate::store::Store;
 
 /// A crawl started from this shell.
@@ -65,7 +66,7 @@ impl Shell {
     ) -> Shell {
         let mut settings = CrawlSettings::default();
         let mut notes = Vec::new();
-        let saved = match store.get::<ConfigEntries>(CF_META, meta_keys::CONFIG) {
+        let saved = match store.meta::<ConfigRow>() {
             Ok(saved) => saved,
             Err(e) => {
                 notes.push(format!(
@@ -268,7 +269,7 @@ impl Shell {
             .map(|k| (k.name.to_string(), k.get(&self.settings)))
             .collect();
         let mut b = self.store.batch();
-        b.put(CF_META, meta_keys::CONFIG, &ConfigEntries { entries });
+        b.put_meta::<ConfigRow>(&ConfigEntries { entries });
         Ok(b.write()?)
     }
 }

@@ -86,6 +86,37 @@ impl Store {
             .filter_map(|r| r.transpose())
     }
 
+    /// A cursor over the `seen` rows (borrowed: for scans of millions).
+    pub fn seen_cursor(&self) -> super::Cursor<'_> {
+        self.cursor(CF_SEEN, &[])
+    }
+
+    /// A cursor over the in-link rows (borrowed: for scans of millions).
+    pub fn inlinks_cursor(&self) -> super::Cursor<'_> {
+        self.cursor(CF_INLINKS, &[])
+    }
+
+    /// Cursors over the `links` and `verdicts` rows of the pages with ids
+    /// from `from` to before `to` (a refilter scanner's share; both walk
+    /// alongside `docs_range`).
+    pub fn links_cursor(&self, from: &[u8], to: Option<&[u8]>) -> super::Cursor<'_> {
+        self.cursor_range(CF_LINKS, from, to)
+    }
+
+    pub fn verdicts_cursor(&self, from: &[u8], to: Option<&[u8]>) -> super::Cursor<'_> {
+        self.cursor_range(CF_VERDICTS, from, to)
+    }
+
+    /// The `docs` rows of the pages with ids from `from` to before `to`,
+    /// undecoded (a scanner reads them in place with `DocView`).
+    pub fn docs_range<'a>(
+        &'a self,
+        from: &[u8],
+        to: Option<&[u8]>,
+    ) -> impl Iterator<Item = Result<super::Row>> + 'a {
+        self.scan_range(crate::schema::CF_DOCS, from, to)
+    }
+
     /// Whether `trawl demo` created this db.
     pub fn is_demo(&self) -> Result<bool> {
         Ok(self.get_raw(CF_META, meta_keys::DEMO)?.is_some())

@@ -5,8 +5,9 @@
 use std::marker::PhantomData;
 
 use super::{Batch, Result, Row, Store, StoreError};
+use crate::schema::CF_META;
 use crate::schema::Versioned;
-use crate::schema::tables::{Key, Table};
+use crate::schema::tables::{Key, MetaRow, Table};
 
 /// The decodable rows of a table under a prefix; see [`Rows::unreadable`].
 pub struct Rows<'a, T: Table> {
@@ -43,6 +44,11 @@ impl Store {
     /// The row of `key`, decoded (a value that does not decode is an error).
     pub fn row<T: Table>(&self, key: &T::Key) -> Result<Option<T::Value>> {
         self.get(T::CF, &key.bytes())
+    }
+
+    /// The `meta` row `M`, decoded.
+    pub fn meta<M: MetaRow>(&self) -> Result<Option<M::Value>> {
+        self.get(CF_META, M::KEY)
     }
 
     /// The rows whose key starts with the table's prefix and then
@@ -82,5 +88,9 @@ impl Batch<'_> {
 
     pub fn delete_row<T: Table>(&mut self, key: &T::Key) {
         self.delete(T::CF, &key.bytes());
+    }
+
+    pub fn put_meta<M: MetaRow>(&mut self, value: &M::Value) {
+        self.put(CF_META, M::KEY, value);
     }
 }

@@ -6,10 +6,8 @@ use super::{Ledger, PageWrite, bump};
 use crate::crawl::traps;
 use crate::frontier;
 use crate::model::{self, CanonicalUrl, HostId, UrlId};
-use crate::schema::tables::Seen;
-use crate::schema::{
-    CF_META, FilterReason, FrontierEntry, LinkLimits, SeenRecord, SeenState, meta_keys,
-};
+use crate::schema::tables::{LinkLimitsRow, Seen};
+use crate::schema::{FilterReason, FrontierEntry, LinkLimits, SeenRecord, SeenState};
 use crate::store::{Batch, StoreError};
 
 /// Where a newly discovered URL comes from.
@@ -119,7 +117,7 @@ impl Ledger {
     /// (one scan of `seen`, only on such a change).
     pub fn rejudge_if_limits_changed(&mut self) -> Result<(), StoreError> {
         let now = self.settings.link_limits();
-        let before: Option<LinkLimits> = self.store.get(CF_META, meta_keys::LINK_LIMITS)?;
+        let before: Option<LinkLimits> = self.store.meta::<LinkLimitsRow>()?;
         if before.as_ref() == Some(&now) {
             return Ok(());
         }
@@ -169,7 +167,7 @@ impl Ledger {
                 self.discover(&mut w, &url, d)?;
             }
         }
-        w.b.put(CF_META, meta_keys::LINK_LIMITS, &now);
+        w.b.put_meta::<LinkLimitsRow>(&now);
         self.finish(w.b, &w.touched)
     }
 

@@ -14,11 +14,8 @@
 
 use super::Ledger;
 use crate::model::UrlId;
-use crate::schema::tables::InFlight;
-use crate::schema::{
-    CF_DETAILS, CF_FRONTIER, CF_INFLIGHT, DetailRecord, FailReason, FrontierEntry, FrontierKey,
-    InFlightRecord, SeenState,
-};
+use crate::schema::tables::{Details, Frontier, InFlight};
+use crate::schema::{DetailRecord, FailReason, FrontierKey, InFlightRecord, SeenState};
 use crate::store::{Batch, Store, StoreError};
 
 /// Runs in a row that may die with a URL in flight before it is skipped.
@@ -38,7 +35,7 @@ impl Ledger {
     /// A page's fetch was recorded (in `b`): it is no longer in flight, and
     /// no longer a suspect.
     pub fn unmark(&mut self, b: &mut Batch<'_>, id: UrlId) {
-        b.delete(CF_INFLIGHT, &id.to_bytes());
+        b.delete_row::<InFlight>(&id);
         self.suspects.remove(&id);
         self.marks.unmarked(id);
     }
@@ -51,9 +48,8 @@ impl Ledger {
         }
         let mut b = self.store.batch();
         for id in ids {
-            let key = id.to_bytes();
-            if let Some(rec) = self.store.get::<InFlightRecord>(CF_INFLIGHT, &key)? {
-                abandon(&mut b, &key, rec);
+            if let Some(rec) = self.store.row::<InFlight>(id)? {
+                abandon(&mut b, *id, rec);
             }
         }
         b.write()
@@ -75,7 +71,7 @@ impl Ledger {
         for (id, rec) in rows {
             let key = FrontierKey::from_key(&rec.frontier_key);
             let entry = match key {
-                Some(k) => store.get::<FrontierEntry>(CF_FRONTIER, &k.to_key())?,
+                Some(k) => store.row::<Frontier>(&k)?,
                 None => None,
             };
             let deaths = rec.deaths.saturating_add(1);
@@ -99,8 +95,8 @@ impl Ledger {
                         ),
                         at_ms: self.clock.now_ms(),
                     };
-                    b.put(CF_DETAILS, &id.to_bytes(), &detail);
-                    b.delete(CF_INFLIGHT, &id.to_bytes());
+                    b.put_row::<Details>(&id, &detail);
+                    b.delete_row::<InFlight>(&id);
                     if !touched.contains(&key.host) {
                         touched.push(key.host);
                     }
@@ -112,12 +108,12 @@ impl Ledger {
                         in_flight: false,
                         ..rec
                     };
-                    b.put(CF_INFLIGHT, &id.to_bytes(), &suspect);
+                    b.put_row::<InFlight>(&id, &suspect);
                     self.suspects.insert(id, deaths);
                 }
                 // No longer queued (recorded by other means, or dropped by a
                 // refilter): nothing to judge.
-                _ => b.delete(CF_INFLIGHT, &id.to_bytes()),
+                _ => b.delete_row::<InFlight>(&id),
             }
         }
         self.finish(b, &touched)?;
@@ -136,24 +132,24 @@ pub fn forget_in_flight(store: &Store) -> Result<(), StoreError> {
     let mut b = store.batch();
     for row in store.rows::<InFlight>(&[]) {
         let (id, rec) = row?;
-        abandon(&mut b, &id.to_bytes(), rec);
+        abandon(&mut b, id, rec);
     }
     b.write()
 }
 
 /// A fetch given up on purpose is no death: its mark goes, but a suspect
 /// of earlier deaths stays one (unmarked, with its count).
-fn abandon(b: &mut Batch<'_>, key: &[u8], rec: InFlightRecord) {
+fn abandon(b: &mut Batch<'_>, id: UrlId, rec: InFlightRecord) {
     if !rec.in_flight {
         return;
     }
     if rec.deaths == 0 {
-        b.delete(CF_INFLIGHT, key);
+        b.delete_row::<InFlight>(&id);
     } else {
         let suspect = InFlightRecord {
             in_flight: false,
             ..rec
         };
-        b.put(CF_INFLIGHT, key, &suspect);
+        b.put_row::<InFlight>(&id, &suspect);
     }
 }

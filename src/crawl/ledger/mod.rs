@@ -30,7 +30,8 @@ use crate::filter::scope::ScopeRule;
 use crate::filter::{FilterSettings, Filters};
 use crate::frontier::{HostQueue, SeenFront, SettledSet};
 use crate::model::{self, HostId, UrlId};
-use crate::schema::{CF_META, Counters, HostRecord, RunProgress, RunRecord, meta_keys};
+use crate::schema::tables::{CountersRow, RunKey, Runs};
+use crate::schema::{Counters, HostRecord, RunProgress, RunRecord};
 use crate::store::{Store, StoreError};
 
 pub(super) struct HostState {
@@ -287,10 +288,10 @@ impl Ledger {
                 started_ms,
                 ..RunProgress::default()
             };
-            b.put(CF_META, meta_keys::COUNTERS, &self.counters);
+            b.put_meta::<CountersRow>(&self.counters);
             self.run_started_ms = started_ms;
         }
-        b.put(CF_META, &meta_keys::run(started_ms), &rec);
+        b.put_row::<Runs>(&RunKey(started_ms), &rec);
         b.write()
     }
 
@@ -302,8 +303,8 @@ impl Ledger {
         if p.started_ms == 0 {
             return Ok(());
         }
-        let key = meta_keys::run(p.started_ms);
-        let Some(mut rec) = self.store.get::<RunRecord>(CF_META, &key)? else {
+        let key = RunKey(p.started_ms);
+        let Some(mut rec) = self.store.row::<Runs>(&key)? else {
             return Ok(());
         };
         if rec.ended_ms != 0 {
@@ -316,7 +317,7 @@ impl Ledger {
         rec.tlp = elapsed_ms as f64 / 1e3 * p.fetched as f64;
         rec.ended_ms = p.last_ms.max(p.started_ms);
         rec.interrupted = true;
-        b.put(CF_META, &key, &rec);
+        b.put_row::<Runs>(&key, &rec);
         Ok(())
     }
 }

@@ -10,10 +10,10 @@ use crate::fetch::{FetchError, is_backoff, retry_after_ms};
 use crate::filter::judge::{LinkJudge, LinkText, judge_link};
 use crate::filter::links;
 use crate::model::{self};
-use crate::schema::tables::Verdicts;
+use crate::schema::tables::{Details, Docs, Pages, Verdicts};
 use crate::schema::{
-    CF_DETAILS, CF_DOCS, CF_PAGES, DetailRecord, DocRecord, FilterReason, FrontierEntry, InLinkKey,
-    LinkView, PageLinksBuilder, PageRecord, SeenState,
+    DetailRecord, DocRecord, FilterReason, FrontierEntry, InLinkKey, LinkView, PageLinksBuilder,
+    PageRecord, SeenState,
 };
 use crate::store::StoreError;
 
@@ -85,7 +85,7 @@ impl Ledger {
             detail: e.detail,
             at_ms: self.clock.now_ms(),
         };
-        w.b.put(CF_DETAILS, &id.to_bytes(), &detail);
+        w.b.put_row::<Details>(&id, &detail);
         let h = self.host(job.key.host, "")?;
         h.record.errors += 1;
         h.record.error_streak += 1;
@@ -168,7 +168,7 @@ impl Ledger {
             body_zstd,
             redirect_to,
         };
-        w.b.put(CF_PAGES, &id.to_bytes(), &record);
+        w.b.put_row::<Pages>(&id, &record);
         Ok(())
     }
 
@@ -258,7 +258,7 @@ impl Ledger {
             verdict: verdict.verdict,
             verdict_detail: verdict.detail,
         };
-        w.b.put(CF_DOCS, &id.to_bytes(), &doc);
+        w.b.put_row::<Docs>(&id, &doc);
         w.b.put_row::<Verdicts>(&id, &doc.verdict_record());
         Ok(())
     }

@@ -6,7 +6,8 @@
 use super::Ledger;
 use super::{Discovery, PageWrite};
 use crate::model::{self, CanonicalUrl, HostId};
-use crate::schema::{CF_META, DerivedSeed, SeedList, meta_keys};
+use crate::schema::tables::SeedsRow;
+use crate::schema::{DerivedSeed, SeedList};
 use crate::store::{Batch, StoreError};
 
 /// How a derived seed came about.
@@ -67,7 +68,7 @@ impl Ledger {
             let d = Discovery::seed(0, None, 0);
             self.discover(&mut w, seed, d)?;
         }
-        w.b.put(CF_META, meta_keys::SEEDS, &list);
+        w.b.put_meta::<SeedsRow>(&list);
         self.finish(w.b, &w.touched)?;
         self.rebuild_filters()
     }
@@ -97,7 +98,7 @@ impl Ledger {
             from: from.to_string(),
             via: via.to_string(),
         });
-        b.put(CF_META, meta_keys::SEEDS, &*list);
+        b.put_meta::<SeedsRow>(list);
         // The filters read the seeds' hosts; the batch is not written yet,
         // so they are rebuilt from the list as it will be.
         self.filters_for(list);

@@ -6,9 +6,9 @@ use std::collections::HashSet;
 
 use super::Ledger;
 use crate::model::{HostId, UrlId};
+use crate::schema::tables::{CountersRow, Details, Frontier, Hosts, Robots, Seen};
 use crate::schema::{
-    CF_DETAILS, CF_FRONTIER, CF_HOSTS, CF_META, CF_ROBOTS, CF_SEEN, DetailRecord, FailReason,
-    FilterReason, FrontierEntry, FrontierKey, SeenRecord, SeenState, meta_keys,
+    DetailRecord, FailReason, FilterReason, FrontierEntry, FrontierKey, SeenRecord, SeenState,
 };
 use crate::store::{Batch, Store, StoreError};
 
@@ -50,7 +50,7 @@ pub fn bump(map: &mut std::collections::BTreeMap<String, u64>, key: &str, by: i6
 impl Ledger {
     /// Removes a popped entry from the frontier (inside `b`).
     pub fn dequeue(&mut self, b: &mut Batch<'_>, key: FrontierKey) -> Result<(), StoreError> {
-        b.delete(CF_FRONTIER, &key.to_key());
+        b.delete_row::<Frontier>(&key);
         self.counters.queued = self.counters.queued.saturating_sub(1);
         let h = self.host(key.host, "")?;
         h.record.queued = h.record.queued.saturating_sub(1);
@@ -66,7 +66,7 @@ impl Ledger {
             redirects: entry.redirects,
             updated_ms: self.clock.now_ms(),
         };
-        b.put(CF_SEEN, &id.to_bytes(), &rec);
+        b.put_row::<Seen>(&id, &rec);
     }
 
     pub fn finish(&mut self, mut b: Batch<'_>, hosts: &[HostId]) -> Result<(), StoreError> {
@@ -76,9 +76,9 @@ impl Ledger {
                 // The host's row goes with every page of it; its robots.txt
                 // (up to 500 KiB) only when it changed.
                 let robots = state.record.robots.take();
-                b.put(CF_HOSTS, &h.to_bytes(), &state.record);
+                b.put_row::<Hosts>(h, &state.record);
                 if let Some(r) = robots.as_ref().filter(|_| state.robots_unsaved) {
-                    b.put(CF_ROBOTS, &h.to_bytes(), r);
+                    b.put_row::<Robots>(h, r);
                     state.robots_unsaved = false;
                 }
                 state.record.robots = robots;
@@ -89,7 +89,7 @@ impl Ledger {
             (run.fetched, run.links, run.last_ms) =
                 (self.run_fetched, self.run_links, self.clock.now_ms());
         }
-        b.put(CF_META, meta_keys::COUNTERS, &self.counters);
+        b.put_meta::<CountersRow>(&self.counters);
         // Marks asked for since the last batch ride along with this one.
         let marked = self.marks.write_into(&mut b);
         b.write()?;
@@ -183,7 +183,7 @@ impl Ledger {
                     _ => {}
                 }
                 if let Some(d) = detail {
-                    b.put(CF_DETAILS, &key.url.to_bytes(), d);
+                    b.put_row::<Details>(&key.url, d);
                 }
             }
             self.finish(b, &[id])?;

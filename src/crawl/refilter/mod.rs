@@ -18,7 +18,6 @@ use super::scheduler::CrawlError;
 use super::settings::CrawlSettings;
 use crate::filter::Mode;
 use crate::model::{self, UrlId};
-use crate::schema::{CF_DOCS, CF_LINKS, CF_VERDICTS};
 use crate::store::{Store, StoreError};
 
 /// Pages per write batch.
@@ -89,10 +88,10 @@ fn scan_part(
     // Links and verdicts are keyed by their page first, like docs: a
     // cursor walks each alongside the docs (a merge join).
     let mut cursors = Cursors {
-        links: store.cursor_range(CF_LINKS, &from, to),
-        verdicts: store.cursor_range(CF_VERDICTS, &from, to),
+        links: store.links_cursor(&from, to),
+        verdicts: store.verdicts_cursor(&from, to),
     };
-    for row in store.scan_range(CF_DOCS, &from, to) {
+    for row in store.docs_range(&from, to) {
         if stop.load(Ordering::Relaxed) {
             return;
         }

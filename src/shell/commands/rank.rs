@@ -9,7 +9,7 @@ use serde_json::json;
 use super::{Call, Command, Sub, no_detail, nothing};
 use crate::graph::{GraphBuilder, LinkGraph, pagerank};
 use crate::model::UrlId;
-use crate::schema::{CF_INLINKS, CF_SEEN, InLinkKey, SeenRecord, SeenState, Versioned};
+use crate::schema::{CF_INLINKS, InLinkKey, SeenRecord, SeenState, Versioned};
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
@@ -157,7 +157,7 @@ impl Shell {
     fn read_graph(&mut self) -> Result<LinkGraph> {
         let store = self.store.clone();
         let mut pages = Vec::new();
-        let mut cur = store.cursor(CF_SEEN, &[]);
+        let mut cur = store.seen_cursor();
         let mut n = 0u64;
         while let Some((k, v)) = cur.next_row()? {
             n += 1;
@@ -171,7 +171,7 @@ impl Shell {
         }
         let expected = store.estimated_rows(CF_INLINKS) as usize;
         let mut b = GraphBuilder::new(pages, expected);
-        let mut cur = store.cursor(CF_INLINKS, &[]);
+        let mut cur = store.inlinks_cursor();
         let mut n = 0u64;
         while let Some((k, _)) = cur.next_row()? {
             n += 1;

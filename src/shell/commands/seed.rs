@@ -3,7 +3,8 @@
 
 use super::{Call, Command, Sub, no_detail, urls};
 use crate::model;
-use crate::schema::{CF_META, SeedList, meta_keys};
+use crate::schema::SeedList;
+use crate::schema::tables::SeedsRow;
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
@@ -152,7 +153,7 @@ fn add(sh: &mut Shell, list: &mut SeedList, urls: &[&str]) -> Result<Reply> {
 
 fn write(sh: &Shell, list: &SeedList) -> Result<()> {
     let mut b = sh.store.batch();
-    b.put(CF_META, meta_keys::SEEDS, list);
+    b.put_meta::<SeedsRow>(list);
     Ok(b.write()?)
 }
 

@@ -9,9 +9,8 @@ use super::{Call, Command, no_detail, urls};
 use crate::crawl::traps;
 use crate::fetch::RobotsRules;
 use crate::model::{self, LinkVerdict, UrlId, Verdict};
-use crate::schema::{
-    CF_META, FailReason, FilterReason, LinkLimits, RobotsOutcome, SeenState, meta_keys,
-};
+use crate::schema::tables::LinkLimitsRow;
+use crate::schema::{FailReason, FilterReason, LinkLimits, RobotsOutcome, SeenState};
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
@@ -193,7 +192,7 @@ impl Shell {
         // The limits the crawl judged by (kept in the db), not this shell's.
         let limits = self
             .store
-            .get::<LinkLimits>(CF_META, meta_keys::LINK_LIMITS)?
+            .meta::<LinkLimitsRow>()?
             .unwrap_or_else(|| self.settings.link_limits());
         Ok(match r {
             FilterReason::Robots | FilterReason::RobotsUnavailable => {
