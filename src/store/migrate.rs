@@ -82,9 +82,21 @@ const CHUNK: usize = 4096;
 /// per step that wrote rows, for the user.
 pub(super) fn migrate(store: &Store, found: u32) -> Result<Vec<String>> {
     let mut notes = Vec::new();
+    // A step over a large db takes a while: on a terminal, say which runs.
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     for step in STEPS.iter().filter(|s| s.to > found) {
         let started = Instant::now();
+        // (A step that converts nothing says so: its `what` starts "none".)
+        if tty && !step.what.starts_with("none") {
+            eprint!(
+                "\r\x1b[Ktrawl: converting the db to schema {}: {}…",
+                step.to, step.what
+            );
+        }
         let Converted { rows, unreadable } = (step.run)(store)?;
+        if tty {
+            eprint!("\r\x1b[K");
+        }
         let rec = MigrationRecord {
             to: step.to,
             what: step.what.to_string(),
