@@ -13,15 +13,18 @@ use super::{
 };
 use crate::model::{HostId, UrlId};
 
-/// A row key: its bytes, and back.
+/// A row key: its bytes (on the stack for the fixed-width keys, as every
+/// page writes several rows), and back.
 pub trait Key: Sized {
-    fn bytes(&self) -> Vec<u8>;
+    type Bytes: AsRef<[u8]>;
+    fn bytes(&self) -> Self::Bytes;
     fn parse(bytes: &[u8]) -> Option<Self>;
 }
 
 impl Key for UrlId {
-    fn bytes(&self) -> Vec<u8> {
-        self.to_bytes().to_vec()
+    type Bytes = [u8; 16];
+    fn bytes(&self) -> [u8; 16] {
+        self.to_bytes()
     }
     fn parse(bytes: &[u8]) -> Option<Self> {
         UrlId::from_slice(bytes)
@@ -29,8 +32,9 @@ impl Key for UrlId {
 }
 
 impl Key for HostId {
-    fn bytes(&self) -> Vec<u8> {
-        self.to_bytes().to_vec()
+    type Bytes = [u8; 8];
+    fn bytes(&self) -> [u8; 8] {
+        self.to_bytes()
     }
     fn parse(bytes: &[u8]) -> Option<Self> {
         HostId::from_slice(bytes)
@@ -38,8 +42,9 @@ impl Key for HostId {
 }
 
 impl Key for FrontierKey {
-    fn bytes(&self) -> Vec<u8> {
-        self.to_key().to_vec()
+    type Bytes = [u8; 32];
+    fn bytes(&self) -> [u8; 32] {
+        self.to_key()
     }
     fn parse(bytes: &[u8]) -> Option<Self> {
         FrontierKey::from_key(bytes)
@@ -51,6 +56,7 @@ impl Key for FrontierKey {
 pub struct RunKey(pub u64);
 
 impl Key for RunKey {
+    type Bytes = Vec<u8>;
     fn bytes(&self) -> Vec<u8> {
         meta_keys::run(self.0)
     }
@@ -168,6 +174,7 @@ mod tests {
         assert_eq!(HostId::parse(&HostId(9).bytes()), Some(HostId(9)));
         assert_eq!(RunKey::parse(&RunKey(5).bytes()), Some(RunKey(5)));
         assert!(RunKey(5).bytes().starts_with(Runs::PREFIX));
+        assert_eq!(UrlId(7).bytes().len(), 16);
         assert_eq!(UrlId::parse(b"short"), None);
     }
 }

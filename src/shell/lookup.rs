@@ -60,7 +60,7 @@ impl Shell {
 
 /// Tells the user (on stderr, so `--json` output stays JSON) a scan
 /// passed over rows it could not decode.
-pub(super) fn unreadable(_: &mut Shell, n: u64) {
+pub(super) fn unreadable(n: u64) {
     if n > 0 {
         eprintln!("note: {n} stored rows could not be read and were left out");
     }

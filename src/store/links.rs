@@ -42,42 +42,37 @@ impl PageLinkRows {
         Ok(rows)
     }
 
-    /// The links, in the current shape and the page's order, and how
-    /// many rows could not be read (left out).
-    pub fn links(&self) -> (Vec<(UrlId, LinkView<'_>)>, u64) {
+    /// Each link in the current shape and the page's order, or the error
+    /// of a row that could not be read (a page row counts as one).
+    fn decoded(&self) -> Vec<std::result::Result<(UrlId, LinkView<'_>), CodecError>> {
         match &self.page_row {
             Some(row) => match PageLinks::decode(row) {
-                Ok(links) => (links, 0),
-                Err(_) => (Vec::new(), 1),
+                Ok(links) => links.into_iter().map(Ok).collect(),
+                Err(e) => vec![Err(e)],
             },
-            None => {
-                let mut bad = 0;
-                let links = self
-                    .legacy
-                    .iter()
-                    .filter_map(|(dst, v)| match LinkView::decode(v) {
-                        Ok(l) => Some((*dst, l)),
-                        Err(_) => {
-                            bad += 1;
-                            None
-                        }
-                    })
-                    .collect();
-                (links, bad)
-            }
-        }
-    }
-
-    /// The links, or the first error reading them.
-    pub fn links_strict(&self) -> std::result::Result<Vec<(UrlId, LinkView<'_>)>, CodecError> {
-        match &self.page_row {
-            Some(row) => PageLinks::decode(row),
             None => self
                 .legacy
                 .iter()
                 .map(|(dst, v)| Ok((*dst, LinkView::decode(v)?)))
                 .collect(),
         }
+    }
+
+    /// The links that could be read, and how many rows could not (left
+    /// out).
+    pub fn links(&self) -> (Vec<(UrlId, LinkView<'_>)>, u64) {
+        let mut bad = 0;
+        let links = self
+            .decoded()
+            .into_iter()
+            .filter_map(|l| l.map_err(|_| bad += 1).ok())
+            .collect();
+        (links, bad)
+    }
+
+    /// The links, or the first error reading them.
+    pub fn links_strict(&self) -> std::result::Result<Vec<(UrlId, LinkView<'_>)>, CodecError> {
+        self.decoded().into_iter().collect()
     }
 }
 
@@ -122,26 +117,17 @@ impl Store {
     }
 
     fn stored_links_from(&self, src: UrlId, limit: usize) -> Result<Vec<(UrlId, LinkRecord)>> {
-        let codec = |err| StoreError::Codec { cf: CF_LINKS, err };
-        let mut out = Vec::new();
-        let prefix = src.to_bytes();
-        for row in self.scan(CF_LINKS, &prefix) {
-            if out.len() >= limit {
-                break;
-            }
-            let (k, v) = row?;
-            if k.len() == prefix.len() {
-                // The page row sorts first and, written by the latest fetch,
-                // supersedes per-link rows left by a fetch under schema 4.
-                let links = PageLinks::decode(&v).map_err(codec)?;
-                out.extend(links.into_iter().map(|(dst, l)| (dst, l.to_record())));
-                break;
-            } else if let Some(key) = OutLinkKey::from_key(&k) {
-                out.push((key.dst, LinkRecord::decode(&v).map_err(codec)?));
-            }
-        }
-        out.truncate(limit);
-        Ok(out)
+        let page = src.to_bytes();
+        let mut cursor = self.cursor(CF_LINKS, &page);
+        let rows = PageLinkRows::read(&mut cursor, &page)?;
+        let links = rows
+            .links_strict()
+            .map_err(|err| StoreError::Codec { cf: CF_LINKS, err })?;
+        Ok(links
+            .into_iter()
+            .take(limit)
+            .map(|(dst, l)| (dst, l.to_record()))
+            .collect())
     }
 
     /// The link from `src` to `dst`, in either layout of [`Store::links_from`].

@@ -24,8 +24,9 @@ struct Step {
     to: u32,
     what: &'static str,
     /// Converts; returns the rows written and the rows it could not read
-    /// (left as they are, and counted so the user hears of them).
-    run: fn(&Store) -> Result<Converted>,
+    /// (left as they are, and counted so the user hears of them). None:
+    /// the version only added column families or appended fields.
+    run: Option<fn(&Store) -> Result<Converted>>,
 }
 
 /// Every step, oldest first. Versions that only added column families or
@@ -34,37 +35,37 @@ static STEPS: &[Step] = &[
     Step {
         to: 2,
         what: "page verdicts copied from docs into the verdicts column family",
-        run: verdicts_out_of_docs,
+        run: Some(verdicts_out_of_docs),
     },
     Step {
         to: 3,
         what: "page index filled from pages",
-        run: fill_page_index,
+        run: Some(fill_page_index),
     },
     Step {
         to: 4,
         what: "none (link records gained the target's URL; older ones read as they are)",
-        run: nothing,
+        run: None,
     },
     Step {
         to: 5,
         what: "none (one links row per page; older per-link rows read as they are)",
-        run: nothing,
+        run: None,
     },
     Step {
         to: 6,
         what: "robots.txt records moved out of host rows into the robots column family",
-        run: robots_out_of_hosts,
+        run: Some(robots_out_of_hosts),
     },
     Step {
         to: 7,
         what: "none (new column families; appended fields read as defaults)",
-        run: nothing,
+        run: None,
     },
     Step {
         to: 8,
         what: "page verdicts rewritten with one-byte tags",
-        run: verdict_tags,
+        run: Some(verdict_tags),
     },
 ];
 
@@ -86,14 +87,16 @@ pub(super) fn migrate(store: &Store, found: u32) -> Result<Vec<String>> {
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     for step in STEPS.iter().filter(|s| s.to > found) {
         let started = Instant::now();
-        // (A step that converts nothing says so: its `what` starts "none".)
-        if tty && !step.what.starts_with("none") {
+        if tty && step.run.is_some() {
             eprint!(
                 "\r\x1b[Ktrawl: converting the db to schema {}: {}…",
                 step.to, step.what
             );
         }
-        let Converted { rows, unreadable } = (step.run)(store)?;
+        let Converted { rows, unreadable } = match step.run {
+            Some(run) => run(store)?,
+            None => Converted::default(),
+        };
         if tty {
             eprint!("\r\x1b[K");
         }
@@ -125,10 +128,6 @@ pub(super) fn migrate(store: &Store, found: u32) -> Result<Vec<String>> {
     }
     debug_assert!(STEPS.last().is_some_and(|s| s.to == SCHEMA_VERSION));
     Ok(notes)
-}
-
-fn nothing(_: &Store) -> Result<Converted> {
-    Ok(Converted::default())
 }
 
 /// What a conversion made of one row.

@@ -43,7 +43,7 @@ impl<T: Table> Iterator for Rows<'_, T> {
 impl Store {
     /// The row of `key`, decoded (a value that does not decode is an error).
     pub fn row<T: Table>(&self, key: &T::Key) -> Result<Option<T::Value>> {
-        self.get(T::CF, &key.bytes())
+        self.get(T::CF, key.bytes().as_ref())
     }
 
     /// The `meta` row `M`, decoded.
@@ -83,11 +83,11 @@ impl Store {
 
 impl Batch<'_> {
     pub fn put_row<T: Table>(&mut self, key: &T::Key, value: &T::Value) {
-        self.put(T::CF, &key.bytes(), value);
+        self.put(T::CF, key.bytes().as_ref(), value);
     }
 
     pub fn delete_row<T: Table>(&mut self, key: &T::Key) {
-        self.delete(T::CF, &key.bytes());
+        self.delete(T::CF, key.bytes().as_ref());
     }
 
     pub fn put_meta<M: MetaRow>(&mut self, value: &M::Value) {

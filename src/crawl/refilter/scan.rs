@@ -106,7 +106,7 @@ pub(super) fn judge_page(
     // migration, unless a trawl of schema 2 to 7 reopened the db first
     // (those stamped the version without converting).
     let stored = stored_verdict(&mut cursors.verdicts, &key)?
-        .or(doc.legacy_verdict.clone())
+        .or_else(|| doc.legacy_verdict.clone())
         .unwrap_or_default();
     let mut page = Page {
         store,

@@ -77,14 +77,13 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
 }
 
 /// The first `n` frontier rows under `prefix`.
-fn rows(sh: &mut Shell, prefix: &[u8], n: usize) -> Result<Vec<FrontierEntry>> {
+fn rows(sh: &Shell, prefix: &[u8], n: usize) -> Result<Vec<FrontierEntry>> {
     let mut out = Vec::new();
-    let store = sh.store.clone();
-    let mut rows = store.rows::<Frontier>(prefix);
+    let mut rows = sh.store.rows::<Frontier>(prefix);
     for row in rows.by_ref().take(n) {
         out.push(row?.1);
     }
-    unreadable(sh, rows.unreadable());
+    unreadable(rows.unreadable());
     Ok(out)
 }
 

@@ -56,15 +56,14 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
         bail!("hosts: cannot rank by {by:?}; use pages, errors or queue");
     };
     let mut hosts = Vec::new();
-    let store = sh.store.clone();
-    let mut rows = store.rows::<Hosts>(&[]);
+    let mut rows = sh.store.rows::<Hosts>(&[]);
     for row in rows.by_ref() {
         hosts.push(row?.1);
         if sh.interrupted() {
             bail!("interrupted");
         }
     }
-    unreadable(sh, rows.unreadable());
+    unreadable(rows.unreadable());
     hosts.sort_by_key(|h| std::cmp::Reverse(key(h)));
     hosts.truncate(n);
     let rows: Vec<Vec<String>> = hosts

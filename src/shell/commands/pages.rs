@@ -241,7 +241,7 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
         }
     }
     sh.progress_done();
-    crate::shell::lookup::unreadable(sh, unreadable.get());
+    crate::shell::lookup::unreadable(unreadable.get());
     Ok(found)
 }
 

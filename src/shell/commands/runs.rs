@@ -31,12 +31,11 @@ pub const COMMAND: Command = Command {
 
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     let mut runs: Vec<RunRecord> = Vec::new();
-    let store = sh.store.clone();
-    let mut rows = store.rows::<Runs>(&[]);
+    let mut rows = sh.store.rows::<Runs>(&[]);
     for row in rows.by_ref() {
         runs.push(row?.1);
     }
-    unreadable(sh, rows.unreadable());
+    unreadable(rows.unreadable());
     match call.args[..] {
         [] => Ok(list(&runs, sh.width)),
         ["compare", a, b] => compare(&runs, a, b, sh.width),
