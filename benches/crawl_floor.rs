@@ -19,7 +19,9 @@
 //!
 //!   cargo bench --bench crawl_floor -- --pages N [--limit M] [--server-pid PID] SEED...
 //!
-//! with the web's page count and its seeds in the order it printed them;
+//! with the web's page count and its seeds in the order it printed them,
+//! or `--urls FILE` (one URL a line, each answering 200: how
+//! `scripts/bench-peers` measures the floor on its nginx-served site);
 //! `--limit` fetches only the first M pages (breadth-first order) of each
 //! stage, and `--server-pid` adds the server's CPU per page.
 //! Without arguments (as `cargo test --release` runs it) it serves a
@@ -54,6 +56,8 @@ struct Args {
     limit: Option<usize>,
     server_pid: Option<u32>,
     seeds: Vec<String>,
+    /// `--urls FILE`: fetch these (one a line) instead of the bench web's.
+    urls: Option<std::path::PathBuf>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -62,6 +66,7 @@ fn parse_args() -> Result<Args, String> {
         limit: None,
         server_pid: None,
         seeds: Vec::new(),
+        urls: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -86,6 +91,7 @@ fn parse_args() -> Result<Args, String> {
                         .ok_or("--server-pid needs a process id")?,
                 );
             }
+            "--urls" => args.urls = Some(it.next().ok_or("--urls needs a file")?.into()),
             // cargo bench / cargo test pass their own flags.
             "--bench" | "--test" => {}
             s if s.starts_with("http://") => args.seeds.push(s.to_string()),
@@ -243,7 +249,7 @@ async fn write_pages(
 
 async fn floor(args: Args) -> Result<(), String> {
     // Without seeds: serve a small web here (the `cargo test` pass).
-    let own_web = if args.seeds.is_empty() {
+    let own_web = if args.seeds.is_empty() && args.urls.is_none() {
         Some(
             BenchWeb::start(args.pages, 4, None)
                 .await
@@ -262,10 +268,19 @@ async fn floor(args: Args) -> Result<(), String> {
                 .ok_or(format!("seed {s:?} has no port"))
         })
         .collect::<Result<Vec<u16>, String>>()?;
-    let urls: Vec<String> = BenchUrls::on_ports(args.pages, ports)
-        .pages()
-        .take(args.limit.unwrap_or(usize::MAX))
-        .collect();
+    let urls: Vec<String> = match &args.urls {
+        Some(file) => std::fs::read_to_string(file)
+            .map_err(|e| format!("{}: {e}", file.display()))?
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_string)
+            .take(args.limit.unwrap_or(usize::MAX))
+            .collect(),
+        None => BenchUrls::on_ports(args.pages, ports)
+            .pages()
+            .take(args.limit.unwrap_or(usize::MAX))
+            .collect(),
+    };
     // The bench web is on loopback, which the network guard refuses unless
     // allowed (the crawl allows it as its seeds' own address).
     let settings = FetchSettings {

@@ -453,10 +453,41 @@ impl Store {
             .unwrap_or(0)
     }
 
+    /// Bytes per column family in SST files, blob files and memtables,
+    /// and RocksDB's estimate of its rows, in schema order.
+    pub fn disk_usage(&self) -> Vec<TableUsage> {
+        let prop = |cf: &'static str, name: &str| {
+            self.db
+                .property_int_value_cf(self.cf(cf), name)
+                .ok()
+                .flatten()
+                .unwrap_or(0)
+        };
+        crate::schema::COLUMN_FAMILIES
+            .iter()
+            .map(|&cf| TableUsage {
+                table: cf,
+                sst: prop(cf, "rocksdb.total-sst-files-size"),
+                blob: prop(cf, "rocksdb.total-blob-file-size"),
+                memtable: prop(cf, "rocksdb.size-all-mem-tables"),
+                rows: prop(cf, "rocksdb.estimate-num-keys"),
+            })
+            .collect()
+    }
+
     /// Approximate bytes on disk (SST and blob files), for reports.
     pub fn disk_bytes(&self) -> u64 {
         dir_size(&self.path)
     }
+}
+
+/// One column family's share of the db (`Store::disk_usage`).
+pub struct TableUsage {
+    pub table: &'static str,
+    pub sst: u64,
+    pub blob: u64,
+    pub memtable: u64,
+    pub rows: u64,
 }
 
 fn dir_size(p: &Path) -> u64 {

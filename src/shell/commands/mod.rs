@@ -10,6 +10,7 @@ use super::reply::Reply;
 mod config;
 mod count;
 mod crawl;
+mod disk;
 mod domains;
 mod frontier;
 mod get;
@@ -41,6 +42,7 @@ pub static COMMANDS: &[&Command] = &[
     &config::COMMAND,
     &crawl::COMMAND,
     &status::COMMAND,
+    &disk::COMMAND,
     &timing::COMMAND,
     &frontier::COMMAND,
     &hosts::COMMAND,
