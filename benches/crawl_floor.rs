@@ -5,8 +5,8 @@
 //!   zstd, charset decoding, parsing), as the crawl does it;
 //! - fetch + process + store: that plus one RocksDB batch a page, written
 //!   by one task as the engine does, holding only the rows the issue asks
-//!   a crawl to store: the page record (zstd body), its doc (title and
-//!   text), its links row, an in-link row per link, its seen row, and for
+//!   a crawl to store: the page record (body and text in one zstd
+//!   frame), its doc (title), its links row, an in-link row per link, its seen row, and for
 //!   each URL not seen before a url, seen and frontier row; the page's
 //!   frontier row is deleted. No filters, counters, hosts, indexes or
 //!   dedup rows. RocksDB's flushes and compactions during the stage count.
@@ -196,6 +196,7 @@ async fn write_pages(
             md5: data.md5,
             body_len: data.body_len,
             body_zstd: data.body_zstd,
+            text_len: data.text_len,
             ..PageRecord::default()
         };
         b.put(CF_PAGES, &id.to_bytes(), &rec);
@@ -235,7 +236,7 @@ async fn write_pages(
             b.put_raw(CF_LINKS, &id.to_bytes(), &links.encode());
             let doc = DocRecord {
                 title: page.title.clone(),
-                text: page.text.clone(),
+                // The text is in the page frame.
                 outlinks: page.links.len() as u32,
                 ..DocRecord::default()
             };

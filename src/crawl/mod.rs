@@ -11,6 +11,7 @@
 mod audit;
 mod clock;
 mod dispatch;
+mod frame;
 mod handle;
 mod ledger;
 mod marks;

@@ -4,6 +4,8 @@
 
 use md5::{Digest, Md5};
 
+use super::frame::FrameWriter;
+
 use crate::fetch::{self, FetchError, Fetched, HttpClient, RobotsFetch};
 use crate::model::{CanonicalUrl, HostId};
 use crate::parse::{self, ParsedPage};
@@ -31,7 +33,9 @@ pub struct PageData {
     pub md5: [u8; 16],
     /// Bytes of the decoded body.
     pub body_len: u64,
+    /// The body, then `text_len` bytes of its text, as one zstd frame.
     pub body_zstd: Vec<u8>,
+    pub text_len: u64,
     /// Set for HTML responses.
     pub parsed: Option<ParsedHtml>,
 }
@@ -157,27 +161,13 @@ fn internal(what: &str) -> FetchError {
     }
 }
 
-/// zstd level 1 with one compression context per thread: creating a
-/// context per page showed in the crawl's profile.
-fn compress(body: &[u8]) -> Vec<u8> {
-    thread_local! {
-        static ZSTD: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
-            std::cell::RefCell::new(zstd::bulk::Compressor::new(1).ok());
-    }
-    ZSTD.with(|z| match z.borrow_mut().as_mut() {
-        Some(c) => c.compress(body).ok(),
-        None => zstd::bulk::compress(body, 1).ok(),
-    })
-    .unwrap_or_default()
-}
-
 /// MD5, zstd, charset decoding and parsing (at most `max_links` links) of
 /// one fetched body: the CPU work a fetch task does before the engine
 /// commits the page.
 pub fn process(mut fetched: Fetched, url: &url::Url, agent: &str, max_links: usize) -> PageData {
     crash_hook::check(&fetched.body);
     let md5: [u8; 16] = Md5::digest(&fetched.body).into();
-    let body_zstd = compress(&fetched.body);
+    let frame = FrameWriter::begin(&fetched.body);
     let body_len = fetched.body.len() as u64;
     let parsed = (parse::is_html(&fetched.content_type) && (200..300).contains(&fetched.status))
         .then(|| {
@@ -197,6 +187,14 @@ pub fn process(mut fetched: Fetched, url: &url::Url, agent: &str, max_links: usi
                 charset_source: decoded.source.name(),
             }
         });
+    // The text is stored after the body, in its frame (a noindex page's
+    // is not kept; a large page's goes to its doc).
+    let text = parsed
+        .as_ref()
+        .filter(|p| !p.page.noindex && frame.takes_text())
+        .map_or(&b""[..], |p| p.page.text.as_bytes());
+    let text_len = text.len() as u64;
+    let body_zstd = frame.finish(text);
     // The engine keeps the compressed copy and the parse; the body's memory
     // goes now, not after the commit, and only what is kept stays counted.
     let kept = body_zstd.len() + parsed.as_ref().map_or(0, |p| p.page.heap_bytes());
@@ -206,6 +204,7 @@ pub fn process(mut fetched: Fetched, url: &url::Url, agent: &str, max_links: usi
         md5,
         body_len,
         body_zstd,
+        text_len,
         parsed,
     }
 }

@@ -100,13 +100,53 @@ pub struct PageRecord {
     pub body_len: u64,
     /// The body hit the size cap (on the wire or after decoding).
     pub truncated: bool,
-    /// zstd-compressed decoded body.
+    /// One zstd frame: the decoded body, then (version 2) the page's
+    /// visible text, `text_len` bytes, compressed against the body it was
+    /// taken from, so it costs a fraction of a separate copy.
     pub body_zstd: Vec<u8>,
     /// `Location` of a 3xx, resolved and normalized.
     pub redirect_to: Option<String>,
+    // Version 2:
+    /// Bytes of visible text after the body in `body_zstd` (0: none there;
+    /// a page stored before schema 9 keeps its text in `docs`).
+    pub text_len: u64,
 }
 impl Versioned for PageRecord {
-    const VERSION: u8 = 1;
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        super::decode_appended(bytes, 1, &[1])
+    }
+}
+
+impl PageRecord {
+    /// The decoded body, exactly as fetched (without the text after it).
+    pub fn body(&self) -> std::io::Result<Vec<u8>> {
+        let mut frame = self.frame()?;
+        frame.truncate(self.body_len.min(frame.len() as u64) as usize);
+        Ok(frame)
+    }
+
+    /// The visible text stored in the frame after the body, if any.
+    pub fn frame_text(&self) -> std::io::Result<Option<String>> {
+        if self.text_len == 0 {
+            return Ok(None);
+        }
+        let frame = self.frame()?;
+        let text = frame
+            .get(self.body_len as usize..(self.body_len + self.text_len) as usize)
+            .ok_or_else(|| std::io::Error::other("the stored frame is shorter than its lengths"))?;
+        Ok(Some(String::from_utf8_lossy(text).into_owned()))
+    }
+
+    /// The whole decompressed frame (body, then text).
+    fn frame(&self) -> std::io::Result<Vec<u8>> {
+        let size = (self.body_len + self.text_len) as usize;
+        // The lengths come from the same row; a frame that decodes to more
+        // is corrupt, and the cap keeps a bad length from allocating much.
+        zstd::bulk::decompress(&self.body_zstd, size.max(64))
+            .or_else(|_| zstd::decode_all(&self.body_zstd[..]))
+    }
 }
 
 /// `meta/counters`: totals over the life of the db.

@@ -67,6 +67,11 @@ static STEPS: &[Step] = &[
         what: "page verdicts rewritten with one-byte tags",
         run: Some(verdict_tags),
     },
+    Step {
+        to: 9,
+        what: "none (new pages keep their text in the page frame; older docs keep theirs)",
+        run: None,
+    },
 ];
 
 /// What a step did.

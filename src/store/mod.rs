@@ -284,6 +284,29 @@ impl Store {
         Ok(Some(doc))
     }
 
+    /// [`Store::doc`] with its text, which a page stored from schema 9 on
+    /// keeps in its page frame (`PageRecord::frame_text`) instead.
+    pub fn doc_with_text(&self, id: UrlId) -> Result<Option<DocRecord>> {
+        let Some(mut doc) = self.doc(id)? else {
+            return Ok(None);
+        };
+        if doc.text.is_empty() {
+            doc.text = self.page_text(id)?.unwrap_or_default();
+        }
+        Ok(Some(doc))
+    }
+
+    /// The text stored in a page's frame (schema 9 on), if any.
+    pub fn page_text(&self, id: UrlId) -> Result<Option<String>> {
+        let Some(page) = self.page(id)? else {
+            return Ok(None);
+        };
+        page.frame_text().map_err(|e| StoreError::Codec {
+            cf: CF_PAGES,
+            err: CodecError::Malformed(format!("page frame: {e}")),
+        })
+    }
+
     /// A host's state with its robots.txt record, which schema 6 keeps in
     /// `robots` (older dbs have it inside the host's row).
     pub fn host(&self, id: HostId) -> Result<Option<HostRecord>> {

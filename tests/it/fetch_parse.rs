@@ -23,7 +23,7 @@ fn no_robots(
 }
 
 fn zstd_body(p: &trawl::schema::PageRecord) -> Vec<u8> {
-    zstd::decode_all(&p.body_zstd[..]).unwrap()
+    p.body().unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -336,4 +336,47 @@ async fn https_with_a_self_signed_root() {
     let p = db.page(&inner).unwrap();
     assert_eq!(p.http_version, "HTTP/2", "ALPN picked h2");
     assert!(versions.lock().unwrap().contains(&http::Version::HTTP_2));
+}
+
+/// Schema 9: a page's text rides in its page frame after the body, not in
+/// `docs`; the body reads back exact, and `page`, the refilter and the
+/// filters see the text as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_text_is_stored_in_the_page_frame_after_the_body() {
+    const BODY: &str = "<html><head><title>frame</title></head><body>\
+        <p>first paragraph about zqxw crawling</p><p>second paragraph</p></body></html>";
+    let f = Fixture::start(no_robots(|p: &str| match p {
+        "/" => Response::html(BODY),
+        _ => Response::status(404),
+    }))
+    .await;
+    let db = Db::new();
+    db.crawl(fast(), &[f.url("/")]).await;
+    let id = trawl::model::normalize(&f.url("/")).unwrap().id();
+    let page = db.page(&f.url("/")).unwrap();
+    assert_eq!(page.body().unwrap(), BODY.as_bytes(), "the body, exactly");
+    assert!(page.text_len > 0);
+    let text = page.frame_text().unwrap().unwrap();
+    assert!(
+        text.contains("first paragraph about zqxw crawling"),
+        "{text}"
+    );
+    // The doc row itself has no copy of it.
+    assert_eq!(db.store.doc(id).unwrap().unwrap().text, "");
+    assert_eq!(db.doc(&f.url("/")).unwrap().text, text);
+    let out = common::shell(
+        db.store.clone(),
+        vec![
+            format!("page {} --raw", f.url("/")),
+            format!("page {}", f.url("/")),
+            "set filter.mode relevance".into(),
+            "set relevance.keywords zqxw".into(),
+            "refilter".into(),
+            "count pages where verdict = 'keep'".into(),
+        ],
+    )
+    .await;
+    assert!(out.contains(BODY), "{out}");
+    assert!(out.contains("first paragraph about zqxw"), "excerpt: {out}");
+    assert!(out.trim_end().ends_with("\n1"), "kept by its text: {out}");
 }

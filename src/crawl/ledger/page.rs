@@ -57,10 +57,13 @@ impl Ledger {
             parsed,
             md5,
             fetched,
+            text_len,
             ..
         } = data;
         if let Some(html) = parsed {
-            self.record_html(&mut w, &job, html, md5)?;
+            // A large page's text was not put in its frame.
+            let text_in_frame = text_len > 0 || html.page.text.is_empty();
+            self.record_html(&mut w, &job, html, md5, text_in_frame)?;
         }
         self.finish(w.b, &w.touched)?;
         drop(fetched); // its budget share goes once the page is written
@@ -167,6 +170,7 @@ impl Ledger {
             truncated: f.truncated,
             body_zstd,
             redirect_to,
+            text_len: data.text_len,
         };
         w.b.put_row::<Pages>(&id, &record);
         Ok(())
@@ -219,6 +223,7 @@ impl Ledger {
         job: &PageJob,
         html: ParsedHtml,
         md5: [u8; 16],
+        text_in_frame: bool,
     ) -> Result<(), StoreError> {
         let id = job.url.id();
         let page = html.page;
@@ -241,7 +246,9 @@ impl Ledger {
         }
         let doc = DocRecord {
             title: page.title,
-            text: if page.noindex {
+            // In the page's frame (`PageRecord::text_len`) unless the page
+            // was too large to stream; a noindex page's is not kept.
+            text: if text_in_frame || page.noindex {
                 String::new()
             } else {
                 page.text

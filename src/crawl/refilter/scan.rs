@@ -5,6 +5,8 @@
 //! one share of the `docs` key space, walking `verdicts` and `links`
 //! alongside (they are keyed by the page first: a merge join).
 
+use std::borrow::Cow;
+
 use crate::crawl::ledger::rejudge_reconsiders;
 use crate::filter::judge::{LinkDecision, LinkJudge, LinkText, judge_link};
 use crate::filter::links::{self, LinkType};
@@ -118,7 +120,7 @@ pub(super) fn judge_page(
     if filters.settings.mode == Mode::DomainTopic && page.src()?.is_none() {
         return Ok(None);
     }
-    let verdict = judge_text(filters, &doc, page.src.as_ref());
+    let verdict = judge_text(store, filters, &doc, id, page.src.as_ref())?;
     let mut w = PageWork {
         id,
         key: key.clone(),
@@ -164,17 +166,25 @@ fn stored_verdict(
 }
 
 /// The page filters' verdict on the stored title and text (validated only
-/// when the mode reads them).
-fn judge_text(filters: &Filters, doc: &DocView<'_>, src: Option<&CanonicalUrl>) -> PageVerdict {
-    let (title, text) = if filters.reads_text() {
-        (
-            String::from_utf8_lossy(doc.title),
-            String::from_utf8_lossy(doc.text),
-        )
-    } else {
-        Default::default()
+/// when the mode reads them). From schema 9 the text is in the page's
+/// frame, read only then.
+fn judge_text(
+    store: &Store,
+    filters: &Filters,
+    doc: &DocView<'_>,
+    id: UrlId,
+    src: Option<&CanonicalUrl>,
+) -> Result<PageVerdict, StoreError> {
+    let host = src.map_or("", |u| u.host());
+    if !filters.reads_text() {
+        return Ok(filters.page(host, "", ""));
+    }
+    let title = String::from_utf8_lossy(doc.title);
+    let text = match doc.text {
+        b"" => store.page_text(id)?.map(Cow::Owned).unwrap_or_default(),
+        t => String::from_utf8_lossy(t),
     };
-    filters.page(src.map_or("", |u| u.host()), &title, &text)
+    Ok(filters.page(host, &title, &text))
 }
 
 fn scores_changed(v: &PageVerdict, stored: &VerdictRecord) -> bool {

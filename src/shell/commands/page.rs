@@ -37,7 +37,8 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
         .store
         .page(u.id())?
         .ok_or_else(|| format!("{u} has no stored page (why {u} says why)"))?;
-    let body = zstd::decode_all(&page.body_zstd[..])
+    let body = page
+        .body()
         .map_err(|e| format!("stored body unreadable: {e}"))?;
     if raw {
         let ct = Some(page.content_type.as_str()).filter(|c| !c.is_empty());
@@ -53,7 +54,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
             json!({ "url": page.url, "body": text }),
         ));
     }
-    let doc = sh.store.doc(u.id())?;
+    let doc = sh.store.doc_with_text(u.id())?;
     let outs = sh.links_from(u.id(), 20)?;
     let ins = sh.links_to(u.id(), 20)?;
     let duplicate_of = match doc.as_ref().and_then(|d| d.duplicate_of) {

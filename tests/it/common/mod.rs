@@ -114,8 +114,9 @@ impl Db {
         self.store.page(id(url)).unwrap()
     }
 
+    /// The page's doc with its text (from the page frame, schema 9 on).
     pub fn doc(&self, url: &str) -> Option<DocRecord> {
-        self.store.doc(id(url)).unwrap()
+        self.store.doc_with_text(id(url)).unwrap()
     }
 
     pub fn seen(&self, url: &str) -> Option<SeenRecord> {
