@@ -188,3 +188,55 @@ fn cjk_context_is_cut_on_char_boundaries() {
     assert!(l.before.len() <= CONTEXT_BYTES && l.before.ends_with("安排"));
     assert!(l.after.len() <= CONTEXT_BYTES && l.after.starts_with("篮球"));
 }
+
+/// The char-by-char collapse the byte scan of `TextBuf::push` replaced.
+fn collapse_by_chars(pieces: &[&str]) -> String {
+    let (mut s, mut space) = (String::new(), false);
+    for raw in pieces {
+        for c in raw.chars() {
+            if c.is_whitespace() {
+                space = true;
+            } else {
+                if space && !s.is_empty() {
+                    s.push(' ');
+                }
+                space = false;
+                s.push(c);
+            }
+        }
+    }
+    s
+}
+
+#[test]
+fn text_collapses_every_unicode_space_and_nothing_else() {
+    // Every char char::is_whitespace accepts, and neighbours sharing
+    // their lead bytes that it does not (U+00A1, U+1681, U+2060, U+3001).
+    let alphabet: Vec<char> = (0u32..0x3100)
+        .filter_map(char::from_u32)
+        .filter(|c| c.is_whitespace())
+        .chain([
+            'a', 'Z', '中', '文', '\u{a1}', '\u{1681}', '\u{2060}', '\u{3001}', 'é',
+        ])
+        .collect();
+    let mut seed = 0x9e37_79b9_u32;
+    for _ in 0..2_000 {
+        let mut pieces = Vec::new();
+        for _ in 0..3 {
+            let mut p = String::new();
+            for _ in 0..(seed % 12) {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                p.push(alphabet[seed as usize % alphabet.len()]);
+            }
+            pieces.push(p);
+        }
+        let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+        let mut t = TextBuf::default();
+        for p in &refs {
+            t.push(p);
+        }
+        assert_eq!(t.s, collapse_by_chars(&refs), "{refs:?}");
+    }
+}
