@@ -116,9 +116,10 @@ struct CrawlOpts {
     /// The flags that set a setting (flags.rs lists them).
     #[command(flatten)]
     flags: flags::SettingFlags,
-    /// Answer HOST with ADDR instead of DNS (repeatable), e.g. www.example.org:127.0.0.1.
-    #[arg(long = "resolve", value_parser = parse_resolve)]
-    resolve: Vec<(String, std::net::IpAddr)>,
+    /// Answer HOST with ADDR instead of DNS (repeatable), e.g. www.example.org:127.0.0.1;
+    /// `*.example.org:ADDR` answers every name under example.org, `*:ADDR` every name.
+    #[arg(long = "resolve", value_name = "HOST:ADDR")]
+    resolve: Vec<String>,
     /// Any shell setting, as KEY=VALUE (repeatable): `--set net.allow_private=true`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
@@ -152,7 +153,9 @@ impl CrawlOpts {
             k.set(&mut s, value.trim())
                 .map_err(|e| anyhow::anyhow!("--set {kv:?}: {e}"))?;
         }
-        s.fetch.resolve = self.resolve.clone();
+        s.fetch.resolve = (self.resolve.iter())
+            .map(|r| parse_resolve(r).map_err(|e| anyhow::anyhow!("--resolve {e}")))
+            .collect::<anyhow::Result<_>>()?;
         Ok(s)
     }
 }
@@ -168,6 +171,12 @@ fn parse_resolve(s: &str) -> Result<(String, std::net::IpAddr), String> {
         .map_err(|_| format!("{addr:?} is not an IP address"))?;
     if host.is_empty() {
         return Err(format!("{s:?}: no host"));
+    }
+    let wild = host.strip_prefix("*.").unwrap_or(host);
+    if host != "*" && (wild.contains('*') || wild.is_empty()) {
+        return Err(format!(
+            "{host:?}: a wildcard is `*.DOMAIN` (every name under DOMAIN) or `*` (every name)"
+        ));
     }
     Ok((host.to_ascii_lowercase(), ip))
 }

@@ -1,6 +1,7 @@
 //! A DNS cache in front of the system resolver, so a host is resolved once
 //! per `TTL` rather than once per connection, with fixed answers for
-//! `--resolve HOST:ADDR`.
+//! `--resolve HOST:ADDR` (HOST may be `*.DOMAIN`, every name under DOMAIN,
+//! or `*`, every name).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -16,15 +17,44 @@ type Cache = HashMap<String, (Vec<IpAddr>, Instant)>;
 pub struct CachingResolver {
     cache: Arc<Mutex<Cache>>,
     /// Fixed answers (`--resolve`), consulted before the cache.
-    fixed: Arc<HashMap<String, IpAddr>>,
+    fixed: Arc<Fixed>,
+}
+
+/// `--resolve` answers: exact names first, then the longest wildcard
+/// suffix that matches (a handful, so a scan costs nothing per lookup).
+#[derive(Default)]
+struct Fixed {
+    exact: HashMap<String, IpAddr>,
+    /// (`.DOMAIN`, or empty for `*`; longest first, address).
+    wild: Vec<(String, IpAddr)>,
+}
+
+impl Fixed {
+    fn get(&self, host: &str) -> Option<IpAddr> {
+        if let Some(ip) = self.exact.get(host) {
+            return Some(*ip);
+        }
+        let mut wild = self.wild.iter();
+        wild.find(|(suffix, _)| host.ends_with(suffix.as_str()) && host.len() > suffix.len())
+            .map(|(_, ip)| *ip)
+    }
 }
 
 impl CachingResolver {
     pub fn with_fixed(fixed: &[(String, IpAddr)]) -> CachingResolver {
-        let fixed = fixed
-            .iter()
-            .map(|(h, a)| (h.to_ascii_lowercase(), *a))
-            .collect();
+        let mut table = Fixed::default();
+        for (host, ip) in fixed {
+            let host = host.to_ascii_lowercase();
+            match host.strip_prefix('*') {
+                Some(suffix) => table.wild.push((suffix.to_string(), *ip)),
+                None => {
+                    table.exact.insert(host, *ip);
+                }
+            }
+        }
+        // Longest suffix first; the first given wins among equals.
+        table.wild.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
+        let fixed = table;
         CachingResolver {
             cache: Arc::default(),
             fixed: Arc::new(fixed),
@@ -35,7 +65,7 @@ impl CachingResolver {
     pub async fn resolve(&self, host: &str) -> std::io::Result<Vec<IpAddr>> {
         let host = host.to_ascii_lowercase();
         if let Some(ip) = self.fixed.get(&host) {
-            return Ok(vec![*ip]);
+            return Ok(vec![ip]);
         }
         if host == "invalid" || host.ends_with(".invalid") {
             return Err(std::io::Error::new(
@@ -56,5 +86,37 @@ impl CachingResolver {
             c.insert(host, (addrs.clone(), Instant::now()));
         }
         Ok(addrs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[tokio::test]
+    async fn exact_names_then_the_longest_wildcard() {
+        let r = CachingResolver::with_fixed(&[
+            ("*".into(), ip("127.0.0.9")),
+            ("*.bench.test".into(), ip("127.0.0.1")),
+            ("*.deep.bench.test".into(), ip("127.0.0.2")),
+            ("Seed.Bench.Test".into(), ip("127.0.0.3")),
+        ]);
+        let one = |h: &'static str| {
+            let r = r.clone();
+            async move { r.resolve(h).await.unwrap() }
+        };
+        assert_eq!(one("h9999.bench.test").await, [ip("127.0.0.1")]);
+        assert_eq!(one("a.b.bench.test").await, [ip("127.0.0.1")]);
+        assert_eq!(one("x.deep.bench.test").await, [ip("127.0.0.2")]);
+        assert_eq!(one("seed.bench.test").await, [ip("127.0.0.3")]);
+        // `*.bench.test` is the names under it, not the domain itself.
+        assert_eq!(one("bench.test").await, [ip("127.0.0.9")]);
+        assert_eq!(one("xbench.test").await, [ip("127.0.0.9")]);
+        let none = CachingResolver::with_fixed(&[("*.bench.test".into(), ip("127.0.0.1"))]);
+        assert!(none.resolve("other.invalid").await.is_err());
     }
 }

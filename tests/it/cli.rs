@@ -86,6 +86,11 @@ fn bad_input_gets_one_line_errors() {
         "only http and https",
     );
     assert_one_line_error(&trawl(&["crawl", "--db", db_s]), "no seeds");
+    let seed = ["--seed", "http://a.x.test/"];
+    for bad in ["a.*.x.test:127.0.0.1", "*x.test:127.0.0.1", "*.:127.0.0.1"] {
+        let o = trawl(&["crawl", "--db", db_s, seed[0], seed[1], "--resolve", bad]);
+        assert_one_line_error(&o, "a wildcard is `*.DOMAIN`");
+    }
 
     let junk = dir.path().join("junk");
     std::fs::create_dir(&junk).unwrap();
