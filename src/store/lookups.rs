@@ -16,6 +16,23 @@ impl Store {
             .filter_map(|r| r.transpose())
     }
 
+    /// How many pages link to `dst`, read through `cursor` (from
+    /// [`inlinks_cursor`](Self::inlinks_cursor)): one cursor serves a whole
+    /// query, as the live `inlinks` memtable (a vector) sorts a copy of
+    /// itself for every new iterator.
+    pub fn count_inlinks(cursor: &mut super::Cursor<'_>, dst: UrlId) -> Result<u64> {
+        let prefix = dst.to_bytes();
+        cursor.seek(&prefix);
+        let mut n = 0;
+        while let Some((k, _)) = cursor.next_row()? {
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
     /// Every in-link row, in target order.
     pub fn all_inlinks(&self) -> impl Iterator<Item = Result<InLinkKey>> + '_ {
         self.scan(CF_INLINKS, &[])

@@ -116,6 +116,13 @@ impl Cursor<'_> {
         Ok(self.it.key().zip(self.it.value()))
     }
 
+    /// Moves to the first row at or after `key`; [`next_row`](Self::next_row)
+    /// then returns it.
+    pub fn seek(&mut self, key: &[u8]) {
+        self.it.seek(key);
+        self.first = true;
+    }
+
     /// Moves past the rows with keys before `key` (a merge join's step to
     /// the next key of the other side); [`next_row`](Self::next_row) then
     /// returns the row the cursor stopped at.

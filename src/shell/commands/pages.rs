@@ -189,6 +189,7 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
         scanned: 0,
     };
     let unreadable = std::cell::Cell::new(0);
+    let mut in_cursor = needs_inlinks.then(|| store.inlinks_cursor());
     for row in candidates(&store, plan, light, &unreadable) {
         if sh.interrupted() {
             sh.progress_done();
@@ -214,10 +215,9 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
         };
         let Some(page) = page else { continue };
         let doc = sh.store.doc(id)?.unwrap_or_default();
-        let inlinks = if needs_inlinks {
-            sh.store.inlinks_to(id).count() as u64
-        } else {
-            0
+        let inlinks = match in_cursor.as_mut() {
+            Some(c) => Store::count_inlinks(c, id)?,
+            None => 0,
         };
         let row = Row::full(&page, &doc, inlinks, now);
         if !q.filter.eval(&|f| fields::value(f, &row), now) {
