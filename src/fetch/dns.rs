@@ -34,30 +34,31 @@ impl Fixed {
         if let Some(ip) = self.exact.get(host) {
             return Some(*ip);
         }
-        let mut wild = self.wild.iter();
-        wild.find(|(suffix, _)| host.ends_with(suffix.as_str()) && host.len() > suffix.len())
+        (self.wild.iter())
+            .find(|(suffix, _)| host.ends_with(suffix.as_str()) && host.len() > suffix.len())
             .map(|(_, ip)| *ip)
     }
 }
 
 impl CachingResolver {
     pub fn with_fixed(fixed: &[(String, IpAddr)]) -> CachingResolver {
-        let mut table = Fixed::default();
+        let mut answers = Fixed::default();
         for (host, ip) in fixed {
             let host = host.to_ascii_lowercase();
             match host.strip_prefix('*') {
-                Some(suffix) => table.wild.push((suffix.to_string(), *ip)),
+                Some(suffix) => answers.wild.push((suffix.to_string(), *ip)),
                 None => {
-                    table.exact.insert(host, *ip);
+                    answers.exact.insert(host, *ip);
                 }
             }
         }
         // Longest suffix first; the first given wins among equals.
-        table.wild.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
-        let fixed = table;
+        answers
+            .wild
+            .sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
         CachingResolver {
             cache: Arc::default(),
-            fixed: Arc::new(fixed),
+            fixed: Arc::new(answers),
         }
     }
 

@@ -21,29 +21,28 @@ pub const COMMAND: Command = Command {
     run,
 };
 
+const HEADERS: [&str; 5] = ["table", "sst", "blob", "memtable", "rows"];
+
 fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
     let usage = sh.store.disk_usage();
     let total: u64 = usage.iter().map(|u| u.sst + u.blob).sum();
     let unflushed: u64 = usage.iter().map(|u| u.memtable).sum();
     let wire = sh.store.counters()?.bytes;
-    let mut h = format!(
-        "{:<12} {:>10} {:>10} {:>10} {:>12}\n",
-        "table", "sst", "blob", "memtable", "rows"
-    );
+    let mut cells = Vec::new();
     let mut rows = Vec::new();
     for u in usage.iter().filter(|u| u.sst + u.blob + u.memtable > 0) {
-        h += &format!(
-            "{:<12} {:>10} {:>10} {:>10} {:>12}\n",
-            u.table,
+        cells.push(vec![
+            u.table.to_string(),
             table::bytes(u.sst),
             table::bytes(u.blob),
             table::bytes(u.memtable),
-            table::thousands(u.rows)
-        );
+            table::thousands(u.rows),
+        ]);
         rows.push(json!({"table": u.table, "sst": u.sst, "blob": u.blob,
             "memtable": u.memtable, "rows": u.rows}));
     }
-    h += &format!("total        {} on disk", table::bytes(total));
+    let mut h = table::render(&HEADERS, &cells, sh.width);
+    h += &format!("total {} on disk", table::bytes(total));
     if wire > 0 {
         h += &format!(
             " ({:.2} × the {} fetched on the wire)",
