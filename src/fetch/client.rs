@@ -5,18 +5,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http::{HeaderMap, Request, StatusCode, header};
-use http_body_util::{BodyExt, Empty};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
+use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use http_body_util::BodyExt;
 
 use super::budget::{ByteBudget, Ticket};
 use super::connect::{ConnectError, GuardedConnector};
 use super::dns::CachingResolver;
 use super::encoding::decode_content;
 use super::guard::NetGuard;
+use super::pool::{ConnPool, PoolLimits, SendError};
 use crate::model::FailReason;
 
 /// Response headers stored with a page.
@@ -55,6 +52,9 @@ pub struct FetchSettings {
     /// Bytes of bodies in flight at most, beyond each body's first 64 KiB
     /// (`fetch.memory_budget`; one body may overdraw it, see `budget`).
     pub memory_budget: usize,
+    /// Keep-alive connections left open between requests, across all
+    /// hosts; past it the least recently used is closed.
+    pub idle_connections: usize,
 }
 
 impl Default for FetchSettings {
@@ -74,6 +74,7 @@ impl Default for FetchSettings {
             resolve: Vec::new(),
             allow_private: false,
             memory_budget: 32 << 20,
+            idle_connections: IDLE_CONNECTIONS,
         }
     }
 }
@@ -120,14 +121,24 @@ pub struct FetchError {
     pub detail: String,
 }
 
-type Connector = HttpsConnector<GuardedConnector>;
-
-/// Idle keep-alive connections kept per host.
+/// Idle keep-alive connections kept per host. A host never has more idle
+/// connections than the crawl had in flight to it, so this only bounds a
+/// lowered per-host limit. At 8, a crawl with 16 per host closed and
+/// reopened a connection every ~7 pages (between the engine's bursts of
+/// dispatches more than 8 sat idle).
 const MAX_IDLE_PER_HOST: usize = 64;
+/// Idle keep-alive connections kept across hosts: eight times the default
+/// concurrency, so the hosts a crawl rotates through keep theirs, while a
+/// crawl over thousands of hosts does not keep one for each.
+const IDLE_CONNECTIONS: usize = 256;
+/// How long an idle connection is kept for reuse.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Clone)]
 pub struct HttpClient {
-    client: Client<Connector, Empty<Bytes>>,
+    pool: ConnPool,
+    /// The headers of every request (Host is added per request).
+    headers: HeaderMap,
     settings: FetchSettings,
     /// Bytes of bodies in flight (read, decoded, kept until recorded).
     budget: Arc<ByteBudget>,
@@ -137,6 +148,8 @@ pub struct HttpClient {
 pub enum ClientError {
     #[error("cannot read CA file {0}: {1}")]
     CaFile(PathBuf, String),
+    #[error("user agent {0:?} is not a valid header value: use printable ASCII")]
+    UserAgent(String),
 }
 
 impl HttpClient {
@@ -184,37 +197,28 @@ impl HttpClient {
             }
         }
         let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-        let tls = rustls::ClientConfig::builder_with_provider(provider)
+        let mut tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| ClientError::CaFile(PathBuf::new(), e.to_string()))?
             .with_root_certificates(roots)
             .with_no_client_auth();
-        let http = GuardedConnector {
+        tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        let tcp = GuardedConnector {
             resolver: CachingResolver::with_fixed(&settings.resolve),
             guard,
             allow_private: settings.allow_private,
             connect_timeout: settings.connect_timeout,
         };
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .enable_http2()
-            .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_timer(TokioTimer::new())
-            .timer(TokioTimer::new())
-            .pool_idle_timeout(Duration::from_secs(30))
-            // A host never has more idle connections than the crawl had in
-            // flight to it, so this only bounds a lowered per-host limit. At
-            // 8, a crawl with 16 per host closed and reopened a connection
-            // every ~7 pages (between the engine's bursts of dispatches
-            // more than 8 sat idle): socket, connect, accept and teardown
-            // on both sides.
-            .pool_max_idle_per_host(MAX_IDLE_PER_HOST)
-            .build(https);
+        let limits = PoolLimits {
+            idle: settings.idle_connections,
+            idle_per_origin: MAX_IDLE_PER_HOST,
+            idle_timeout: IDLE_TIMEOUT,
+        };
+        let pool = ConnPool::new(tcp, Arc::new(tls), limits);
+        let headers = request_headers(&settings.user_agent)?;
         Ok(HttpClient {
-            client,
+            pool,
+            headers,
             settings,
             budget,
         })
@@ -228,32 +232,36 @@ impl HttpClient {
         &self.budget
     }
 
+    /// Keep-alive connections open and idle now.
+    pub fn idle_connections(&self) -> usize {
+        self.pool.idle_count()
+    }
+
     /// GETs `url`. Never panics on anything the server sends; every failure
     /// is a [`FetchError`] with a reason.
     pub async fn get(&self, url: &str) -> Result<Fetched, FetchError> {
         let start = Instant::now();
         let deadline = tokio::time::Instant::now() + self.settings.total_timeout;
-        let req = Request::get(url)
-            .header(header::USER_AGENT, &self.settings.user_agent)
-            .header(header::ACCEPT, "text/html,application/xhtml+xml,*/*;q=0.8")
-            .header(header::ACCEPT_ENCODING, "gzip, deflate, br")
-            .body(Empty::new())
-            .map_err(|e| FetchError {
-                reason: FailReason::Protocol,
-                detail: e.to_string(),
-            })?;
+        let uri: Uri = url.parse().map_err(|e| FetchError {
+            reason: FailReason::Protocol,
+            detail: format!("{url}: {e}"),
+        })?;
         let first_byte = self
             .settings
             .first_byte_timeout
             .min(self.settings.total_timeout);
-        let resp = match tokio::time::timeout(first_byte, self.client.request(req)).await {
-            Err(_) => return Err(timeout("no response headers in time")),
-            Ok(Err(e)) => return Err(classify(&e)),
-            Ok(Ok(r)) => r,
-        };
+        let (resp, conn) =
+            match tokio::time::timeout(first_byte, self.pool.get(&uri, &self.headers)).await {
+                Err(_) => return Err(timeout("no response headers in time")),
+                Ok(Err(e)) => return Err(classify(&e)),
+                Ok(Ok(r)) => r,
+            };
         let (parts, body) = resp.into_parts();
         let mut ticket = self.budget.ticket();
         let (raw, truncated) = self.read_body(body, &mut ticket, deadline).await?;
+        if let (Some(conn), false) = (conn, truncated) {
+            conn.done();
+        }
         let wire_len = raw.len() as u64;
         let encoding = parts
             .headers
@@ -316,6 +324,23 @@ impl HttpClient {
     }
 }
 
+/// The headers every request carries.
+fn request_headers(user_agent: &str) -> Result<HeaderMap, ClientError> {
+    let mut h = HeaderMap::new();
+    let agent = HeaderValue::from_str(user_agent)
+        .map_err(|_| ClientError::UserAgent(user_agent.to_string()))?;
+    h.insert(header::USER_AGENT, agent);
+    h.insert(
+        header::ACCEPT,
+        HeaderValue::from_static("text/html,application/xhtml+xml,*/*;q=0.8"),
+    );
+    h.insert(
+        header::ACCEPT_ENCODING,
+        HeaderValue::from_static("gzip, deflate, br"),
+    );
+    Ok(h)
+}
+
 fn timeout(detail: &str) -> FetchError {
     FetchError {
         reason: FailReason::Timeout,
@@ -338,47 +363,26 @@ fn version_name(v: http::Version) -> &'static str {
     }
 }
 
-/// Maps a client error to a failure reason by walking its source chain.
-fn classify(e: &hyper_util::client::legacy::Error) -> FetchError {
+/// Maps a request's failure to a failure reason.
+fn classify(e: &SendError) -> FetchError {
     let fail = |reason, detail: String| FetchError { reason, detail };
-    let mut text = e.to_string();
-    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
-    while let Some(s) = src {
-        if let Some(c) = s.downcast_ref::<ConnectError>() {
+    match e {
+        SendError::Connect(c) => {
             let reason = match c {
                 ConnectError::Dns { .. } => FailReason::Dns,
                 ConnectError::Guard(_) => FailReason::NetworkGuard,
                 ConnectError::Timeout(_) => FailReason::Timeout,
                 ConnectError::Io { .. } | ConnectError::NoHost => FailReason::Connect,
             };
-            return fail(reason, c.to_string());
+            fail(reason, c.to_string())
         }
-        if let Some(h) = s.downcast_ref::<hyper::Error>() {
-            return classify_hyper(h);
-        }
-        if let Some(tls) = rustls_error(s) {
-            return fail(FailReason::Tls, format!("TLS: {tls}"));
-        }
-        text = format!("{text}: {s}");
-        // An io::Error's `source` skips the error it wraps: look inside it.
-        src = match s
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-        {
-            Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
-            None => s.source(),
-        };
+        SendError::Tls(io) => match rustls_error(io) {
+            Some(tls) => fail(FailReason::Tls, format!("TLS: {tls}")),
+            None => fail(FailReason::Tls, format!("TLS handshake: {io}")),
+        },
+        SendError::Http(h) => classify_hyper(h),
+        SendError::Url(detail) => fail(FailReason::Protocol, detail.clone()),
     }
-    let lower = text.to_ascii_lowercase();
-    // Errors boxed on the way may hide their types; these words do not.
-    let reason = if lower.contains("certificate") || lower.contains("handshake") {
-        FailReason::Tls
-    } else if e.is_connect() {
-        FailReason::Connect
-    } else {
-        FailReason::Protocol
-    };
-    fail(reason, text)
 }
 
 /// The rustls error `e` is, or wraps in (possibly nested) io::Errors.

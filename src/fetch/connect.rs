@@ -4,13 +4,9 @@
 //! resolver for IP literals, which would let `http://169.254.169.254/`
 //! past a check done there; here every address goes through the guard.
 
-use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
 use super::dns::CachingResolver;
@@ -42,23 +38,9 @@ pub struct GuardedConnector {
     pub connect_timeout: Duration,
 }
 
-impl tower_service::Service<http::Uri> for GuardedConnector {
-    type Response = TokioIo<TcpStream>;
-    type Error = ConnectError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, ConnectError>> + Send>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), ConnectError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, uri: http::Uri) -> Self::Future {
-        let this = self.clone();
-        Box::pin(async move { this.connect(uri).await })
-    }
-}
-
 impl GuardedConnector {
-    async fn connect(self, uri: http::Uri) -> Result<TokioIo<TcpStream>, ConnectError> {
+    /// A TCP connection to `uri`'s host and port, through the guard.
+    pub async fn connect(&self, uri: &http::Uri) -> Result<TcpStream, ConnectError> {
         let host = uri.host().ok_or(ConnectError::NoHost)?;
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let port = uri
@@ -100,7 +82,7 @@ impl GuardedConnector {
             match tokio::time::timeout(self.connect_timeout, TcpStream::connect(addr)).await {
                 Ok(Ok(stream)) => {
                     let _ = stream.set_nodelay(true);
-                    return Ok(TokioIo::new(stream));
+                    return Ok(stream);
                 }
                 // A refused address explains less than a connect error.
                 Ok(Err(err)) => last = Some(ConnectError::Io { addr, err }),

@@ -10,6 +10,7 @@ mod connect;
 mod dns;
 mod encoding;
 mod guard;
+mod pool;
 mod robots;
 
 pub use budget::{ByteBudget, FREE_BYTES};
