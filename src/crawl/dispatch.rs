@@ -109,7 +109,13 @@ impl Scheduler {
             self.schedule(id, now)?;
             return Ok(None);
         }
-        let more = h.queue.in_flight() < per_host && !h.queue.is_drained();
+        // A second page of one host in flight only while fewer hosts than
+        // free slots wait: with many ready, spreading over hosts is
+        // politer, and a host with one page in flight keeps one connection
+        // (it rejoins the warm lane when the page is done, see `rejoin`).
+        let crowded =
+            h.queue.in_flight() >= 1 && self.ready.len() >= self.ledger.settings.concurrency;
+        let more = h.queue.in_flight() < per_host && !h.queue.is_drained() && !crowded;
         let delay = self.ledger.delay_ms(&self.ledger.hosts[&id]);
         self.pages_in_flight += 1;
         if more {
@@ -163,9 +169,13 @@ impl Scheduler {
             Done::Robots { host, fetched } => self.robots_done(host, *fetched)?,
             Done::Page { job, result } => {
                 self.pages_in_flight -= 1;
-                // The host goes back in the ready heap with the hosts the
-                // page's links queued (`schedule_touched`).
+                let host = job.url.host_id();
+                // The host goes back in the warm lane, or in the ready heap
+                // with the hosts the page's links queued (`schedule_touched`).
                 self.ledger.commit_page(*job, *result)?;
+                if let Some(h) = self.ledger.hosts.get(&host) {
+                    self.rejoin(host, h.record.next_fetch_ms);
+                }
                 self.ledger.grow_front_if_needed()?;
             }
         }

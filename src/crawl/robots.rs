@@ -157,6 +157,9 @@ impl Scheduler {
             l.write_host(id)?;
         }
         if !self.ledger.hosts[&id].queue.is_idle() {
+            if !r.unreachable {
+                self.rejoin(id, next);
+            }
             self.schedule(id, next)?;
         }
         Ok(())

@@ -58,6 +58,9 @@ struct Control {
     seeds: tokio::sync::mpsc::UnboundedReceiver<Vec<crate::model::CanonicalUrl>>,
 }
 
+/// Pages a host may take from the warm lane in a row (see `rejoin`).
+const WARM_PAGES: u32 = 100;
+
 pub(super) struct Scheduler {
     /// What the crawl knows and records; the scheduler's only writer.
     pub ledger: Ledger,
@@ -180,6 +183,30 @@ impl Scheduler {
             self.ready.push(at_ms, id);
         }
         Ok(())
+    }
+
+    /// A host whose fetch just ended goes ahead of the hosts waiting, if it
+    /// may be asked again now (`at_ms`, its next fetch time, has come):
+    /// its connection is still open. Round-robin
+    /// over 10,000 ready hosts left each host's connection idle for a whole
+    /// cycle, past the pool's bound, so every page paid a new connection.
+    /// After [`WARM_PAGES`] in a row it waits its turn like the others (as
+    /// Heritrix rotates a queue after its `balance-replenish-amount`).
+    pub(super) fn rejoin(&mut self, id: HostId, at_ms: u64) {
+        let now = self.ledger.clock.now_ms();
+        let Some(h) = self.ledger.hosts.get_mut(&id) else {
+            return;
+        };
+        if h.scheduled || h.queue.is_drained() || at_ms > now {
+            return;
+        }
+        if h.warm_pages >= WARM_PAGES {
+            h.warm_pages = 0;
+            return; // to the heap, with the hosts the ledger touched
+        }
+        h.warm_pages += 1;
+        h.scheduled = true;
+        self.ready.push_warm(id);
     }
 
     /// Hosts the ledger wrote since the last call that have URLs queued

@@ -4,7 +4,7 @@
 //! so a crash leaves them queued.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap, HashSet, VecDeque};
 
 use crate::model::{HostId, UrlId};
 use crate::schema::{CF_FRONTIER, FrontierEntry, FrontierKey};
@@ -141,11 +141,13 @@ fn successor(mut k: [u8; 32]) -> [u8; 32] {
     k
 }
 
-/// Hosts ordered by the time (ms) they may next be asked; each host is in
-/// the heap at most once (the caller tracks that).
+/// Hosts ordered by the time (ms) they may next be asked, behind a lane
+/// of warm hosts that are ready now and go first; each host is in one of
+/// the two at most once (the caller tracks that).
 #[derive(Default)]
 pub struct ReadyHeap {
     heap: BinaryHeap<Reverse<(u64, HostId)>>,
+    warm: VecDeque<HostId>,
 }
 
 impl ReadyHeap {
@@ -153,8 +155,16 @@ impl ReadyHeap {
         self.heap.push(Reverse((at_ms, host)));
     }
 
-    /// The earliest host if its time has come.
+    /// A host that may be asked now and goes ahead of those in the heap.
+    pub fn push_warm(&mut self, host: HostId) {
+        self.warm.push_back(host);
+    }
+
+    /// The first warm host, else the earliest host if its time has come.
     pub fn pop_ready(&mut self, now_ms: u64) -> Option<HostId> {
+        if let Some(h) = self.warm.pop_front() {
+            return Some(h);
+        }
         match self.heap.peek() {
             Some(Reverse((at, _))) if *at <= now_ms => self.heap.pop().map(|Reverse((_, h))| h),
             _ => None,
@@ -162,21 +172,37 @@ impl ReadyHeap {
     }
 
     pub fn next_time(&self) -> Option<u64> {
+        if !self.warm.is_empty() {
+            return Some(0);
+        }
         self.heap.peek().map(|Reverse((at, _))| *at)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.warm.is_empty()
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.warm.len()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn warm_hosts_go_before_the_heap_in_the_order_they_came() {
+        let mut r = ReadyHeap::default();
+        r.push(5, HostId(1));
+        r.push(0, HostId(2));
+        r.push_warm(HostId(3));
+        r.push_warm(HostId(4));
+        assert_eq!(r.next_time(), Some(0));
+        let order: Vec<_> = std::iter::from_fn(|| r.pop_ready(10)).collect();
+        assert_eq!(order, [HostId(3), HostId(4), HostId(2), HostId(1)]);
+        assert!(r.is_empty());
+    }
 
     #[test]
     fn successor_carries() {

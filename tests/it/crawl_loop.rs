@@ -331,3 +331,93 @@ async fn sigterm_stops_cleanly_and_the_rerun_finishes() {
     assert_eq!(total, paths.len(), "a clean stop loses and repeats nothing");
     assert_eq!(paths.len(), 61);
 }
+
+/// Accepts connections, counts them, and relays each to `to`.
+async fn counting_relay(
+    to: std::net::SocketAddr,
+) -> (
+    u16,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    tokio::task::JoinHandle<()>,
+) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(AtomicUsize::new(0));
+    let n = accepted.clone();
+    let task = tokio::spawn(async move {
+        let mut relays = tokio::task::JoinSet::new();
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            n.fetch_add(1, Ordering::SeqCst);
+            relays.spawn(async move {
+                if let Ok(mut out) = tokio::net::TcpStream::connect(to).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut out).await;
+                }
+            });
+            while relays.try_join_next().is_some() {}
+        }
+    });
+    (port, accepted, task)
+}
+
+/// Over many hosts each host keeps one connection: while more hosts are
+/// ready than there are slots, a host has one page in flight, and its next
+/// page goes out first when that one is done, on the same connection.
+/// Round-robin over the hosts made a connection per page once the hosts
+/// outnumbered the idle connections kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_hosts_keep_one_connection_each() {
+    const HOSTS: usize = 40;
+    const PAGES: usize = 6;
+    let port = std::sync::Arc::new(std::sync::atomic::AtomicU16::new(0));
+    let p = port.clone();
+    let server = trawl::site::Server::bind(trawl::site::handler(move |req| {
+        let port = p.load(std::sync::atomic::Ordering::SeqCst);
+        let host = req.host();
+        let i: usize = host
+            .trim_start_matches('h')
+            .split('.')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let r = match req.path.as_str() {
+            "/robots.txt" => Response::status(404),
+            "/" => {
+                // h0 links to every home: all hosts are ready at once.
+                let homes = if i == 0 { HOSTS } else { 0 };
+                let links: Vec<String> = (1..PAGES)
+                    .map(|n| format!("/p{n}"))
+                    .chain((1..homes).map(|h| format!("http://h{h}.many.test:{port}/")))
+                    .collect();
+                let links: Vec<&str> = links.iter().map(String::as_str).collect();
+                page(&format!("home {i}"), &links)
+            }
+            p => page(&format!("{host}{p}"), &[]),
+        };
+        async move { r }
+    }))
+    .await
+    .unwrap();
+    let (relay_port, accepted, relay) = counting_relay(server.addr()).await;
+    port.store(relay_port, std::sync::atomic::Ordering::SeqCst);
+    let db = Db::new();
+    let mut s = fast();
+    s.scope = Scope::Any;
+    (s.concurrency, s.per_host) = (8, 8);
+    s.fetch.idle_connections = 8;
+    s.fetch.resolve = vec![("*.many.test".into(), "127.0.0.1".parse().unwrap())];
+    let summary = db
+        .crawl(s, &[format!("http://h0.many.test:{relay_port}/")])
+        .await;
+    relay.abort();
+    assert_eq!(summary.run_fetched, (HOSTS * PAGES) as u64);
+    let connections = accepted.load(std::sync::atomic::Ordering::SeqCst);
+    // One per host, with some slack for the first host's parallel pages
+    // (fewer hosts than slots are ready then) and evictions.
+    assert!(
+        connections <= 2 * HOSTS,
+        "{connections} connections for {HOSTS} hosts, {} requests",
+        HOSTS * (PAGES + 1)
+    );
+}

@@ -50,6 +50,8 @@ pub(super) struct HostState {
     pub robots_in_flight: bool,
     /// The scheduler's: in the ready heap.
     pub scheduled: bool,
+    /// The scheduler's: pages dispatched from the warm lane in a row.
+    pub warm_pages: u32,
 }
 
 pub(super) struct Ledger {
@@ -188,6 +190,7 @@ impl Ledger {
                     robots_in_flight: false,
                     queue: HostQueue::new(id),
                     scheduled: false,
+                    warm_pages: 0,
                 },
             );
         }
