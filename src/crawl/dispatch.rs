@@ -88,6 +88,14 @@ impl Scheduler {
             self.schedule(id, expires)?;
             return Ok(None);
         }
+        // A second page of a host in flight only when no other host waits
+        // for the slot: spreading over hosts is politer, and a host with
+        // one page in flight keeps one connection (it rejoins the warm
+        // lane when the page is done, see `rejoin`).
+        let others_wait = self.ready.next_time().is_some_and(|t| t <= now);
+        if h.queue.in_flight() >= 1 && others_wait {
+            return Ok(None);
+        }
         let Some((key, entry)) = h.queue.pop(&self.ledger.store)? else {
             return Ok(None);
         };
@@ -109,13 +117,7 @@ impl Scheduler {
             self.schedule(id, now)?;
             return Ok(None);
         }
-        // A second page of one host in flight only while fewer hosts than
-        // free slots wait: with many ready, spreading over hosts is
-        // politer, and a host with one page in flight keeps one connection
-        // (it rejoins the warm lane when the page is done, see `rejoin`).
-        let crowded =
-            h.queue.in_flight() >= 1 && self.ready.len() >= self.ledger.settings.concurrency;
-        let more = h.queue.in_flight() < per_host && !h.queue.is_drained() && !crowded;
+        let more = h.queue.in_flight() < per_host && !h.queue.is_drained() && !others_wait;
         let delay = self.ledger.delay_ms(&self.ledger.hosts[&id]);
         self.pages_in_flight += 1;
         if more {
@@ -169,7 +171,7 @@ impl Scheduler {
             Done::Robots { host, fetched } => self.robots_done(host, *fetched)?,
             Done::Page { job, result } => {
                 self.pages_in_flight -= 1;
-                let host = job.url.host_id();
+                let host = job.key.host;
                 // The host goes back in the warm lane, or in the ready heap
                 // with the hosts the page's links queued (`schedule_touched`).
                 self.ledger.commit_page(*job, *result)?;

@@ -180,14 +180,16 @@ impl Scheduler {
         let h = self.ledger.host(id, "")?;
         if !h.scheduled {
             h.scheduled = true;
+            h.warm_pages = 0; // waits its turn: a new run of warm pages
             self.ready.push(at_ms, id);
         }
         Ok(())
     }
 
     /// A host whose fetch just ended goes ahead of the hosts waiting, if it
-    /// may be asked again now (`at_ms`, its next fetch time, has come):
-    /// its connection is still open. Round-robin
+    /// may be asked again now (`at_ms`, its next fetch time, has come:
+    /// with no crawl delay, or a fetch that took longer than it): its
+    /// connection is still open. Round-robin
     /// over 10,000 ready hosts left each host's connection idle for a whole
     /// cycle, past the pool's bound, so every page paid a new connection.
     /// After [`WARM_PAGES`] in a row it waits its turn like the others (as
@@ -201,7 +203,6 @@ impl Scheduler {
             return;
         }
         if h.warm_pages >= WARM_PAGES {
-            h.warm_pages = 0;
             return; // to the heap, with the hosts the ledger touched
         }
         h.warm_pages += 1;

@@ -378,7 +378,8 @@ fn classify(e: &SendError) -> FetchError {
         }
         SendError::Tls(io) => match rustls_error(io) {
             Some(tls) => fail(FailReason::Tls, format!("TLS: {tls}")),
-            None => fail(FailReason::Tls, format!("TLS handshake: {io}")),
+            // A reset or end of stream during the handshake, not TLS's say.
+            None => fail(FailReason::Connect, format!("TLS handshake: {io}")),
         },
         SendError::Http(h) => classify_hyper(h),
         SendError::Url(detail) => fail(FailReason::Protocol, detail.clone()),

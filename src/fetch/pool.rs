@@ -69,8 +69,11 @@ struct IdleSet {
     lru: BTreeMap<u64, IdleConn>,
     /// Each origin's idle connections' keys in `lru`, most recent last.
     by_origin: HashMap<Arc<str>, Vec<u64>>,
-    /// One HTTP/2 connection per origin, shared by its requests.
-    h2: HashMap<Arc<str>, http2::SendRequest<Body>>,
+    /// One HTTP/2 connection per origin, shared by its requests, with when
+    /// it was last lent; counted in the idle bound, expired like the rest.
+    h2: HashMap<Arc<str>, (http2::SendRequest<Body>, Instant)>,
+    /// When `h2` was last swept of closed and expired connections.
+    h2_swept: Option<Instant>,
 }
 
 struct IdleConn {
@@ -130,7 +133,7 @@ impl ConnPool {
             };
             let sent = match conn {
                 Conn::H2(mut s) => s
-                    .send_request(request(uri.clone(), headers))
+                    .send_request(request(without_userinfo(uri), headers))
                     .await
                     .map(|r| (r, None)),
                 Conn::H1(mut s) => {
@@ -163,8 +166,9 @@ impl ConnPool {
         loop {
             let idle = {
                 let mut set = self.idle.lock().ok()?;
-                if let Some(s) = set.h2.get(origin) {
-                    if !s.is_closed() {
+                if let Some((s, used)) = set.h2.get_mut(origin) {
+                    if !s.is_closed() && used.elapsed() <= self.limits.idle_timeout {
+                        *used = Instant::now();
                         return Some(Conn::H2(s.clone()));
                     }
                     set.h2.remove(origin);
@@ -207,7 +211,9 @@ impl ConnPool {
             let _ = conn.await;
         });
         if let Ok(mut set) = self.idle.lock() {
-            set.h2.insert(origin.clone(), sender.clone());
+            set.h2
+                .insert(origin.clone(), (sender.clone(), Instant::now()));
+            set.sweep_h2(&self.limits);
         }
         Ok(Conn::H2(sender))
     }
@@ -263,10 +269,36 @@ impl Checkin {
             let (old, c) = entry.remove_entry();
             set.forget(&c.origin, old);
         }
+        set.sweep_h2(&self.limits);
     }
 }
 
+/// How often the HTTP/2 connections are swept (a pass over all of them).
+const H2_SWEEP: Duration = Duration::from_secs(1);
+
 impl IdleSet {
+    /// Drops HTTP/2 connections that closed or were not used within the
+    /// idle timeout, and the least recently used past the idle bound (a
+    /// request still holding one keeps it open until it ends).
+    fn sweep_h2(&mut self, limits: &PoolLimits) {
+        let now = Instant::now();
+        if self.h2.is_empty() || self.h2_swept.is_some_and(|t| now - t < H2_SWEEP) {
+            return;
+        }
+        self.h2_swept = Some(now);
+        self.h2
+            .retain(|_, (s, used)| !s.is_closed() && now - *used <= limits.idle_timeout);
+        let room = limits.idle.saturating_sub(self.lru.len());
+        if self.h2.len() > room {
+            let mut by_use: Vec<(Instant, Arc<str>)> =
+                self.h2.iter().map(|(o, (_, t))| (*t, o.clone())).collect();
+            by_use.sort();
+            for (_, origin) in &by_use[..self.h2.len() - room] {
+                self.h2.remove(origin);
+            }
+        }
+    }
+
     /// Drops `seq` from its origin's list (the oldest there, usually).
     fn forget(&mut self, origin: &Arc<str>, seq: u64) {
         if let Some(keys) = self.by_origin.get_mut(origin) {
@@ -318,6 +350,17 @@ fn request(uri: Uri, headers: &HeaderMap) -> Request<Body> {
     *req.uri_mut() = uri;
     *req.headers_mut() = headers.clone();
     req
+}
+
+/// `uri` without `user:pass@`, which HTTP/2's `:authority` must not carry.
+fn without_userinfo(uri: &Uri) -> Uri {
+    let Some(auth) = uri.authority().filter(|a| a.as_str().contains('@')) else {
+        return uri.clone();
+    };
+    let host_port = auth.as_str().rsplit('@').next().unwrap_or_default();
+    let mut parts = uri.clone().into_parts();
+    parts.authority = host_port.parse().ok();
+    Uri::from_parts(parts).unwrap_or_else(|_| uri.clone())
 }
 
 /// `/path?query` of `uri`, as HTTP/1 sends it.
