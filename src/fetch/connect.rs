@@ -38,18 +38,26 @@ pub struct GuardedConnector {
     pub connect_timeout: Duration,
 }
 
+/// `uri`'s port, or its scheme's when it has none.
+pub fn port_of(uri: &http::Uri) -> u16 {
+    uri.port_u16().unwrap_or(scheme_port(uri))
+}
+
+/// The port `uri`'s scheme implies.
+pub fn scheme_port(uri: &http::Uri) -> u16 {
+    if uri.scheme_str() == Some("https") {
+        443
+    } else {
+        80
+    }
+}
+
 impl GuardedConnector {
     /// A TCP connection to `uri`'s host and port, through the guard.
     pub async fn connect(&self, uri: &http::Uri) -> Result<TcpStream, ConnectError> {
         let host = uri.host().ok_or(ConnectError::NoHost)?;
         let host = host.trim_start_matches('[').trim_end_matches(']');
-        let port = uri
-            .port_u16()
-            .unwrap_or(if uri.scheme_str() == Some("https") {
-                443
-            } else {
-                80
-            });
+        let port = port_of(uri);
         let dns = |detail: String| ConnectError::Dns {
             host: host.to_string(),
             detail,

@@ -26,7 +26,7 @@ use rustls_pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_rustls::TlsConnector;
 
-use super::connect::{ConnectError, GuardedConnector};
+use super::connect::{ConnectError, GuardedConnector, port_of, scheme_port};
 
 type Body = Empty<Bytes>;
 
@@ -339,10 +339,7 @@ fn origin_of(uri: &Uri) -> Result<Arc<str>, SendError> {
     let host = uri
         .host()
         .ok_or_else(|| SendError::Url(format!("{uri}: no host")))?;
-    let port = uri
-        .port_u16()
-        .unwrap_or(if scheme == "https" { 443 } else { 80 });
-    Ok(format!("{scheme}://{host}:{port}").into())
+    Ok(format!("{scheme}://{host}:{}", port_of(uri)).into())
 }
 
 fn request(uri: Uri, headers: &HeaderMap) -> Request<Body> {
@@ -374,13 +371,8 @@ fn origin_form(uri: &Uri) -> Uri {
 /// The Host header: the authority, without a port the scheme implies.
 fn with_host(mut req: Request<Body>, uri: &Uri) -> Request<Body> {
     let host = uri.host().unwrap_or_default();
-    let default = if uri.scheme_str() == Some("https") {
-        443
-    } else {
-        80
-    };
     let value = match uri.port_u16() {
-        Some(p) if p != default => HeaderValue::from_str(&format!("{host}:{p}")),
+        Some(p) if p != scheme_port(uri) => HeaderValue::from_str(&format!("{host}:{p}")),
         _ => HeaderValue::from_str(host),
     };
     if let Ok(v) = value {
