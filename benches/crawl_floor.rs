@@ -152,8 +152,13 @@ async fn run(
             let good = fetched.status == 200;
             if stage != Stage::Fetch {
                 let url = trawl::model::normalize(&u).expect("bench URLs parse");
-                let data =
-                    process_page(fetched, url.url(), "trawl", trawl::parse::DEFAULT_MAX_LINKS);
+                let data = process_page(
+                    fetched,
+                    url.url(),
+                    "trawl",
+                    trawl::parse::DEFAULT_MAX_LINKS,
+                    None,
+                );
                 match &writer {
                     Some(w) => w.send((url, data)).await.is_ok(),
                     None => std::hint::black_box(data).fetched.status == 200,

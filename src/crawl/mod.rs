@@ -10,6 +10,7 @@
 
 mod audit;
 mod clock;
+mod dictionary;
 mod dispatch;
 mod frame;
 mod handle;

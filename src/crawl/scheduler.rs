@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use super::dictionary::PageDictionary;
 use super::dispatch::Running;
 use super::handle::{CrawlHandle, CrawlState, Shared, Snapshot};
 use super::ledger::Ledger;
@@ -67,6 +68,8 @@ pub(super) struct Scheduler {
     pub client: HttpClient,
     /// The fetch tasks' end of the in-flight marks channel.
     pub(super) mark_requests: Marks,
+    /// The db's zstd dictionary for page frames, or its training.
+    pub(super) dictionary: Arc<PageDictionary>,
     shared: Arc<Shared>,
     pub(super) tasks: JoinSet<Done>,
     /// What each running task is working on, so a task that panics is
@@ -115,8 +118,10 @@ pub fn start(
     engine.resume_hosts()?;
     let shared = engine.shared.clone();
     let store = engine.ledger.store.clone();
+    let dictionary = engine.dictionary.clone();
     let join = tokio::spawn(async move {
         let ended = engine.run(rx).await;
+        let _ = tokio::task::spawn_blocking(move || dictionary.finish()).await;
         // An engine error (a failed write) is not a page's crash: its
         // fetches must not count as deaths on the next run.
         if ended.is_err() {
@@ -146,10 +151,13 @@ impl Scheduler {
             snapshot: Mutex::new(Snapshot::default()),
             notices: Mutex::new(Vec::new()),
         });
+        let dictionary =
+            PageDictionary::open(store.clone(), settings.dictionary_pages, shared.clone())?;
         let scheduler = Scheduler {
             ledger: Ledger::open(store, settings, guard, marks)?,
             client,
             mark_requests,
+            dictionary,
             shared,
             tasks: JoinSet::new(),
             running: HashMap::new(),

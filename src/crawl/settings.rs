@@ -45,6 +45,9 @@ pub struct CrawlSettings {
     pub follow_nofollow: bool,
     /// On stop, how long in-flight fetches may run before they are abandoned.
     pub shutdown_grace: Duration,
+    /// HTML bodies a crawl trains the db's zstd dictionary on, once per db
+    /// (0: pages are stored without one).
+    pub dictionary_pages: usize,
     pub fetch: FetchSettings,
     /// The focused-crawl filters (mode none by default).
     pub filter: FilterSettings,
@@ -72,6 +75,7 @@ impl Default for CrawlSettings {
             max_redirects: 5,
             follow_nofollow: false,
             shutdown_grace: Duration::from_secs(10),
+            dictionary_pages: 400,
             fetch: FetchSettings::default(),
             filter: FilterSettings::default(),
             traps: TrapLimits::default(),

@@ -4,11 +4,13 @@
 
 use md5::{Digest, Md5};
 
+use super::dictionary::PageDictionary;
 use super::frame::FrameWriter;
 
 use crate::fetch::{self, FetchError, Fetched, HttpClient, RobotsFetch};
 use crate::model::{CanonicalUrl, HostId};
 use crate::parse::{self, ParsedPage};
+use crate::schema::dictionary::Dictionary;
 use crate::schema::{FrontierEntry, FrontierKey};
 
 /// Bodies above this are parsed on the blocking pool, not a reactor thread,
@@ -62,6 +64,8 @@ pub(super) struct PageWork {
     pub client: HttpClient,
     pub agent: String,
     pub max_links: usize,
+    /// The zstd dictionary frames are compressed with.
+    pub dictionary: std::sync::Arc<PageDictionary>,
     /// Where the page is marked in flight while processed.
     pub marks: super::marks::Marks,
     /// Runs that died with this page in flight before.
@@ -73,14 +77,23 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
         client,
         agent,
         max_links,
+        dictionary,
         marks,
         deaths,
     } = work;
     let fetched = client.get(job.url.as_str()).await;
     let result = match fetched {
         Ok(fetched) => {
+            if is_page(&fetched) {
+                dictionary.offer(&fetched.body);
+            }
             if marks.mark(job.url.id(), job.key, deaths).await {
-                process_off_reactor(fetched, &job, agent, max_links).await
+                let how = How {
+                    agent,
+                    max_links,
+                    dictionary,
+                };
+                process_off_reactor(fetched, &job, how).await
             } else {
                 Err(FetchError {
                     reason: crate::schema::FailReason::Internal,
@@ -96,21 +109,32 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
     }
 }
 
+/// An HTML page with a 2xx status: parsed, and a dictionary sample.
+fn is_page(fetched: &Fetched) -> bool {
+    parse::is_html(&fetched.content_type) && (200..300).contains(&fetched.status)
+}
+
+/// How a fetch task processes its body.
+struct How {
+    agent: String,
+    max_links: usize,
+    dictionary: std::sync::Arc<PageDictionary>,
+}
+
 /// Processes a body inline, or on the blocking pool when it is large.
 async fn process_off_reactor(
     fetched: Fetched,
     job: &PageJob,
-    agent: String,
-    max_links: usize,
+    how: How,
 ) -> Result<PageData, FetchError> {
     if fetched.body.len() <= INLINE_PARSE_BYTES {
-        return process_guarded(fetched, job.url.url(), &agent, max_links);
+        return process_guarded(fetched, job.url.url(), &how);
     }
     let url = job.url.url().clone();
     // The semaphore is never closed, so acquiring cannot fail.
     let permit = LARGE_PARSE.acquire().await.ok();
     let parsed = tokio::task::spawn_blocking(move || {
-        let done = process_guarded(fetched, &url, &agent, max_links);
+        let done = process_guarded(fetched, &url, &how);
         release_thread_memory();
         done
     })
@@ -130,14 +154,10 @@ fn release_thread_memory() {
 
 /// [`process`], with a panic (a bug some page trips in us or a library)
 /// turned into this URL's failure, so the host and the crawl go on.
-fn process_guarded(
-    fetched: Fetched,
-    url: &url::Url,
-    agent: &str,
-    max_links: usize,
-) -> Result<PageData, FetchError> {
+fn process_guarded(fetched: Fetched, url: &url::Url, how: &How) -> Result<PageData, FetchError> {
+    let dict = how.dictionary.current();
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        process(fetched, url, agent, max_links)
+        process(fetched, url, &how.agent, how.max_links, dict)
     }))
     .map_err(|panic| {
         let what = panic
@@ -161,32 +181,37 @@ fn internal(what: &str) -> FetchError {
     }
 }
 
-/// MD5, zstd, charset decoding and parsing (at most `max_links` links) of
-/// one fetched body: the CPU work a fetch task does before the engine
-/// commits the page.
-pub fn process(mut fetched: Fetched, url: &url::Url, agent: &str, max_links: usize) -> PageData {
+/// MD5, zstd (with `dict`, the db's dictionary, if any), charset decoding
+/// and parsing (at most `max_links` links) of one fetched body: the CPU
+/// work a fetch task does before the engine commits the page.
+pub fn process(
+    mut fetched: Fetched,
+    url: &url::Url,
+    agent: &str,
+    max_links: usize,
+    dict: Option<&Dictionary>,
+) -> PageData {
     crash_hook::check(&fetched.body);
     let md5: [u8; 16] = Md5::digest(&fetched.body).into();
-    let frame = FrameWriter::begin(&fetched.body);
+    let frame = FrameWriter::begin(&fetched.body, dict);
     let body_len = fetched.body.len() as u64;
-    let parsed = (parse::is_html(&fetched.content_type) && (200..300).contains(&fetched.status))
-        .then(|| {
-            // The body becomes the text (no copy when it is UTF-8).
-            let body = std::mem::take(&mut fetched.body);
-            let ct = Some(fetched.content_type.as_str()).filter(|c| !c.is_empty());
-            let decoded = parse::decode_owned(body, ct);
-            let mut page = parse::parse_html(&decoded.text, url, decoded.charset, agent, max_links);
-            if let Some(tag) = fetched.header("x-robots-tag") {
-                let d = crate::filter::robots_tag::x_robots_tag(tag, agent);
-                page.noindex |= d.noindex;
-                page.nofollow |= d.nofollow;
-            }
-            ParsedHtml {
-                page,
-                charset: decoded.charset.name(),
-                charset_source: decoded.source.name(),
-            }
-        });
+    let parsed = is_page(&fetched).then(|| {
+        // The body becomes the text (no copy when it is UTF-8).
+        let body = std::mem::take(&mut fetched.body);
+        let ct = Some(fetched.content_type.as_str()).filter(|c| !c.is_empty());
+        let decoded = parse::decode_owned(body, ct);
+        let mut page = parse::parse_html(&decoded.text, url, decoded.charset, agent, max_links);
+        if let Some(tag) = fetched.header("x-robots-tag") {
+            let d = crate::filter::robots_tag::x_robots_tag(tag, agent);
+            page.noindex |= d.noindex;
+            page.nofollow |= d.nofollow;
+        }
+        ParsedHtml {
+            page,
+            charset: decoded.charset.name(),
+            charset_source: decoded.source.name(),
+        }
+    });
     // The text is stored after the body, in its frame (a noindex page's
     // is not kept; a large page's goes to its doc).
     let text = parsed

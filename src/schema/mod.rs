@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v9.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v10.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -7,6 +7,7 @@
 //! with [`CodecError::Version`] instead of misreading the bytes.
 
 mod derived;
+pub mod dictionary;
 mod keys;
 mod links;
 pub mod tables;
@@ -18,7 +19,7 @@ pub use links::*;
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 9;
+pub const SCHEMA_VERSION: u32 = 10;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -85,6 +86,14 @@ pub mod meta_keys {
     /// Prefix of migration records: `migration:` ‖ the schema version a
     /// step brought the db to (u32 BE).
     pub const MIGRATION_PREFIX: &[u8] = b"migration:";
+
+    /// Prefix of zstd dictionaries: `dict:` ‖ the dictionary's id (u32
+    /// BE); the value is the dictionary as zstd writes it.
+    pub const DICT_PREFIX: &[u8] = b"dict:";
+
+    pub fn dict(id: u32) -> Vec<u8> {
+        [DICT_PREFIX, &id.to_be_bytes()[..]].concat()
+    }
 
     pub fn migration(to: u32) -> Vec<u8> {
         [MIGRATION_PREFIX, &to.to_be_bytes()[..]].concat()
@@ -177,11 +186,11 @@ pub(crate) fn malformed(e: postcard::Error) -> CodecError {
 mod tests {
     use super::*;
 
-    /// `schema/v9.md` has one `## \`name\`` section per column family the
+    /// `schema/v10.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v9.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v10.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -189,7 +198,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v9.md sections vs COLUMN_FAMILIES"
+            "schema/v10.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"

@@ -157,19 +157,8 @@ impl PageRecord {
         let size = (self.body_len + self.text_len) as usize;
         // The lengths come from the same row; a frame that decodes to more
         // is corrupt, and the cap keeps a bad length from allocating much.
-        // One context per thread: creating one per page was 12 % of a
-        // refilter's profile.
-        let decoded = FRAME_DECODER.with(|d| match d.borrow_mut().as_mut() {
-            Some(d) => d.decompress(&self.body_zstd, size.max(64)),
-            None => zstd::bulk::decompress(&self.body_zstd, size.max(64)),
-        });
-        decoded.or_else(|_| zstd::decode_all(&self.body_zstd[..]))
+        super::dictionary::decompress(&self.body_zstd, size.max(64))
     }
-}
-
-thread_local! {
-    static FRAME_DECODER: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
-        std::cell::RefCell::new(zstd::bulk::Decompressor::new().ok());
 }
 
 /// `meta/counters`: totals over the life of the db.

@@ -72,6 +72,11 @@ static STEPS: &[Step] = &[
         what: "none (new pages keep their text in the page frame; older docs keep theirs)",
         run: None,
     },
+    Step {
+        to: 10,
+        what: "none (new page frames may use a zstd dictionary kept in meta; older frames have none)",
+        run: None,
+    },
 ];
 
 /// What a step did.

@@ -9,6 +9,7 @@
 mod open;
 pub use open::raise_open_file_limit;
 mod batch;
+mod dictionaries;
 mod links;
 mod lookups;
 mod migrate;
@@ -171,6 +172,7 @@ impl Store {
         if let Some(found) = older {
             store.migrated = migrate::migrate(&store, found)?;
         }
+        store.register_dictionaries()?;
         Ok(store)
     }
 
@@ -184,12 +186,14 @@ impl Store {
     /// secondary whose private files live in `scratch`.
     pub fn open_secondary(path: &Path, scratch: &Path) -> Result<Store> {
         let db = open::open_secondary(path, scratch)?;
-        Ok(Store {
+        let store = Store {
             db,
             path: path.to_path_buf(),
             secondary: true,
             migrated: Vec::new(),
-        })
+        };
+        store.register_dictionaries()?;
+        Ok(store)
     }
 
     pub fn path(&self) -> &Path {
@@ -204,6 +208,8 @@ impl Store {
     pub fn catch_up(&self) -> Result<()> {
         if self.secondary {
             self.db.try_catch_up_with_primary()?;
+            // A crawl may have trained its dictionary since.
+            self.register_dictionaries()?;
         }
         Ok(())
     }

@@ -21,5 +21,6 @@ mod resume;
 mod review;
 mod robots_politeness;
 mod shell;
+mod storage;
 mod sudden_death;
 mod traps;

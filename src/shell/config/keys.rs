@@ -330,6 +330,18 @@ pub static KEYS: &[Key] = &[
         }
     ),
     key!(
+        "store.dictionary_pages",
+        Kind::Int {
+            min: 0,
+            max: 100_000
+        },
+        "HTML pages the db's zstd dictionary is trained on, once per db, when a crawl starts without one (0: none)",
+        |s| s.dictionary_pages.to_string(),
+        |s, v| if let Value::Int(n) = v {
+            s.dictionary_pages = n as usize
+        }
+    ),
+    key!(
         "filter.mode",
         Kind::Enum(&Mode::NAMES),
         "focused-crawl filters: none, domain (000 stage 1), domain+topic (000 stages 1+2), relevance (001), relevance+linktype (001 with link policy)",

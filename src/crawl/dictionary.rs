@@ -1,0 +1,133 @@
+//! The zstd dictionary a crawl compresses page frames with: the one the db
+//! holds, or one trained from the first pages' bodies. Pages of one site
+//! share their markup, so a dictionary trained on 400 of them compresses
+//! the rest 1.33× better (2.43× against 1.83× on the bench site). Training
+//! runs once per db, on a side thread (0.4 s for 400 pages); the
+//! dictionary is stored before any frame uses it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::handle::Shared;
+use crate::schema::dictionary::Dictionary;
+use crate::store::{Store, StoreError};
+
+/// Bodies smaller than this teach the dictionary little.
+const MIN_SAMPLE: usize = 256;
+/// Larger bodies are left out, so that a few huge pages neither hold much
+/// memory nor make the dictionary theirs.
+const MAX_SAMPLE: usize = 256 * 1024;
+
+/// Shared by the fetch tasks: they read the dictionary for every page and
+/// offer bodies while it is being gathered.
+pub struct PageDictionary {
+    ready: OnceLock<Dictionary>,
+    /// Samples still wanted (false once training started, or when off).
+    gathering: AtomicBool,
+    want: usize,
+    samples: Mutex<Vec<Vec<u8>>>,
+    /// The training thread, joined when the crawl ends.
+    trainer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    store: Arc<Store>,
+    /// Where a failed training is told (the crawl's notices).
+    shared: Arc<Shared>,
+}
+
+impl PageDictionary {
+    /// The db's dictionary if it has one; else, with `want` > 0, one to be
+    /// trained on the next `want` HTML bodies.
+    pub(super) fn open(
+        store: Arc<Store>,
+        want: usize,
+        shared: Arc<Shared>,
+    ) -> Result<Arc<PageDictionary>, StoreError> {
+        // Trawl trains one per db; should there be several, the newest
+        // frames name theirs and any of them serves new pages.
+        let held = store.dictionaries()?.into_iter().next();
+        let ready = OnceLock::new();
+        let gathering = held.is_none() && want > 0;
+        if let Some(d) = held {
+            let _ = ready.set(d);
+        }
+        Ok(Arc::new(PageDictionary {
+            ready,
+            gathering: AtomicBool::new(gathering),
+            want,
+            samples: Mutex::new(Vec::new()),
+            trainer: Mutex::new(None),
+            store,
+            shared,
+        }))
+    }
+
+    /// The dictionary to compress with now.
+    pub fn current(&self) -> Option<&Dictionary> {
+        self.ready.get()
+    }
+
+    /// A fetched body that may become a training sample (HTML, 2xx).
+    pub fn offer(self: &Arc<Self>, body: &[u8]) {
+        if !self.gathering.load(Ordering::Relaxed)
+            || !(MIN_SAMPLE..=MAX_SAMPLE).contains(&body.len())
+        {
+            return;
+        }
+        let mut samples = self.samples.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.gathering.load(Ordering::Relaxed) {
+            return;
+        }
+        samples.push(body.to_vec());
+        if samples.len() < self.want {
+            return;
+        }
+        self.gathering.store(false, Ordering::Relaxed);
+        let taken = std::mem::take(&mut *samples);
+        let me = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("trawl-dictionary".into())
+            .spawn(move || me.train(&taken));
+        match spawned {
+            Ok(t) => *self.trainer.lock().unwrap_or_else(|e| e.into_inner()) = Some(t),
+            Err(e) => self.tell(format!(
+                "pages are stored without a zstd dictionary: no thread to train one ({e})"
+            )),
+        }
+    }
+
+    /// Waits for a training under way (under a second), so that a run
+    /// that gathered its samples keeps its dictionary.
+    pub(super) fn finish(&self) {
+        let trainer = self
+            .trainer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(t) = trainer {
+            let _ = t.join();
+        }
+    }
+
+    fn train(&self, samples: &[Vec<u8>]) {
+        let trained = Dictionary::train(samples).map_err(|e| e.to_string());
+        let stored = trained.and_then(|d| {
+            self.store.put_dictionary(&d).map_err(|e| e.to_string())?;
+            Ok(d)
+        });
+        match stored {
+            // Frames name it only from here on, after it is in the db.
+            Ok(d) => {
+                let _ = self.ready.set(d);
+            }
+            Err(e) => self.tell(format!(
+                "pages are stored without a zstd dictionary: training on {} pages failed ({e}); the next run tries again",
+                samples.len()
+            )),
+        }
+    }
+
+    fn tell(&self, msg: String) {
+        if let Ok(mut n) = self.shared.notices.lock() {
+            n.push(msg);
+        }
+    }
+}
