@@ -17,6 +17,19 @@ const MIN_SAMPLE: usize = 256;
 /// Larger bodies are left out, so that a few huge pages neither hold much
 /// memory nor make the dictionary theirs.
 const MAX_SAMPLE: usize = 256 * 1024;
+/// Training starts once the samples hold this much, whatever their number:
+/// about 100 times the dictionary, as zstd advises (400 pages of the bench
+/// site are 4.8 MB). It bounds the memory gathering holds.
+const MAX_SAMPLE_BYTES: usize = 12 << 20;
+/// zstd's trainer needs at least 5 samples in the 75 % it trains on.
+const MIN_SAMPLES: usize = 8;
+
+/// Bodies gathered for training.
+#[derive(Default)]
+struct Samples {
+    bodies: Vec<Vec<u8>>,
+    bytes: usize,
+}
 
 /// Shared by the fetch tasks: they read the dictionary for every page and
 /// offer bodies while it is being gathered.
@@ -25,7 +38,7 @@ pub struct PageDictionary {
     /// Samples still wanted (false once training started, or when off).
     gathering: AtomicBool,
     want: usize,
-    samples: Mutex<Vec<Vec<u8>>>,
+    samples: Mutex<Samples>,
     /// The training thread, joined when the crawl ends.
     trainer: Mutex<Option<std::thread::JoinHandle<()>>>,
     store: Arc<Store>,
@@ -34,8 +47,10 @@ pub struct PageDictionary {
 }
 
 impl PageDictionary {
-    /// The db's dictionary if it has one; else, with `want` > 0, one to be
-    /// trained on the next `want` HTML bodies.
+    /// With `want` 0, none. Else the db's dictionary if it has one, or one
+    /// to be trained on the next `want` HTML bodies (at least 8; fewer if
+    /// they reach 12 MiB). Samples are not kept across runs: a db whose
+    /// runs each fetch fewer gets no dictionary.
     pub(super) fn open(
         store: Arc<Store>,
         want: usize,
@@ -43,7 +58,10 @@ impl PageDictionary {
     ) -> Result<Arc<PageDictionary>, StoreError> {
         // Trawl trains one per db; should there be several, the newest
         // frames name theirs and any of them serves new pages.
-        let held = store.dictionaries()?.into_iter().next();
+        let held = match want {
+            0 => None,
+            _ => store.dictionaries()?.into_iter().next(),
+        };
         let ready = OnceLock::new();
         let gathering = held.is_none() && want > 0;
         if let Some(d) = held {
@@ -52,8 +70,8 @@ impl PageDictionary {
         Ok(Arc::new(PageDictionary {
             ready,
             gathering: AtomicBool::new(gathering),
-            want,
-            samples: Mutex::new(Vec::new()),
+            want: want.max(MIN_SAMPLES),
+            samples: Mutex::new(Samples::default()),
             trainer: Mutex::new(None),
             store,
             shared,
@@ -76,12 +94,17 @@ impl PageDictionary {
         if !self.gathering.load(Ordering::Relaxed) {
             return;
         }
-        samples.push(body.to_vec());
-        if samples.len() < self.want {
+        samples.bodies.push(body.to_vec());
+        samples.bytes += body.len();
+        if samples.bodies.len() < self.want && samples.bytes < MAX_SAMPLE_BYTES {
             return;
         }
+        if samples.bodies.len() < MIN_SAMPLES {
+            return; // a few huge pages: more are needed
+        }
         self.gathering.store(false, Ordering::Relaxed);
-        let taken = std::mem::take(&mut *samples);
+        let taken = std::mem::take(&mut samples.bodies);
+        samples.bytes = 0;
         let me = self.clone();
         let spawned = std::thread::Builder::new()
             .name("trawl-dictionary".into())
@@ -94,9 +117,16 @@ impl PageDictionary {
         }
     }
 
-    /// Waits for a training under way (under a second), so that a run
-    /// that gathered its samples keeps its dictionary.
+    /// Ends the gathering and waits for a training under way (under a
+    /// second), so that a run that gathered its samples keeps its
+    /// dictionary and no thread writes to the db after the crawl ended.
     pub(super) fn finish(&self) {
+        {
+            // Under the lock: an offer racing this one sees it closed.
+            let mut samples = self.samples.lock().unwrap_or_else(|e| e.into_inner());
+            self.gathering.store(false, Ordering::Relaxed);
+            *samples = Samples::default();
+        }
         let trainer = self
             .trainer
             .lock()

@@ -83,7 +83,7 @@ pub fn decompress(frame: &[u8], capacity: usize) -> io::Result<Vec<u8>> {
         if cell.as_ref().is_none_or(|(have, _)| *have != id) {
             let bytes = known(id).ok_or_else(|| {
                 io::Error::other(format!(
-                    "the frame was compressed with zstd dictionary {id}, which this db does not hold (meta row dict:{id} is missing)"
+                    "the frame was compressed with zstd dictionary {id}, which this db does not hold (its meta row dict:{id} is missing or unreadable)"
                 ))
             })?;
             *cell = Some((id, Decompressor::with_dictionary(&bytes)?));

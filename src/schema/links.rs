@@ -144,46 +144,76 @@ impl<'a> LinkView<'a> {
     }
 }
 
-/// `links` value since schema 5: all of a page's out-links in one row, as
-/// (target id, link) pairs in page order. One row instead of one per link:
-/// a page costs ~20 fewer memtable inserts, and the row (usually ≥ 1 KiB)
-/// goes to a blob file that compaction does not rewrite. Version 2 (schema
-/// 8) holds each link in [`LinkView`]'s layout; version 1 in the spelled
-/// layout of link record version 4.
+/// `links` value since schema 5: all of a page's out-links in one row, in
+/// page order. One row instead of one per link: a page costs ~20 fewer
+/// memtable inserts, and the row (usually ≥ 1 KiB) goes to a blob file
+/// that compaction does not rewrite. Version 3 (schema 11) holds the links
+/// alone, in [`LinkView`]'s layout: a target's id is the hash of its URL
+/// (`UrlId::of(dst_url)`), 16 bytes a link that do not compress. Version 2
+/// (schema 8) puts each target's id before its link, and is still written
+/// when a link's URL is not its id's (a record converted from schema 4);
+/// version 1 holds (id, link) in the spelled layout of link record
+/// version 4.
 pub struct PageLinks;
 
 impl PageLinks {
-    pub const VERSION: u8 = 2;
+    pub const VERSION: u8 = 3;
+    /// The version with the targets' ids written out.
+    const WITH_IDS: u8 = 2;
 
     /// The links of a page row, borrowing its bytes.
     pub fn decode(bytes: &[u8]) -> Result<Vec<(UrlId, LinkView<'_>)>, CodecError> {
         let (version, rest) = super::split_version(bytes, 1, Self::VERSION)?;
-        if version == 1 {
-            let links: Vec<(u128, Spelled<'_>)> =
-                postcard::from_bytes(rest).map_err(super::malformed)?;
-            return links
-                .into_iter()
-                .map(|(id, l)| Ok((UrlId(id), l.typed()?)))
-                .collect();
+        match version {
+            1 => {
+                let links: Vec<(u128, Spelled<'_>)> =
+                    postcard::from_bytes(rest).map_err(super::malformed)?;
+                links
+                    .into_iter()
+                    .map(|(id, l)| Ok((UrlId(id), l.typed()?)))
+                    .collect()
+            }
+            Self::WITH_IDS => {
+                let links: Vec<(u128, LinkView<'_>)> =
+                    postcard::from_bytes(rest).map_err(super::malformed)?;
+                Ok(links.into_iter().map(|(id, l)| (UrlId(id), l)).collect())
+            }
+            _ => {
+                let links: Vec<LinkView<'_>> =
+                    postcard::from_bytes(rest).map_err(super::malformed)?;
+                Ok(links
+                    .into_iter()
+                    .map(|l| (UrlId::of(l.dst_url), l))
+                    .collect())
+            }
         }
-        let links: Vec<(u128, LinkView<'_>)> =
-            postcard::from_bytes(rest).map_err(super::malformed)?;
-        Ok(links.into_iter().map(|(id, l)| (UrlId(id), l)).collect())
     }
 }
 
 /// Builds a [`PageLinks`] row one link at a time (each is encoded when
 /// added, so the link's fields need not outlive the call). A second link to
 /// the same target replaces the first, as a second put of a per-link row did.
-#[derive(Default)]
 pub struct PageLinksBuilder {
     links: Vec<(UrlId, Vec<u8>)>,
     index: std::collections::HashMap<UrlId, usize>,
+    /// Every target's id is its URL's hash (version 3 can be written).
+    ids_implied: bool,
+}
+
+impl Default for PageLinksBuilder {
+    fn default() -> Self {
+        PageLinksBuilder {
+            links: Vec::new(),
+            index: Default::default(),
+            ids_implied: true,
+        }
+    }
 }
 
 impl PageLinksBuilder {
     pub fn push(&mut self, dst: UrlId, link: &LinkView<'_>) {
-        let bytes = postcard::to_stdvec(&(dst.0, link)).unwrap_or_default();
+        self.ids_implied &= UrlId::of(link.dst_url) == dst;
+        let bytes = postcard::to_stdvec(link).unwrap_or_default();
         match self.index.get(&dst) {
             Some(&i) => self.links[i].1 = bytes,
             None => {
@@ -197,14 +227,24 @@ impl PageLinksBuilder {
         self.links.is_empty()
     }
 
-    /// The row's bytes: version, link count, then the links.
+    /// The row's bytes: version, link count, then the links (each after
+    /// its target's id in version 2).
     pub fn encode(&self) -> Vec<u8> {
-        let len: usize = self.links.iter().map(|(_, b)| b.len()).sum();
+        let len: usize = self.links.iter().map(|(_, b)| b.len() + 17).sum();
         let mut out = Vec::with_capacity(len + 11);
-        out.push(PageLinks::VERSION);
-        // postcard writes a sequence's length as a varint, like a usize.
+        let with_ids = !self.ids_implied;
+        out.push(if with_ids {
+            PageLinks::WITH_IDS
+        } else {
+            PageLinks::VERSION
+        });
+        // postcard writes a sequence's length as a varint, like a usize, and
+        // a tuple as its fields one after the other.
         out.extend(postcard::to_stdvec(&self.links.len()).unwrap_or_default());
-        for (_, b) in &self.links {
+        for (dst, b) in &self.links {
+            if with_ids {
+                out.extend(postcard::to_stdvec(&dst.0).unwrap_or_default());
+            }
             out.extend_from_slice(b);
         }
         out
@@ -285,6 +325,39 @@ mod tests {
             row.len()
         );
         assert_eq!(LinkView::decode(&view.encode()).unwrap(), view);
+    }
+
+    #[test]
+    fn a_version_3_row_leaves_out_the_ids_its_urls_imply() {
+        let link = |url| LinkView {
+            anchor: "a",
+            verdict: LinkVerdict::Follow,
+            dst_url: url,
+            ..LinkView::default()
+        };
+        let urls = ["http://h.org/1", "http://h.org/2", "http://x.net/"];
+        let mut b = PageLinksBuilder::default();
+        for u in urls {
+            b.push(UrlId::of(u), &link(u));
+        }
+        let row = b.encode();
+        assert_eq!(row[0], 3);
+        let read = PageLinks::decode(&row).unwrap();
+        let want: Vec<_> = urls.iter().map(|u| (UrlId::of(u), link(u))).collect();
+        assert_eq!(read, want);
+        // One link whose id is not its URL's: the ids are written out.
+        b.push(UrlId(5), &link("http://h.org/5"));
+        let with_ids = b.encode();
+        assert_eq!(with_ids[0], 2);
+        assert!(
+            with_ids.len() >= row.len() + 4 * 16,
+            "{} {}",
+            with_ids.len(),
+            row.len()
+        );
+        let read = PageLinks::decode(&with_ids).unwrap();
+        assert_eq!(read[3], (UrlId(5), link("http://h.org/5")));
+        assert_eq!(read[..3], want[..]);
     }
 
     #[test]

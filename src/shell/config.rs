@@ -43,6 +43,8 @@ pub struct Key {
     pub meaning: &'static str,
     pub(super) get: fn(&CrawlSettings) -> String,
     pub(super) set: fn(&mut CrawlSettings, Value),
+    /// Read when a crawl starts only: a running crawl keeps its value.
+    pub at_start: bool,
 }
 
 /// A parsed, validated value.

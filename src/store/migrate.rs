@@ -77,6 +77,11 @@ static STEPS: &[Step] = &[
         what: "none (new page frames may use a zstd dictionary kept in meta; older frames have none)",
         run: None,
     },
+    Step {
+        to: 11,
+        what: "none (new links rows leave out the targets' ids; older rows keep them)",
+        run: None,
+    },
 ];
 
 /// What a step did.

@@ -169,10 +169,11 @@ impl Store {
             secondary: false,
             migrated: Vec::new(),
         };
+        // A migration step may read page frames.
+        store.register_dictionaries()?;
         if let Some(found) = older {
             store.migrated = migrate::migrate(&store, found)?;
         }
-        store.register_dictionaries()?;
         Ok(store)
     }
 

@@ -72,11 +72,84 @@ fn shell_process(db: &std::path::Path, read_only: bool, cmds: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// `trawl shell --read-only DB` in a new process, attached and waiting for
+/// commands; what it prints is gathered by a thread.
+struct Attached {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Attached {
+    fn start(db: &std::path::Path) -> Attached {
+        let mut c = common::trawl_cmd(&["shell", "--read-only"]);
+        c.arg(db)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        // Both streams, stderr's lines marked (an error ends the wait).
+        let out = child.stdout.take().unwrap();
+        let err = child.stderr.take().unwrap();
+        for (stream, mark) in [
+            (Box::new(out) as Box<dyn std::io::Read + Send>, ""),
+            (Box::new(err), "stderr: "),
+        ] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in std::io::BufRead::lines(std::io::BufReader::new(stream)) {
+                    let Ok(line) = line else { break };
+                    if tx.send(format!("{mark}{line}")).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        let mut a = Attached { child, lines };
+        // It answers a command once it has the db open.
+        a.send("status\n");
+        a.wait_for("fetched");
+        a
+    }
+
+    fn send(&mut self, cmds: &str) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(cmds.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// What it printed up to the first line that contains `what`.
+    fn wait_for(&mut self, what: &str) -> String {
+        let mut seen = String::new();
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(common::PROCESS_LIMIT)
+                .unwrap_or_else(|e| panic!("no {what:?} from the shell ({e}): {seen}"));
+            seen += &line;
+            seen.push('\n');
+            assert!(!line.starts_with("stderr: "), "{seen}");
+            if line.contains(what) {
+                return seen;
+            }
+        }
+    }
+}
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = common::wait_within(&mut self.child, common::PROCESS_LIMIT);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_are_compressed_with_a_dictionary_trained_on_the_first() {
     let f = Fixture::start(site).await;
     let db = Db::new();
     let seed = f.url("/s/0");
+    // Attached before the dictionary exists, it must find it by catching up.
+    let mut attached = Attached::start(db.store.path());
     let mut s = fast();
     s.dictionary_pages = 20;
     s.max_pages = Some(30);
@@ -116,6 +189,10 @@ async fn pages_are_compressed_with_a_dictionary_trained_on_the_first() {
     // read-only attach.
     let url = f.url(&format!("/s/{}", PAGES - 1));
     assert_eq!(dict_id(&db.page(&url).unwrap()), Some(id));
+    attached.send(&format!("page {url} --raw\n"));
+    let got = attached.wait_for("All rights reserved");
+    assert!(got.contains(&body(PAGES - 1)), "attached before: {got}");
+    drop(attached);
     let path = db.store.path().to_path_buf();
     drop(db.store);
     for read_only in [false, true] {

@@ -45,6 +45,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     sh.settings = s;
     sh.persist_settings()?;
     let live = match &sh.crawl {
+        Some(_) if key.at_start => " (from the next crawl; the running one keeps its value)",
         Some(r) => {
             r.handle.set_settings(sh.settings.clone());
             " (applied to the running crawl)"

@@ -9,15 +9,18 @@ use crate::filter::Mode;
 use crate::filter::topic::TopicParams;
 
 macro_rules! key {
-    ($name:expr, $kind:expr, $meaning:expr, |$s:ident| $get:expr, |$t:ident, $v:ident| $set:expr) => {
+    ($name:expr, $kind:expr, $meaning:expr, |$s:ident| $get:expr, |$t:ident, $v:ident| $set:expr $(, $at_start:ident)?) => {
         Key {
             name: $name,
             kind: $kind,
             meaning: $meaning,
             get: |$s| $get,
             set: |$t, $v| $set,
+            at_start: key!(@at_start $($at_start)?),
         }
     };
+    (@at_start) => { false };
+    (@at_start at_start) => { true };
 }
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -333,13 +336,14 @@ pub static KEYS: &[Key] = &[
         "store.dictionary_pages",
         Kind::Int {
             min: 0,
-            max: 100_000
+            max: 10_000
         },
-        "HTML pages the db's zstd dictionary is trained on, once per db, when a crawl starts without one (0: none)",
+        "HTML pages (at most 12 MiB of them) a crawl trains the db's zstd dictionary on when the db has none; 0: pages are stored without a dictionary",
         |s| s.dictionary_pages.to_string(),
         |s, v| if let Value::Int(n) = v {
             s.dictionary_pages = n as usize
-        }
+        },
+        at_start
     ),
     key!(
         "filter.mode",
