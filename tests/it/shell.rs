@@ -579,17 +579,8 @@ async fn read_only_attach_beside_a_running_crawl() {
         let db = db.clone();
         tokio::task::spawn_blocking(move || {
             let mut c = trawl();
-            c.args(["shell", "--read-only"])
-                .arg(&db)
-                .stdin(Stdio::piped());
-            let mut child = c.spawn().unwrap();
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(cmds.as_bytes())
-                .unwrap();
-            common::output_of(child)
+            c.args(["shell", "--read-only"]).arg(&db);
+            common::output_with_input(c, cmds)
         })
     };
     let out = query("status --json\nset crawl.delay 1s\nseed add http://x.example/\n")

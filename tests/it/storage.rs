@@ -59,15 +59,8 @@ fn shell_process(db: &std::path::Path, read_only: bool, cmds: &str) -> String {
     if read_only {
         c.arg("--read-only");
     }
-    c.arg(db).stdin(Stdio::piped()).stdout(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(cmds.as_bytes())
-        .unwrap();
-    let out = common::output_of(child);
+    c.arg(db).stdout(Stdio::piped());
+    let out = common::output_with_input(c, cmds);
     assert!(out.status.success(), "{out:?}");
     String::from_utf8(out.stdout).unwrap()
 }

@@ -441,6 +441,17 @@ pub async fn run_ok(cmd: std::process::Command) -> std::process::Output {
     out
 }
 
+/// `cmd` (a `trawl shell`, its stdout and stderr set as the caller wants)
+/// fed `input` on stdin, run to its end within [`PROCESS_LIMIT`].
+pub fn output_with_input(mut cmd: std::process::Command, input: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = cmd.stdin(std::process::Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    output_of(child)
+}
+
 pub fn trawl_cmd(args: &[&str]) -> std::process::Command {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"));
     c.args(args);
