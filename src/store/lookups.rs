@@ -124,6 +124,10 @@ impl Store {
         self.cursor_range(CF_VERDICTS, from, to)
     }
 
+    pub fn pages_cursor(&self, from: &[u8], to: Option<&[u8]>) -> super::Cursor<'_> {
+        self.cursor_range(crate::schema::CF_PAGES, from, to)
+    }
+
     /// The `docs` rows of the pages with ids from `from` to before `to`,
     /// undecoded (a scanner reads them in place with `DocView`).
     pub fn docs_range<'a>(

@@ -90,6 +90,7 @@ fn scan_part(
     let mut cursors = Cursors {
         links: store.links_cursor(&from, to),
         verdicts: store.verdicts_cursor(&from, to),
+        pages: store.pages_cursor(&from, to),
     };
     for row in store.docs_range(&from, to) {
         if stop.load(Ordering::Relaxed) {

@@ -43,6 +43,8 @@ pub(super) struct PageWork {
 pub(super) struct Cursors<'a> {
     pub links: Cursor<'a>,
     pub verdicts: Cursor<'a>,
+    /// Read only when the filters read the text.
+    pub pages: Cursor<'a>,
 }
 
 /// The settings a scanner thread judges pages with.
@@ -120,7 +122,7 @@ pub(super) fn judge_page(
     if filters.settings.mode == Mode::DomainTopic && page.src()?.is_none() {
         return Ok(None);
     }
-    let verdict = judge_text(store, filters, &doc, id, page.src.as_ref())?;
+    let verdict = judge_text(&mut cursors.pages, filters, &doc, id, page.src.as_ref())?;
     let mut w = PageWork {
         id,
         key: key.clone(),
@@ -169,7 +171,7 @@ fn stored_verdict(
 /// when the mode reads them). From schema 9 the text is in the page's
 /// frame, read only then.
 fn judge_text(
-    store: &Store,
+    pages: &mut Cursor<'_>,
     filters: &Filters,
     doc: &DocView<'_>,
     id: UrlId,
@@ -181,7 +183,9 @@ fn judge_text(
     }
     let title = String::from_utf8_lossy(doc.title);
     let text = match doc.text {
-        b"" => store.page_text(id)?.map(Cow::Owned).unwrap_or_default(),
+        b"" => Store::page_text_at(pages, id)?
+            .map(Cow::Owned)
+            .unwrap_or_default(),
         t => String::from_utf8_lossy(t),
     };
     Ok(filters.page(host, &title, &text))
