@@ -362,7 +362,7 @@ async fn train_dictionary(client: &HttpClient, urls: &[String]) -> Option<Arc<Di
     let mut bodies = Vec::new();
     for u in urls {
         if let Ok(f) = client.get(u).await {
-            bodies.push(f.body.to_vec());
+            bodies.push(f.body);
         }
     }
     let dict = Dictionary::train(&bodies).ok()?;

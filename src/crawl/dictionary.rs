@@ -111,7 +111,7 @@ impl PageDictionary {
             .spawn(move || me.train(&taken));
         match spawned {
             Ok(t) => *self.trainer.lock().unwrap_or_else(|e| e.into_inner()) = Some(t),
-            Err(e) => self.tell(format!(
+            Err(e) => self.shared.notice(format!(
                 "pages are stored without a zstd dictionary: no thread to train one ({e})"
             )),
         }
@@ -148,16 +148,10 @@ impl PageDictionary {
             Ok(d) => {
                 let _ = self.ready.set(d);
             }
-            Err(e) => self.tell(format!(
+            Err(e) => self.shared.notice(format!(
                 "pages are stored without a zstd dictionary: training on {} pages failed ({e}); the next run tries again",
                 samples.len()
             )),
-        }
-    }
-
-    fn tell(&self, msg: String) {
-        if let Ok(mut n) = self.shared.notices.lock() {
-            n.push(msg);
         }
     }
 }

@@ -43,6 +43,15 @@ pub(super) struct Shared {
     pub notices: Mutex<Vec<String>>,
 }
 
+impl Shared {
+    /// Tells the user `msg` (taken by the CLI or shell with the notices).
+    pub fn notice(&self, msg: String) {
+        if let Ok(mut n) = self.notices.lock() {
+            n.push(msg);
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct CrawlHandle {
     pub(super) shared: Arc<Shared>,

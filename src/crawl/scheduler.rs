@@ -383,8 +383,6 @@ impl Scheduler {
     }
 
     pub(super) fn notice(&self, msg: String) {
-        if let Ok(mut n) = self.shared.notices.lock() {
-            n.push(msg);
-        }
+        self.shared.notice(msg);
     }
 }

@@ -13,7 +13,7 @@ use super::connect::{ConnectError, GuardedConnector};
 use super::dns::CachingResolver;
 use super::encoding::decode_content;
 use super::guard::NetGuard;
-use super::pool::{ConnPool, PoolLimits, SendError};
+use super::pool::{ConnPool, PoolLimits, SendError, io_reason};
 use crate::model::FailReason;
 
 /// Response headers stored with a page.
@@ -233,6 +233,7 @@ impl HttpClient {
     }
 
     /// Keep-alive connections open and idle now.
+    #[cfg(test)]
     pub fn idle_connections(&self) -> usize {
         self.pool.idle_count()
     }
@@ -415,27 +416,6 @@ fn classify_hyper(h: &hyper::Error) -> FetchError {
         None => h.to_string(),
     };
     FetchError { reason, detail }
-}
-
-/// The reason an I/O error under `e` stands for: the peer closed or reset
-/// the connection (incomplete), or sent bytes that are not HTTP.
-fn io_reason(e: &(dyn std::error::Error + 'static)) -> Option<FailReason> {
-    let mut src = e.source();
-    while let Some(s) = src {
-        if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind as K;
-            return Some(match io.kind() {
-                K::UnexpectedEof | K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe => {
-                    FailReason::Incomplete
-                }
-                K::InvalidData | K::InvalidInput => FailReason::BadResponse,
-                K::TimedOut => FailReason::Timeout,
-                _ => FailReason::Protocol,
-            });
-        }
-        src = s.source();
-    }
-    None
 }
 
 /// A failure while reading the body (after the headers).

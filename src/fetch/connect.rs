@@ -52,11 +52,16 @@ pub fn scheme_port(uri: &http::Uri) -> u16 {
     }
 }
 
+/// `uri`'s host, an IPv6 address without its brackets.
+pub fn host_of(uri: &http::Uri) -> Option<&str> {
+    let host = uri.host()?;
+    Some(host.trim_start_matches('[').trim_end_matches(']'))
+}
+
 impl GuardedConnector {
     /// A TCP connection to `uri`'s host and port, through the guard.
     pub async fn connect(&self, uri: &http::Uri) -> Result<TcpStream, ConnectError> {
-        let host = uri.host().ok_or(ConnectError::NoHost)?;
-        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let host = host_of(uri).ok_or(ConnectError::NoHost)?;
         let port = port_of(uri);
         let dns = |detail: String| ConnectError::Dns {
             host: host.to_string(),

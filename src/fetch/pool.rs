@@ -26,7 +26,8 @@ use rustls_pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_rustls::TlsConnector;
 
-use super::connect::{ConnectError, GuardedConnector, port_of, scheme_port};
+use super::connect::{ConnectError, GuardedConnector, host_of, port_of, scheme_port};
+use crate::model::FailReason;
 
 type Body = Empty<Bytes>;
 
@@ -107,6 +108,7 @@ impl ConnPool {
     }
 
     /// Idle HTTP/1 connections kept now.
+    #[cfg(test)]
     pub fn idle_count(&self) -> usize {
         self.idle.lock().map(|s| s.lru.len()).unwrap_or(0)
     }
@@ -195,8 +197,7 @@ impl ConnPool {
         if uri.scheme_str() != Some("https") {
             return h1(tcp).await;
         }
-        let host = uri.host().unwrap_or_default();
-        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let host = host_of(uri).unwrap_or_default();
         let name = ServerName::try_from(host.to_string())
             .map_err(|e| SendError::Url(format!("{host}: {e}")))?;
         let tls = self.tls.connect(name, tcp).await.map_err(SendError::Tls)?;
@@ -313,21 +314,31 @@ impl IdleSet {
 /// Whether a request on a reused connection failed because the server had
 /// closed it: nothing of a response came, so it may be sent again.
 fn closed_under_us(e: &hyper::Error) -> bool {
-    use std::io::ErrorKind as K;
-    if e.is_canceled() || e.is_closed() || e.is_incomplete_message() {
-        return true;
-    }
-    let mut src = std::error::Error::source(e);
+    e.is_canceled()
+        || e.is_closed()
+        || e.is_incomplete_message()
+        || io_reason(e) == Some(FailReason::Incomplete)
+}
+
+/// The reason an I/O error under `e` stands for: the peer closed or reset
+/// the connection (incomplete), or sent bytes that are not HTTP.
+pub(super) fn io_reason(e: &(dyn std::error::Error + 'static)) -> Option<FailReason> {
+    let mut src = e.source();
     while let Some(s) = src {
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            return matches!(
-                io.kind(),
-                K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof
-            );
+            use std::io::ErrorKind as K;
+            return Some(match io.kind() {
+                K::UnexpectedEof | K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe => {
+                    FailReason::Incomplete
+                }
+                K::InvalidData | K::InvalidInput => FailReason::BadResponse,
+                K::TimedOut => FailReason::Timeout,
+                _ => FailReason::Protocol,
+            });
         }
         src = s.source();
     }
-    false
+    None
 }
 
 /// `scheme://host:port`, the key connections are pooled by.

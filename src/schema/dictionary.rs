@@ -53,6 +53,12 @@ impl Dictionary {
     }
 }
 
+/// Whether the dictionary with this id is registered.
+pub fn is_known(id: u32) -> bool {
+    let known = KNOWN.read().unwrap_or_else(|e| e.into_inner());
+    known.contains_key(&id)
+}
+
 fn known(id: u32) -> Option<Arc<[u8]>> {
     let known = KNOWN.read().unwrap_or_else(|e| e.into_inner());
     known.get(&id).cloned()

@@ -213,6 +213,17 @@ impl Default for PageLinksBuilder {
 impl PageLinksBuilder {
     pub fn push(&mut self, dst: UrlId, link: &LinkView<'_>) {
         self.ids_implied &= UrlId::of(link.dst_url) == dst;
+        self.add(dst, link);
+    }
+
+    /// [`push`](Self::push) for a link whose `dst_url` is the normalized URL
+    /// `dst` was computed from (the crawl's links): no second hash.
+    pub fn push_own(&mut self, dst: UrlId, link: &LinkView<'_>) {
+        debug_assert_eq!(UrlId::of(link.dst_url), dst);
+        self.add(dst, link);
+    }
+
+    fn add(&mut self, dst: UrlId, link: &LinkView<'_>) {
         let bytes = postcard::to_stdvec(link).unwrap_or_default();
         match self.index.get(&dst) {
             Some(&i) => self.links[i].1 = bytes,

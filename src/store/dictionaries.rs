@@ -2,7 +2,7 @@
 //! registration with the frame decoder (`schema::dictionary`).
 
 use super::{Result, Store};
-use crate::schema::dictionary::Dictionary;
+use crate::schema::dictionary::{self, Dictionary};
 use crate::schema::{CF_META, meta_keys};
 
 impl Store {
@@ -21,8 +21,16 @@ impl Store {
     /// open, and when a read-only attach catches up with a crawl that has
     /// trained one since.
     pub(super) fn register_dictionaries(&self) -> Result<()> {
-        for dict in self.dictionaries()? {
-            dict.register();
+        // A catch-up runs before every shell command: a dictionary already
+        // known is not copied again.
+        for row in self.scan(CF_META, meta_keys::DICT_PREFIX) {
+            let (_, value) = row?;
+            let id = zstd::zstd_safe::get_dict_id_from_dict(&value).map(|id| id.get());
+            if id.is_some_and(|id| !dictionary::is_known(id))
+                && let Some(d) = Dictionary::from_bytes(&value)
+            {
+                d.register();
+            }
         }
         Ok(())
     }

@@ -21,16 +21,22 @@ impl Store {
     /// query, as the live `inlinks` memtable (a vector) sorts a copy of
     /// itself for every new iterator.
     pub fn count_inlinks(cursor: &mut super::Cursor<'_>, dst: UrlId) -> Result<u64> {
+        Ok(Self::inlinks_at(cursor, dst)?.len() as u64)
+    }
+
+    /// The pages linking to `dst`, in id order, read through `cursor` (as
+    /// [`count_inlinks`](Self::count_inlinks)).
+    pub fn inlinks_at(cursor: &mut super::Cursor<'_>, dst: UrlId) -> Result<Vec<UrlId>> {
         let prefix = dst.to_bytes();
         cursor.seek(&prefix);
-        let mut n = 0;
+        let mut found = Vec::new();
         while let Some((k, _)) = cursor.next_row()? {
             if !k.starts_with(&prefix) {
                 break;
             }
-            n += 1;
+            found.extend(InLinkKey::from_key(k).map(|k| k.src));
         }
-        Ok(n)
+        Ok(found)
     }
 
     /// Every in-link row, in target order.

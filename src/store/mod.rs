@@ -134,6 +134,13 @@ impl Cursor<'_> {
         self.first = true;
         Ok(())
     }
+
+    /// The value of the row at `key`, for a cursor moved forward through
+    /// keys in order (a merge join): rows before it are passed over.
+    pub fn row_at(&mut self, key: &[u8]) -> Result<Option<&[u8]>> {
+        self.skip_before(key)?;
+        Ok(self.current()?.filter(|(k, _)| *k == key).map(|(_, v)| v))
+    }
 }
 
 /// The smallest key after every key that starts with `prefix` (None when
@@ -329,14 +336,9 @@ impl Store {
     /// [`Store::pages_cursor`]): a scan in key order joins pages to it
     /// without a point lookup each.
     pub fn page_text_at(cursor: &mut Cursor<'_>, id: UrlId) -> Result<Option<String>> {
-        let key = id.to_bytes();
-        cursor.skip_before(&key)?;
-        let Some((k, v)) = cursor.current()? else {
+        let Some(v) = cursor.row_at(&id.to_bytes())? else {
             return Ok(None);
         };
-        if k != key {
-            return Ok(None);
-        }
         let page = PageRecord::decode(v).map_err(|err| StoreError::Codec { cf: CF_PAGES, err })?;
         text_of(&page)
     }

@@ -34,9 +34,12 @@ impl Ledger {
         // the candidates there, and only those have their in-links read.
         let mut rows: Vec<(FrontierKey, FrontierEntry)> = Vec::new();
         let mut queued = store.rows::<Frontier>(&[]);
+        // One in-links cursor for every candidate: a new iterator over the
+        // live `inlinks` memtable (a vector) sorts a copy of it.
+        let mut inlinks = store.inlinks_cursor();
         for row in queued.by_ref() {
             let (key, entry) = row?;
-            if candidates.contains(&key.url) && !still_linked(&store, key.url)? {
+            if candidates.contains(&key.url) && !still_linked(&store, &mut inlinks, key.url)? {
                 rows.push((key, entry));
             }
         }
@@ -79,9 +82,13 @@ impl Ledger {
 }
 
 /// Whether some page links to `dst` with a `follow` verdict.
-fn still_linked(store: &Store, dst: UrlId) -> Result<bool, StoreError> {
-    for src in store.inlinks_to(dst) {
-        if store.link(src?, dst)?.is_some_and(|l| l.verdict.follows()) {
+fn still_linked(
+    store: &Store,
+    inlinks: &mut crate::store::Cursor<'_>,
+    dst: UrlId,
+) -> Result<bool, StoreError> {
+    for src in Store::inlinks_at(inlinks, dst)? {
+        if store.link(src, dst)?.is_some_and(|l| l.verdict.follows()) {
             return Ok(true);
         }
     }

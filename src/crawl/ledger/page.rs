@@ -313,7 +313,7 @@ impl Ledger {
                 // followed one gets a `urls` row from `discover` when new.
                 dst_url: link.url.as_str(),
             };
-            row.push(link.url.id(), &rec);
+            row.push_own(link.url.id(), &rec);
             let inlink = InLinkKey {
                 dst: link.url.id(),
                 src: id,

@@ -160,11 +160,9 @@ fn stored_verdict(
     cursor: &mut Cursor<'_>,
     key: &[u8],
 ) -> Result<Option<VerdictRecord>, StoreError> {
-    cursor.skip_before(key)?;
-    Ok(match cursor.current()? {
-        Some((k, v)) if k == key => VerdictRecord::decode(v).ok(),
-        _ => None,
-    })
+    Ok(cursor
+        .row_at(key)?
+        .and_then(|v| VerdictRecord::decode(v).ok()))
 }
 
 /// The page filters' verdict on the stored title and text (validated only
