@@ -25,6 +25,7 @@ mod worker;
 
 pub use crate::filter::scope::ScopeRule;
 pub use audit::audit;
+pub use frame::FrameWriter;
 pub use handle::{CrawlHandle, CrawlState, Snapshot};
 pub use ledger::{CRASH_LOOP_DEATHS, forget_in_flight};
 pub use refilter::{RefilterReport, refilter};
