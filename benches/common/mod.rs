@@ -36,6 +36,7 @@ pub fn queue_new_url(
         redirects: 0,
         attempts: 0,
         enqueued_ms: 0,
+        scores: None,
     };
     b.put(CF_FRONTIER, &key.to_key(), &entry);
 }

@@ -26,7 +26,8 @@ impl Scheduler {
             && !self.limit_reached()
         {
             let now = self.ledger.clock.now_ms();
-            let Some(id) = self.ready.pop_ready(now) else {
+            let ledger = &mut self.ledger;
+            let Some(id) = self.ready.pop_ready(now, |h| ledger.head_priority(h)) else {
                 break;
             };
             if let Some(job) = self.next_job(id, now)? {
@@ -65,6 +66,8 @@ impl Scheduler {
     fn next_job(&mut self, id: HostId, now: u64) -> Result<Option<PageJob>, CrawlError> {
         let per_host = self.ledger.settings.per_host.max(1);
         self.ledger.host(id, "")?;
+        // A queue keyed under an older order is re-keyed before its pop.
+        self.ledger.ensure_keyed(id)?;
         let h = self.ledger.hosts.get_mut(&id).expect("host loaded");
         h.scheduled = false;
         if h.robots_in_flight || h.queue.in_flight() >= per_host {

@@ -153,7 +153,8 @@ impl Scheduler {
         });
         let dictionary =
             PageDictionary::open(store.clone(), settings.dictionary_pages, shared.clone())?;
-        let scheduler = Scheduler {
+        let by_score = settings.order.order.by_score();
+        let mut scheduler = Scheduler {
             ledger: Ledger::open(store, settings, guard, marks)?,
             client,
             mark_requests,
@@ -166,6 +167,7 @@ impl Scheduler {
             started: Instant::now(),
             rate_samples: Default::default(),
         };
+        scheduler.ready.set_by_score(by_score);
         let control = Control {
             stop: stop_rx,
             paused: paused_rx,
@@ -345,6 +347,7 @@ impl Scheduler {
                 }
             }
         }
+        self.ready.set_by_score(new.order.order.by_score());
         self.ledger.apply_settings(new);
     }
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 use super::traps::TrapLimits;
 use crate::fetch::FetchSettings;
 use crate::filter::FilterSettings;
+use crate::frontier::OrderSettings;
 use crate::schema::LinkLimits;
 
 pub use crate::filter::scope::Scope;
@@ -53,6 +54,8 @@ pub struct CrawlSettings {
     pub filter: FilterSettings,
     /// Spider-trap limits on the URLs queued.
     pub traps: TrapLimits,
+    /// The order URLs leave the frontier in, with its parameters.
+    pub order: OrderSettings,
 }
 
 impl Default for CrawlSettings {
@@ -79,6 +82,7 @@ impl Default for CrawlSettings {
             fetch: FetchSettings::default(),
             filter: FilterSettings::default(),
             traps: TrapLimits::default(),
+            order: OrderSettings::default(),
         }
     }
 }
@@ -117,6 +121,7 @@ impl CrawlSettings {
             ("crawl.max_pages", opt(self.max_pages)),
             ("crawl.concurrency", self.concurrency.to_string()),
             ("crawl.per_host", self.per_host.to_string()),
+            ("crawl.order", self.order.fingerprint()),
             ("crawl.max_outlinks", self.max_outlinks.to_string()),
             (
                 "topic.weights",

@@ -6,13 +6,16 @@ use std::borrow::Cow;
 
 use super::links::LinkType;
 use super::{Filters, PageVerdict};
-use crate::model::{LinkVerdict, UrlId};
+use crate::model::{LinkVerdict, UrlId, Verdict};
 
 /// What a link's judgement depends on besides the link itself.
 #[derive(Clone, Copy)]
 pub struct LinkJudge<'a> {
     pub filters: &'a Filters,
     pub follow_nofollow: bool,
+    /// Soft focus (`crawl.focus soft`): links of a page the page filters
+    /// dropped are judged as a kept page's (and queued behind the rest).
+    pub soft_focus: bool,
 }
 
 /// The parts of a link its judgement reads.
@@ -54,16 +57,27 @@ pub fn judge_link<'v>(
         decided(LinkVerdict::PageNofollow, Cow::Borrowed(""))
     } else if link.nofollow && !judge.follow_nofollow {
         decided(LinkVerdict::Nofollow, Cow::Borrowed(""))
-    } else if !verdict.follow {
+    } else if !verdict.follow && !judge.soft_focus {
         let why = LinkVerdict::of_page(verdict.verdict);
         decided(why, Cow::Borrowed(verdict.detail.as_str()))
     } else {
+        let tunnelled;
+        let page = if verdict.follow {
+            verdict
+        } else {
+            tunnelled = PageVerdict {
+                follow: true,
+                verdict: Verdict::Keep,
+                ..verdict.clone()
+            };
+            &tunnelled
+        };
         let judged = judge.filters.link(
             kind,
             (ids.0.0, ids.1.0),
             dst_host,
             [link.before, link.anchor, link.after],
-            verdict,
+            page,
         );
         match judged.dropped_by {
             Some(by) => decided(by, Cow::Owned(judged.detail)),
@@ -76,12 +90,12 @@ pub fn judge_link<'v>(
 mod tests {
     use super::*;
     use crate::filter::{FilterSettings, Mode};
-    use crate::model::Verdict;
 
     fn judge(f: &Filters, page: &PageVerdict, nofollow: (bool, bool), host: &str) -> LinkVerdict {
         let j = LinkJudge {
             filters: f,
             follow_nofollow: false,
+            soft_focus: false,
         };
         let text = LinkText {
             nofollow: nofollow.1,

@@ -163,6 +163,30 @@ impl Filters {
         }
     }
 
+    /// Similarity of a page to the query: the relevance cosine over the
+    /// relevance keywords, whatever the mode (Shark-search's sim(q, p)),
+    /// and whether it passes the threshold r.
+    pub fn similarity(&self, title: &str, text: &str) -> (f64, bool) {
+        let r = relevance::relevance_of_parts(&self.relevance, &[title, text]);
+        let relevant = r.cosine > 0.0 && r.relevant(&self.relevance);
+        (r.cosine, relevant)
+    }
+
+    /// Shark-search's anchor-context score of a link: 1 when its anchor
+    /// holds a keyword, else the similarity of the anchor and the text
+    /// around it.
+    pub fn anchor_score(&self, before: &str, anchor: &str, after: &str) -> f64 {
+        if self.relevance.keywords.total(anchor) > 0 {
+            return 1.0;
+        }
+        relevance::relevance_of_parts(&self.relevance, &[before, anchor, after]).cosine
+    }
+
+    /// Whether the relevance threshold r is met by `cosine`.
+    pub fn is_relevant(&self, cosine: f64) -> bool {
+        cosine > 0.0 && cosine >= self.relevance.threshold
+    }
+
     /// Whether [`Filters::page`] reads the title and text in this mode.
     pub fn reads_text(&self) -> bool {
         !matches!(self.settings.mode, Mode::None | Mode::Domain)

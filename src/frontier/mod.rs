@@ -3,10 +3,11 @@
 //! may next be asked, the order URLs are queued in, and the in-memory
 //! front of the URL-seen set.
 
-mod order;
 mod queue;
 mod seen;
 
-pub use order::Order;
+pub mod order;
+
+pub use order::{Focus, Order, OrderSettings};
 pub use queue::{HostQueue, ReadyHeap};
 pub use seen::{SeenFront, SettledSet};

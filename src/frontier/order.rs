@@ -1,8 +1,17 @@
-//! The order URLs leave the frontier in. Within a host it is the key order
-//! of the `frontier` CF, so an order is a priority computed when a URL is
-//! queued (lowest first); across hosts the ready heap picks the host whose
-//! politeness delay ends first. The crawl orders of document 002 plug in
-//! here as variants.
+//! The order URLs leave the frontier in (document 002). Within a host it is
+//! the key order of the `frontier` CF: a URL's priority (lowest first) is
+//! computed from its stored scores when it is queued, and again when the
+//! order changes (the host's queue is re-keyed when it is next scheduled).
+//! Across hosts, the score orders pick the ready host whose best URL
+//! scores highest; breadth-first keeps the politeness-time order.
+//!
+//! Priority layout: the top bit marks a URL found on an irrelevant page
+//! under soft focus (after every other); breadth- and depth-first put the
+//! depth in the next 15 bits and the discovery sequence in the low 48; the
+//! score orders put `1 - score` in the next 23 bits and the sequence in the
+//! low 40 (ties go first-in first-out).
+
+use crate::schema::FrontierScores;
 
 /// How queued URLs are ordered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -10,25 +19,294 @@ pub enum Order {
     /// Breadth-first: shallower first, then in discovery order.
     #[default]
     Bfs,
+    /// Depth-first: deeper first, then the latest discovered first.
+    Dfs,
+    /// Shark-search: inherited and anchor-context scores.
+    Shark,
+    /// I(P) = α·IB(P) + β·IL(P): backlinks and URL shape.
+    Importance,
 }
 
 impl Order {
-    /// The priority of a URL at `depth`, the `seq`-th queued (lowest first).
-    pub fn priority(self, depth: u16, seq: u64) -> u64 {
-        match self {
-            Order::Bfs => (u64::from(depth) << 48) | (seq & 0xFFFF_FFFF_FFFF),
+    pub const NAMES: [&'static str; 4] = ["bfs", "dfs", "shark", "importance"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn parse(s: &str) -> Option<Order> {
+        match s {
+            "bfs" => Some(Order::Bfs),
+            "dfs" => Some(Order::Dfs),
+            "shark" => Some(Order::Shark),
+            "importance" => Some(Order::Importance),
+            _ => None,
         }
     }
+
+    /// Whether the order ranks URLs by a score (and hosts by their best).
+    pub fn by_score(self) -> bool {
+        matches!(self, Order::Shark | Order::Importance)
+    }
+}
+
+/// Whether links of irrelevant pages are followed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Focus {
+    /// Not followed (documents 001 and 002).
+    #[default]
+    Hard,
+    /// Queued behind every other URL, so the crawl can tunnel through.
+    Soft,
+}
+
+impl Focus {
+    pub const NAMES: [&'static str; 2] = ["hard", "soft"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn parse(s: &str) -> Option<Focus> {
+        match s {
+            "hard" => Some(Focus::Hard),
+            "soft" => Some(Focus::Soft),
+            _ => None,
+        }
+    }
+}
+
+/// An order with its parameters: everything a priority is computed from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrderSettings {
+    pub order: Order,
+    pub focus: Focus,
+    /// Shark-search's decay of an inherited score (δ < 1).
+    pub delta: f64,
+    /// Shark-search's weight of the inherited score against the anchor's (γ).
+    pub gamma: f64,
+    /// Importance's weight of backlinks (α).
+    pub alpha: f64,
+    /// Importance's weight of the URL's shape (β).
+    pub beta: f64,
+    /// Words that make a URL important (IL).
+    pub patterns: Vec<String>,
+}
+
+impl Default for OrderSettings {
+    fn default() -> Self {
+        OrderSettings {
+            order: Order::Bfs,
+            focus: Focus::Hard,
+            delta: 0.5,
+            gamma: 0.5,
+            alpha: 0.5,
+            beta: 0.5,
+            patterns: ["index", "home", "default"].map(String::from).to_vec(),
+        }
+    }
+}
+
+const SEQ48: u64 = (1 << 48) - 1;
+const SEQ40: u64 = (1 << 40) - 1;
+const SCORE_STEPS: f64 = ((1u64 << 23) - 1) as f64;
+const LOW: u64 = 1 << 63;
+
+impl OrderSettings {
+    /// What the frontier's keys depend on: when it changes, queues are
+    /// re-keyed. Parameters of other orders are left out.
+    pub fn fingerprint(&self) -> String {
+        let focus = self.focus.name();
+        match self.order {
+            Order::Bfs | Order::Dfs => format!("{} {focus}", self.order.name()),
+            Order::Shark => format!("shark {focus} δ={} γ={}", self.delta, self.gamma),
+            Order::Importance => format!(
+                "importance {focus} α={} β={} patterns={}",
+                self.alpha,
+                self.beta,
+                self.patterns.join(",")
+            ),
+        }
+    }
+
+    /// The URL's score under the score orders (0 to 1; breadth- and
+    /// depth-first have none and give 0).
+    pub fn score(&self, s: &FrontierScores) -> f64 {
+        match self.order {
+            Order::Bfs | Order::Dfs => 0.0,
+            Order::Shark => shark_potential(self.gamma, s),
+            Order::Importance => importance(self.alpha, self.beta, s),
+        }
+    }
+
+    /// The frontier priority (lowest first) of a URL at `depth` with scores `s`.
+    pub fn priority(&self, depth: u16, s: &FrontierScores) -> u64 {
+        let low = if s.tunnel { LOW } else { 0 };
+        let depth = u64::from(depth.min(0x7FFF));
+        low | match self.order {
+            Order::Bfs => (depth << 48) | (s.seq & SEQ48),
+            Order::Dfs => ((0x7FFF - depth) << 48) | (SEQ48 - (s.seq & SEQ48)),
+            Order::Shark | Order::Importance => {
+                let score = self.score(s).clamp(0.0, 1.0);
+                let rank = ((1.0 - score) * SCORE_STEPS).round() as u64;
+                (rank << 40) | (s.seq & SEQ40)
+            }
+        }
+    }
+}
+
+/// Shark-search's potential score: γ·inherited + (1 − γ)·anchor-context.
+pub fn shark_potential(gamma: f64, s: &FrontierScores) -> f64 {
+    gamma * f64::from(s.inherited) + (1.0 - gamma) * f64::from(s.anchor)
+}
+
+/// Shark-search's inherited score of a link on a page whose similarity to
+/// the query is `sim` (`relevant` when it passes the threshold) and whose
+/// own inherited score was `parent_inherited`.
+pub fn shark_inherited(delta: f64, sim: f64, relevant: bool, parent_inherited: f64) -> f64 {
+    if relevant {
+        delta * sim
+    } else {
+        delta * parent_inherited
+    }
+}
+
+/// I(P) = α·IB(P) + β·IL(P), divided by α + β so that it stays in 0..1
+/// (the order is the same).
+pub fn importance(alpha: f64, beta: f64, s: &FrontierScores) -> f64 {
+    let ib = backlink_importance(s.backlinks);
+    let sum = alpha + beta;
+    if sum <= 0.0 {
+        return 0.0;
+    }
+    (alpha * ib + beta * f64::from(s.url_shape)) / sum
+}
+
+/// IB from the summed weights of a URL's in-links: Σw / (1 + Σw), so one
+/// in-link from a page of weight 1 gives 0.5 and more approach 1.
+pub fn backlink_importance(sum: f32) -> f64 {
+    let sum = f64::from(sum.max(0.0));
+    sum / (1.0 + sum)
+}
+
+/// IL: the mean of three signs of an important URL (document 002): few
+/// path segments (1 / (1 + segments)), no query string, and one of
+/// `patterns` (`index`, `home`, …) in the host or path.
+pub fn url_shape(url: &url::Url, patterns: &[String]) -> f32 {
+    let segments = url
+        .path_segments()
+        .map_or(0, |s| s.filter(|p| !p.is_empty()).count());
+    let shallow = 1.0 / (1.0 + segments as f32);
+    let no_query = if url.query().is_some() { 0.0 } else { 1.0 };
+    let host = url.host_str().unwrap_or("");
+    let path = url.path().to_ascii_lowercase();
+    let hit = patterns
+        .iter()
+        .any(|p| !p.is_empty() && (path.contains(p.as_str()) || host.contains(p.as_str())));
+    (shallow + no_query + if hit { 1.0 } else { 0.0 }) / 3.0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn scores(seq: u64) -> FrontierScores {
+        FrontierScores {
+            seq,
+            ..FrontierScores::default()
+        }
+    }
+
     #[test]
     fn bfs_takes_depth_before_discovery_order() {
-        let o = Order::Bfs;
-        assert!(o.priority(1, 1_000_000) < o.priority(2, 0));
-        assert!(o.priority(2, 5) < o.priority(2, 6));
+        let o = OrderSettings::default();
+        assert!(o.priority(1, &scores(1_000_000)) < o.priority(2, &scores(0)));
+        assert!(o.priority(2, &scores(5)) < o.priority(2, &scores(6)));
+    }
+
+    #[test]
+    fn dfs_takes_the_deepest_then_the_latest() {
+        let o = OrderSettings {
+            order: Order::Dfs,
+            ..OrderSettings::default()
+        };
+        assert!(o.priority(3, &scores(1)) < o.priority(2, &scores(9)));
+        assert!(o.priority(2, &scores(9)) < o.priority(2, &scores(8)));
+    }
+
+    #[test]
+    fn shark_ranks_by_potential_then_fifo() {
+        let o = OrderSettings {
+            order: Order::Shark,
+            gamma: 0.5,
+            ..OrderSettings::default()
+        };
+        let a = FrontierScores {
+            seq: 7,
+            inherited: 0.4,
+            anchor: 1.0,
+            ..FrontierScores::default()
+        };
+        let b = FrontierScores {
+            seq: 3,
+            inherited: 0.4,
+            anchor: 0.2,
+            ..FrontierScores::default()
+        };
+        assert!((o.score(&a) - 0.7).abs() < 1e-6);
+        assert!(o.priority(9, &a) < o.priority(0, &b));
+        assert!(o.priority(0, &scores(1)) < o.priority(0, &scores(2)));
+        // Under soft focus, a tunnelled URL waits behind everything else.
+        let tunnel = FrontierScores {
+            tunnel: true,
+            ..a.clone()
+        };
+        assert!(o.priority(0, &scores(99)) < o.priority(0, &tunnel));
+    }
+
+    #[test]
+    fn shark_inherits_from_relevant_parents_and_decays_otherwise() {
+        assert!((shark_inherited(0.5, 0.8, true, 0.1) - 0.4).abs() < 1e-12);
+        assert!((shark_inherited(0.5, 0.05, false, 0.4) - 0.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn importance_weighs_backlinks_and_url_shape() {
+        let s = FrontierScores {
+            backlinks: 1.0,
+            url_shape: 0.25,
+            ..FrontierScores::default()
+        };
+        // (0.5·0.5 + 0.5·0.25) / 1 = 0.375
+        assert!((importance(0.5, 0.5, &s) - 0.375).abs() < 1e-6);
+        assert!((importance(1.0, 0.0, &s) - 0.5).abs() < 1e-6);
+        let p = ["index".to_string()];
+        let u = |s: &str| url::Url::parse(s).unwrap();
+        // No segment, no query, no pattern: (1 + 1 + 0) / 3.
+        assert!((url_shape(&u("http://a.org/"), &p) - 2.0 / 3.0).abs() < 1e-6);
+        // One segment holding the pattern: (0.5 + 1 + 1) / 3.
+        assert!((url_shape(&u("http://a.org/index.html"), &p) - 2.5 / 3.0).abs() < 1e-6);
+        // Two segments and a query: (1/3 + 0 + 0) / 3.
+        assert!((url_shape(&u("http://a.org/x/y?q=1"), &p) - 1.0 / 9.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn fingerprints_name_only_what_keys_depend_on() {
+        let bfs = OrderSettings::default();
+        let other_gamma = OrderSettings {
+            gamma: 0.9,
+            ..OrderSettings::default()
+        };
+        assert_eq!(bfs.fingerprint(), other_gamma.fingerprint());
+        let shark = OrderSettings {
+            order: Order::Shark,
+            ..OrderSettings::default()
+        };
+        let shark_gamma = OrderSettings {
+            order: Order::Shark,
+            gamma: 0.9,
+            ..OrderSettings::default()
+        };
+        assert_ne!(shark.fingerprint(), shark_gamma.fingerprint());
     }
 }

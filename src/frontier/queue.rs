@@ -14,6 +14,8 @@ use crate::store::{Batch, Result, Store};
 const WINDOW: usize = 64;
 /// Entries a window may grow to through inserts before it spills to disk.
 const MAX_WINDOW: usize = 1024;
+/// Rows read and rewritten per batch when a queue is re-keyed.
+const REKEY_BATCH: usize = 4096;
 
 pub struct HostQueue {
     host: HostId,
@@ -100,6 +102,57 @@ impl HostQueue {
         }
     }
 
+    /// The priority of the entry `pop` would hand out next.
+    pub fn head(&mut self, store: &Store) -> Result<Option<u64>> {
+        if self.window.is_empty() && !self.complete {
+            self.refill(store)?;
+        }
+        Ok(self.window.first_key_value().map(|(k, _)| k.priority))
+    }
+
+    /// Rewrites the key of every queued entry (not in flight) whose
+    /// priority `rekey` changes, in batches of [`REKEY_BATCH`] rows, and
+    /// reloads the window. Returns the rows moved. Each row moves at most
+    /// once, so the scan ends; a crash part-way leaves every row queued
+    /// once (delete and put share a batch).
+    pub fn rekey(
+        &mut self,
+        store: &Store,
+        rekey: impl Fn(&FrontierKey, &FrontierEntry) -> (u64, FrontierEntry),
+    ) -> Result<u64> {
+        let mut from = [0u8; 32];
+        from[..8].copy_from_slice(&self.host.to_bytes());
+        let mut moved = 0;
+        loop {
+            let (rows, end) = store.frontier_range(self.host, &from, REKEY_BATCH)?;
+            let mut b = store.batch();
+            if let Some((last, _)) = rows.last() {
+                from = successor(last.to_key());
+            }
+            for (k, e) in rows {
+                if self.in_flight.contains(&k.url) {
+                    continue;
+                }
+                let (priority, entry) = rekey(&k, &e);
+                if priority != k.priority {
+                    b.delete(CF_FRONTIER, &k.to_key());
+                    let to = FrontierKey { priority, ..k };
+                    b.put(CF_FRONTIER, &to.to_key(), &entry);
+                    moved += 1;
+                }
+            }
+            b.write()?;
+            if end {
+                break;
+            }
+        }
+        self.window.clear();
+        self.low = [0u8; 32];
+        self.low[..8].copy_from_slice(&self.host.to_bytes());
+        self.complete = false;
+        Ok(moved)
+    }
+
     /// The popped entry is no longer queued (its fetch was recorded).
     pub fn done(&mut self, url: UrlId) {
         self.in_flight.remove(&url);
@@ -143,11 +196,18 @@ fn successor(mut k: [u8; 32]) -> [u8; 32] {
 
 /// Hosts ordered by the time (ms) they may next be asked, behind a lane
 /// of warm hosts that are ready now and go first; each host is in one of
-/// the two at most once (the caller tracks that).
+/// them at most once (the caller tracks that). Under a score order, every
+/// host whose time has come waits in a third heap ranked by the priority
+/// of its best URL, and the best goes first.
 #[derive(Default)]
 pub struct ReadyHeap {
     heap: BinaryHeap<Reverse<(u64, HostId)>>,
     warm: VecDeque<HostId>,
+    /// (best URL's priority, arrival number, host): ready hosts under a
+    /// score order.
+    due: BinaryHeap<Reverse<(u64, u64, HostId)>>,
+    arrivals: u64,
+    by_score: bool,
 }
 
 impl ReadyHeap {
@@ -160,8 +220,40 @@ impl ReadyHeap {
         self.warm.push_back(host);
     }
 
-    /// The first warm host, else the earliest host if its time has come.
-    pub fn pop_ready(&mut self, now_ms: u64) -> Option<HostId> {
+    /// Ranks ready hosts by their best URL (`on`) or takes them in time
+    /// order, warm first (the breadth-first way).
+    pub fn set_by_score(&mut self, on: bool) {
+        if !on {
+            while let Some(Reverse((_, _, h))) = self.due.pop() {
+                self.warm.push_back(h);
+            }
+        }
+        self.by_score = on;
+    }
+
+    /// The next host to ask at `now`: under a score order the ready host
+    /// whose best URL (`head`, lowest first) ranks first; otherwise the
+    /// first warm host, else the earliest host if its time has come.
+    pub fn pop_ready(
+        &mut self,
+        now_ms: u64,
+        mut head: impl FnMut(HostId) -> u64,
+    ) -> Option<HostId> {
+        if self.by_score {
+            let mut ready: Vec<HostId> = self.warm.drain(..).collect();
+            while let Some(Reverse((at, h))) = self.heap.peek().copied() {
+                if at > now_ms {
+                    break;
+                }
+                self.heap.pop();
+                ready.push(h);
+            }
+            for h in ready {
+                self.arrivals += 1;
+                self.due.push(Reverse((head(h), self.arrivals, h)));
+            }
+            return self.due.pop().map(|Reverse((_, _, h))| h);
+        }
         if let Some(h) = self.warm.pop_front() {
             return Some(h);
         }
@@ -172,18 +264,18 @@ impl ReadyHeap {
     }
 
     pub fn next_time(&self) -> Option<u64> {
-        if !self.warm.is_empty() {
+        if !self.warm.is_empty() || !self.due.is_empty() {
             return Some(0);
         }
         self.heap.peek().map(|Reverse((at, _))| *at)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.warm.is_empty()
+        self.heap.is_empty() && self.warm.is_empty() && self.due.is_empty()
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() + self.warm.len()
+        self.heap.len() + self.warm.len() + self.due.len()
     }
 }
 
@@ -199,9 +291,31 @@ mod tests {
         r.push_warm(HostId(3));
         r.push_warm(HostId(4));
         assert_eq!(r.next_time(), Some(0));
-        let order: Vec<_> = std::iter::from_fn(|| r.pop_ready(10)).collect();
+        let order: Vec<_> = std::iter::from_fn(|| r.pop_ready(10, |_| 0)).collect();
         assert_eq!(order, [HostId(3), HostId(4), HostId(2), HostId(1)]);
         assert!(r.is_empty());
+    }
+
+    #[test]
+    fn by_score_the_ready_host_with_the_best_url_goes_first() {
+        let mut r = ReadyHeap::default();
+        r.set_by_score(true);
+        let best = |h: HostId| [0, 30, 10, 20, 5][h.0 as usize];
+        r.push(0, HostId(1));
+        r.push(0, HostId(2));
+        r.push_warm(HostId(3));
+        // Not ready yet: however good its URL, it waits for its time.
+        r.push(50, HostId(4));
+        let order: Vec<_> = std::iter::from_fn(|| r.pop_ready(10, best)).collect();
+        assert_eq!(order, [HostId(2), HostId(3), HostId(1)]);
+        assert_eq!(r.next_time(), Some(50));
+        assert_eq!(r.pop_ready(50, best), Some(HostId(4)));
+        // Back to breadth-first: hosts ranked so far keep their turn.
+        r.push(0, HostId(1));
+        r.push(0, HostId(2));
+        r.pop_ready(0, best);
+        r.set_by_score(false);
+        assert_eq!(r.pop_ready(0, best), Some(HostId(1)));
     }
 
     #[test]

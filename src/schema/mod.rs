@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v11.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v12.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -19,7 +19,7 @@ pub use links::*;
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 11;
+pub const SCHEMA_VERSION: u32 = 12;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -66,6 +66,8 @@ pub mod meta_keys {
     pub const SEEDS: &[u8] = b"seeds";
     pub const LINK_LIMITS: &[u8] = b"link_limits";
     pub const CONFIG: &[u8] = b"config";
+    /// The frontier's order and its generation (schema 12).
+    pub const ORDER: &[u8] = b"order";
     /// Present when `page_index` covers every stored page: set when a db is
     /// created, and by `reindex` on a db from before schema 3.
     pub const PAGE_INDEX_COMPLETE: &[u8] = b"page_index_complete";
@@ -186,11 +188,11 @@ pub(crate) fn malformed(e: postcard::Error) -> CodecError {
 mod tests {
     use super::*;
 
-    /// `schema/v11.md` has one `## \`name\`` section per column family the
+    /// `schema/v12.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v11.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v12.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -198,7 +200,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v11.md sections vs COLUMN_FAMILIES"
+            "schema/v12.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"

@@ -8,8 +8,8 @@
 use super::{
     CF_DETAILS, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INFLIGHT, CF_META, CF_PAGES, CF_ROBOTS, CF_SEEN,
     CF_VERDICTS, ConfigEntries, Counters, DetailRecord, DocRecord, FrontierEntry, FrontierKey,
-    HostRecord, InFlightRecord, LinkLimits, PageRecord, RobotsRecord, RunRecord, SeedList,
-    SeenRecord, VerdictRecord, Versioned, meta_keys,
+    HostRecord, InFlightRecord, LinkLimits, OrderState, PageRecord, RobotsRecord, RunRecord,
+    SeedList, SeenRecord, VerdictRecord, Versioned, meta_keys,
 };
 use crate::model::{HostId, UrlId};
 
@@ -158,6 +158,10 @@ meta_row!(
 meta_row!(
     /// The limits links were last judged by.
     LinkLimitsRow: meta_keys::LINK_LIMITS => LinkLimits
+);
+meta_row!(
+    /// The order the frontier's keys follow.
+    OrderRow: meta_keys::ORDER => OrderState
 );
 meta_row!(
     /// Settings saved with `set`.

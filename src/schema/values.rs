@@ -37,9 +37,47 @@ pub struct FrontierEntry {
     /// Attempts that ended in 429/503 so far.
     pub attempts: u8,
     pub enqueued_ms: u64,
+    // Version 2:
+    /// What the crawl orders rank the URL by (None in a version 1 row,
+    /// written under breadth-first: its key holds its sequence number).
+    pub scores: Option<FrontierScores>,
 }
 impl Versioned for FrontierEntry {
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        super::decode_appended(bytes, 1, &[1])
+    }
+}
+
+/// `meta/order`: the frontier order the crawl keys new URLs in, and its
+/// generation, raised each time the order or its parameters change.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct OrderState {
+    /// `OrderSettings::fingerprint` of the order.
+    pub fingerprint: String,
+    pub generation: u64,
+}
+impl Versioned for OrderState {
     const VERSION: u8 = 1;
+}
+
+/// A queued URL's scores, kept so that a change of order can re-key it
+/// and `frontier` and `why` can show them.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct FrontierScores {
+    /// Discovery sequence number (first-in first-out among equals).
+    pub seq: u64,
+    /// Shark-search's inherited score.
+    pub inherited: f32,
+    /// Shark-search's anchor-context score.
+    pub anchor: f32,
+    /// Importance's IL: the URL's shape.
+    pub url_shape: f32,
+    /// Importance's summed in-link weights (IB = Σw / (1 + Σw)).
+    pub backlinks: f32,
+    /// Found on an irrelevant page under soft focus: queued behind the rest.
+    pub tunnel: bool,
 }
 
 /// `hosts` value: per-host politeness state. Written with every page of
@@ -63,12 +101,16 @@ pub struct HostRecord {
     // Version 2:
     /// URLs ever queued for the host (for `crawl.max_host_urls`).
     pub urls: u64,
+    // Version 3:
+    /// The frontier order generation the host's queue is keyed in (see
+    /// [`OrderState`]); an older one is re-keyed when next scheduled.
+    pub order_gen: u64,
 }
 impl Versioned for HostRecord {
-    const VERSION: u8 = 2;
+    const VERSION: u8 = 3;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
-        let mut h: HostRecord = super::decode_appended(bytes, 1, &[1])?;
+        let mut h: HostRecord = super::decode_appended(bytes, 1, &[1, 1])?;
         if bytes.first() == Some(&1) {
             // Version 1 did not count: what it fetched and queued is a floor.
             h.urls = h.fetched + h.queued;

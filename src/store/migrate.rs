@@ -82,6 +82,11 @@ static STEPS: &[Step] = &[
         what: "none (new links rows leave out the targets' ids; older rows keep them)",
         run: None,
     },
+    Step {
+        to: 12,
+        what: "none (frontier rows and host rows gain appended fields read as defaults: a version 1 frontier row was keyed breadth-first)",
+        run: None,
+    },
 ];
 
 /// What a step did.

@@ -16,6 +16,7 @@ mod fuzz;
 mod golden;
 mod guard;
 mod hostile;
+mod orders;
 mod paused;
 mod resume;
 mod review;

@@ -4,14 +4,49 @@
 
 use super::{Ledger, PageWrite, bump};
 use crate::crawl::traps;
-use crate::frontier;
 use crate::model::{self, CanonicalUrl, HostId, UrlId};
 use crate::schema::tables::{LinkLimitsRow, Seen};
-use crate::schema::{FilterReason, FrontierEntry, LinkLimits, SeenRecord, SeenState};
+use crate::schema::{
+    FilterReason, FrontierEntry, FrontierScores, LinkLimits, SeenRecord, SeenState,
+};
 use crate::store::{Batch, StoreError};
 
+/// What a discovered URL's frontier scores come from (read only when the
+/// URL is queued: most links lead to URLs seen before).
+#[derive(Clone, Copy)]
+pub enum ScoreFrom<'a> {
+    /// Nothing to score from (a seed, or a link judged again offline):
+    /// a seed is given top scores.
+    Nothing,
+    /// The target of a redirect: it keeps the redirected URL's scores.
+    Redirect(&'a FrontierScores),
+    /// A link of a fetched page, with its anchor and the text around it.
+    Link {
+        page: PageScore,
+        before: &'a str,
+        anchor: &'a str,
+        after: &'a str,
+    },
+}
+
+/// What a fetched page passes on to the URLs its links queue.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PageScore {
+    /// Similarity to the query (the relevance cosine; 0 without keywords).
+    pub sim: f64,
+    /// The similarity passes the relevance threshold.
+    pub relevant: bool,
+    /// The page's own inherited score (Shark-search).
+    pub inherited: f32,
+    /// The weight of its links as in-links (its importance score).
+    pub weight: f32,
+    /// Its links are queued behind the rest (an irrelevant page under soft
+    /// focus).
+    pub tunnel: bool,
+}
+
 /// Where a newly discovered URL comes from.
-pub struct Discovery {
+pub struct Discovery<'a> {
     depth: u16,
     parent: Option<UrlId>,
     redirects: u8,
@@ -21,11 +56,12 @@ pub struct Discovery {
     rejudge: bool,
     /// A filter that dropped the link before the seen check (domain, link type).
     filtered: Option<FilterReason>,
+    from: ScoreFrom<'a>,
 }
 
-impl Discovery {
+impl<'a> Discovery<'a> {
     /// A seed (or a URL a seed redirected to): no scope or depth check.
-    pub fn seed(depth: u16, parent: Option<UrlId>, redirects: u8) -> Discovery {
+    pub fn seed(depth: u16, parent: Option<UrlId>, redirects: u8) -> Discovery<'a> {
         Discovery {
             depth,
             parent,
@@ -33,6 +69,7 @@ impl Discovery {
             seed: true,
             rejudge: false,
             filtered: None,
+            from: ScoreFrom::Nothing,
         }
     }
 
@@ -43,7 +80,7 @@ impl Discovery {
         parent: UrlId,
         redirects: u8,
         filtered: Option<FilterReason>,
-    ) -> Discovery {
+    ) -> Discovery<'a> {
         Discovery {
             depth,
             parent: Some(parent),
@@ -51,7 +88,18 @@ impl Discovery {
             seed: false,
             rejudge: false,
             filtered,
+            from: ScoreFrom::Nothing,
         }
+    }
+
+    /// What the URL's scores are computed from.
+    pub(super) fn from(&self) -> ScoreFrom<'a> {
+        self.from
+    }
+
+    /// The same discovery, its scores computed from `from`.
+    pub fn scored(self, from: ScoreFrom<'a>) -> Discovery<'a> {
+        Discovery { from, ..self }
     }
 
     /// A link from page `parent` that refilter now follows (or drops with
@@ -61,7 +109,7 @@ impl Discovery {
         parent: UrlId,
         parent_depth: Option<u16>,
         filtered: Option<FilterReason>,
-    ) -> Discovery {
+    ) -> Discovery<'a> {
         Discovery {
             depth: parent_depth.map_or(1, |d| d.saturating_add(1)),
             parent: Some(parent),
@@ -69,6 +117,7 @@ impl Discovery {
             seed: false,
             rejudge: true,
             filtered,
+            from: ScoreFrom::Nothing,
         }
     }
 }
@@ -78,7 +127,7 @@ impl Discovery {
 /// shallower path to one that was too deep, a re-judged link. A link the
 /// crawl follows reopens a target another page's link verdict dropped:
 /// the outcome must not depend on which page was seen first.
-fn reopens(prior: &SeenRecord, d: &Discovery, within_depth: bool) -> bool {
+fn reopens(prior: &SeenRecord, d: &Discovery<'_>, within_depth: bool) -> bool {
     match prior.state {
         state if d.rejudge && rejudge_reconsiders(state) => true,
         SeenState::Filtered(FilterReason::Depth) => {
@@ -163,6 +212,7 @@ impl Ledger {
                     seed: false,
                     rejudge: true,
                     filtered: None,
+                    from: ScoreFrom::Nothing,
                 };
                 self.discover(&mut w, &url, d)?;
             }
@@ -177,7 +227,7 @@ impl Ledger {
         &mut self,
         w: &mut PageWrite<'_>,
         url: &CanonicalUrl,
-        d: Discovery,
+        d: Discovery<'_>,
     ) -> Result<(), StoreError> {
         let id = url.id();
         if !w.pending.insert(id) {
@@ -237,7 +287,12 @@ impl Ledger {
     /// What a discovered URL becomes before the spider-trap limits: out
     /// of scope, dropped by a link filter, too deep, too many redirects
     /// on, or queued.
-    fn first_verdict(&self, url: &CanonicalUrl, d: &Discovery, within_depth: bool) -> SeenState {
+    fn first_verdict(
+        &self,
+        url: &CanonicalUrl,
+        d: &Discovery<'_>,
+        within_depth: bool,
+    ) -> SeenState {
         if !d.seed && !self.scope.allows(self.settings.scope, url) {
             SeenState::Filtered(FilterReason::Scope)
         } else if let Some(r) = d.filtered {
@@ -256,13 +311,14 @@ impl Ledger {
         &mut self,
         w: &mut PageWrite<'_>,
         url: &CanonicalUrl,
-        d: &Discovery,
+        d: &Discovery<'_>,
         now: u64,
     ) -> Result<(), StoreError> {
         // One serialization of the origin serves both id and record.
         let origin = url.host_key();
         let host = HostId::of(&origin);
-        let priority = frontier::Order::default().priority(d.depth, self.counters.next_seq);
+        let scores = self.scores_for(url, d, self.counters.next_seq);
+        let priority = self.settings.order.priority(d.depth, &scores);
         self.counters.next_seq += 1;
         let entry = FrontierEntry {
             url: url.as_str().to_string(),
@@ -271,6 +327,7 @@ impl Ledger {
             redirects: d.redirects,
             attempts: 0,
             enqueued_ms: now,
+            scores: Some(scores),
         };
         self.counters.queued += 1;
         let h = self.host(host, &origin)?;

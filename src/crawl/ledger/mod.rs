@@ -9,6 +9,7 @@
 mod discover;
 mod drops;
 mod inflight;
+mod order;
 mod page;
 mod seeds;
 mod write;
@@ -31,7 +32,7 @@ use crate::filter::{FilterSettings, Filters};
 use crate::frontier::{HostQueue, SeenFront, SettledSet};
 use crate::model::{self, HostId, UrlId};
 use crate::schema::tables::{CountersRow, RunKey, Runs};
-use crate::schema::{Counters, HostRecord, RunProgress, RunRecord};
+use crate::schema::{Counters, HostRecord, OrderState, RunProgress, RunRecord};
 use crate::store::{Store, StoreError};
 
 pub(super) struct HostState {
@@ -92,6 +93,8 @@ pub(super) struct Ledger {
     touched: HashSet<HostId>,
     /// Messages for the user, taken by the scheduler.
     notices: Vec<String>,
+    /// The frontier order new keys are computed in, and its generation.
+    order: OrderState,
 }
 
 impl Ledger {
@@ -124,7 +127,9 @@ impl Ledger {
             run_started_ms: 0,
             touched: HashSet::new(),
             notices: Vec::new(),
+            order: OrderState::default(),
         };
+        l.load_order()?;
         l.load_seen_front()?;
         l.load_seeds()?;
         Ok(l)
@@ -163,6 +168,7 @@ impl Ledger {
                 self.store.host_and_robots_place(id)?.unwrap_or_else(|| {
                     let fresh = HostRecord {
                         origin: origin.to_string(),
+                        order_gen: self.order.generation,
                         ..Default::default()
                     };
                     (fresh, false)
@@ -232,6 +238,9 @@ impl Ledger {
         let refilter = new.filter != self.settings.filter;
         let limits = new.link_limits() != self.settings.link_limits();
         self.settings = new;
+        if let Err(e) = self.note_order() {
+            self.notice(format!("new crawl order not recorded: {e}"));
+        }
         if refilter && let Err(e) = self.rebuild_filters() {
             self.notice(format!("filters not rebuilt: {e}"));
         }

@@ -4,11 +4,13 @@
 //! failure, a back-off retry, or the response (redirect, page record) and,
 //! for HTML, the doc and its links.
 
+use super::discover::ScoreFrom;
 use super::{Discovery, Ledger, PageWrite, VIA_REDIRECT, bump};
 use crate::crawl::worker::{PageData, PageJob, ParsedHtml};
 use crate::fetch::{FetchError, is_backoff, retry_after_ms};
 use crate::filter::judge::{LinkJudge, LinkText, judge_link};
 use crate::filter::links;
+use crate::frontier::Focus;
 use crate::model::{self};
 use crate::schema::tables::{Details, Docs, Pages, Verdicts};
 use crate::schema::{
@@ -202,13 +204,15 @@ impl Ledger {
             }
         };
         let (depth, hops) = (job.entry.depth, job.entry.redirects.saturating_add(1));
+        // The target takes the redirected URL's place in the order.
+        let scores = super::order::scores_of(&job.key, &job.entry);
         let d = if self.seed_ids.contains(&id) && hops <= self.settings.max_redirects {
             let mut list = self.store.seeds()?;
             let from = job.url.as_str();
             self.add_derived_seed(&mut w.b, &mut list, &target, from, VIA_REDIRECT)?;
             Discovery::seed(depth, Some(id), hops)
         } else {
-            Discovery::found(depth, id, hops, None)
+            Discovery::found(depth, id, hops, None).scored(ScoreFrom::Redirect(&scores))
         };
         self.discover(w, &target, d)?;
         Ok(Some(target.as_str().to_string()))
@@ -281,11 +285,23 @@ impl Ledger {
     ) -> Result<(), StoreError> {
         let id = job.url.id();
         let mut row = PageLinksBuilder::default();
+        // What the page passes on to the URLs it queues (its links are
+        // tunnelled when only soft focus follows them).
+        let text = (page.title.as_str(), page.text.as_str());
+        let from_page = self.page_score(
+            &job.entry,
+            &job.key,
+            verdict.relevance,
+            text,
+            !verdict.follow,
+        );
+        let soft_focus = self.settings.order.focus == Focus::Soft;
         for link in &page.links {
             let kind = links::classify(job.url.url(), link.url.url());
             let judge = LinkJudge {
                 filters: &self.filters,
                 follow_nofollow: self.settings.follow_nofollow,
+                soft_focus,
             };
             let text = LinkText {
                 nofollow: link.nofollow,
@@ -321,7 +337,12 @@ impl Ledger {
             w.b.put_inlink(inlink);
             if follow {
                 let depth = job.entry.depth.saturating_add(1);
-                let d = Discovery::found(depth, id, 0, forced);
+                let d = Discovery::found(depth, id, 0, forced).scored(ScoreFrom::Link {
+                    page: from_page,
+                    before: &link.before,
+                    anchor: &link.anchor,
+                    after: &link.after,
+                });
                 self.discover(w, &link.url, d)?;
             }
         }

@@ -17,6 +17,7 @@ use super::ledger::{Discovery, Ledger, PageWrite, bump};
 use super::scheduler::CrawlError;
 use super::settings::CrawlSettings;
 use crate::filter::Mode;
+use crate::frontier::Focus;
 use crate::model::{self, UrlId};
 use crate::store::{Store, StoreError};
 
@@ -137,6 +138,7 @@ impl Ledger {
         let filters = self.filters.clone();
         let judging = Judging {
             follow_nofollow: self.settings.follow_nofollow,
+            soft_focus: self.settings.order.focus == Focus::Soft,
             domain_mode: self.settings.filter.mode == Mode::Domain,
             dry_run,
         };

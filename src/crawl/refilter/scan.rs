@@ -51,6 +51,7 @@ pub(super) struct Cursors<'a> {
 #[derive(Clone, Copy)]
 pub(super) struct Judging {
     pub follow_nofollow: bool,
+    pub soft_focus: bool,
     pub domain_mode: bool,
     pub dry_run: bool,
 }
@@ -288,6 +289,7 @@ fn judge_one(
     let judge = LinkJudge {
         filters: page.filters,
         follow_nofollow: page.judging.follow_nofollow,
+        soft_focus: page.judging.soft_focus,
     };
     let decision = judge_link(
         judge,

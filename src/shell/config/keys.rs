@@ -7,6 +7,7 @@ use super::{Key, Kind, Value, fmt_duration};
 use crate::crawl::{CrawlSettings, Scope};
 use crate::filter::Mode;
 use crate::filter::topic::TopicParams;
+use crate::frontier::{Focus, Order};
 
 macro_rules! key {
     ($name:expr, $kind:expr, $meaning:expr, |$s:ident| $get:expr, |$t:ident, $v:ident| $set:expr $(, $at_start:ident)?) => {
@@ -484,6 +485,72 @@ pub static KEYS: &[Key] = &[
         |s| s.filter.links.relevant_only.to_string(),
         |s, v| if let Value::Bool(b) = v {
             s.filter.links.relevant_only = b
+        }
+    ),
+    key!(
+        "crawl.order",
+        Kind::Enum(&Order::NAMES),
+        "what to fetch next (002): bfs, dfs (deepest first), shark (Shark-search), importance (α·IB + β·IL); a change re-keys each host's queue when it is next scheduled",
+        |s| s.order.order.name().to_string(),
+        |s, v| if let Value::Text(t) = v {
+            s.order.order = Order::parse(&t).unwrap_or_default()
+        }
+    ),
+    key!(
+        "crawl.focus",
+        Kind::Enum(&Focus::NAMES),
+        "hard: links of pages the page filters drop are not followed (001, 002); soft: they are queued behind every other URL, so the crawl can tunnel through off-topic pages",
+        |s| s.order.focus.name().to_string(),
+        |s, v| if let Value::Text(t) = v {
+            s.order.focus = Focus::parse(&t).unwrap_or_default()
+        }
+    ),
+    key!(
+        "shark.delta",
+        Kind::Float {
+            min: 0.0,
+            max: 0.99
+        },
+        "δ: decay of the score a link inherits from its page (Shark-search)",
+        |s| s.order.delta.to_string(),
+        |s, v| if let Value::Float(f) = v {
+            s.order.delta = f
+        }
+    ),
+    key!(
+        "shark.gamma",
+        Kind::Float { min: 0.0, max: 1.0 },
+        "γ: weight of the inherited score against the anchor-context score (Shark-search)",
+        |s| s.order.gamma.to_string(),
+        |s, v| if let Value::Float(f) = v {
+            s.order.gamma = f
+        }
+    ),
+    key!(
+        "importance.alpha",
+        Kind::Float { min: 0.0, max: 1.0 },
+        "α: weight of IB, the in-links weighted by their pages' scores (importance)",
+        |s| s.order.alpha.to_string(),
+        |s, v| if let Value::Float(f) = v {
+            s.order.alpha = f
+        }
+    ),
+    key!(
+        "importance.beta",
+        Kind::Float { min: 0.0, max: 1.0 },
+        "β: weight of IL, the URL's shape: few path segments, no query, a pattern word (importance)",
+        |s| s.order.beta.to_string(),
+        |s, v| if let Value::Float(f) = v {
+            s.order.beta = f
+        }
+    ),
+    key!(
+        "importance.patterns",
+        Kind::List,
+        "words that make a URL important when in its host or path (IL)",
+        |s| s.order.patterns.join(","),
+        |s, v| if let Value::List(l) = v {
+            s.order.patterns = l
         }
     ),
 ];

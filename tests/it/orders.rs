@@ -1,0 +1,282 @@
+//! The crawl orders of document 002 end to end: one loopback host, one
+//! request at a time, so the server's log is the order the frontier handed
+//! URLs out in. Expected orders are worked out by hand in each test.
+
+use crate::common;
+
+use std::time::Duration;
+
+use common::{Db, Fixture, fast};
+use trawl::crawl::CrawlSettings;
+use trawl::filter::Mode;
+use trawl::frontier::{Focus, Order};
+use trawl::schema::FrontierEntry;
+use trawl::schema::tables::Frontier;
+use trawl::site::Response;
+
+/// Neutral text that keeps one link's anchor out of the next one's context.
+const FILL: &str = "<p>lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod</p>";
+
+/// A page titled `title` with `body` text and `(href, anchor)` links.
+fn html(title: &str, body: &str, links: &[(&str, &str)]) -> Response {
+    let a: String = links
+        .iter()
+        .map(|(h, t)| format!("{FILL}<a href=\"{h}\">{t}</a>{FILL}"))
+        .collect();
+    Response::html(format!(
+        "<html><head><title>{title}</title></head><body><p>{body}</p>{a}</body></html>"
+    ))
+}
+
+/// A tree: `/` → a, b, c; a → a1, a2; b → b1; a1 → a11.
+fn tree(path: &str) -> Response {
+    let links: &[(&str, &str)] = match path {
+        "/robots.txt" => return Response::status(404),
+        "/" => &[("/a", "x"), ("/b", "x"), ("/c", "x")],
+        "/a" => &[("/a1", "x"), ("/a2", "x")],
+        "/b" => &[("/b1", "x")],
+        "/a1" => &[("/a11", "x")],
+        _ => &[],
+    };
+    html("page", "text", links)
+}
+
+/// One request at a time, breadth-first unless changed.
+fn one_at_a_time(order: Order) -> CrawlSettings {
+    let mut s = fast();
+    s.concurrency = 1;
+    s.per_host = 1;
+    s.order.order = order;
+    s
+}
+
+/// The pages the server was asked for, in order.
+fn fetched(f: &Fixture) -> Vec<String> {
+    f.hits()
+        .into_iter()
+        .map(|h| h.path)
+        .filter(|p| p != "/robots.txt")
+        .collect()
+}
+
+fn queued(db: &Db) -> Vec<FrontierEntry> {
+    db.store
+        .rows::<Frontier>(&[])
+        .map(|r| r.unwrap().1)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bfs_takes_levels_in_order_and_dfs_the_deepest_latest_first() {
+    let f = Fixture::start(tree).await;
+    Db::new()
+        .crawl(one_at_a_time(Order::Bfs), &[f.url("/")])
+        .await;
+    let bfs = ["/", "/a", "/b", "/c", "/a1", "/a2", "/b1", "/a11"];
+    assert_eq!(fetched(&f), bfs);
+
+    // Depth-first: of the queued, the deepest, and of those the latest
+    // found. After `/`: c (latest of depth 1) has no links, b queues b1
+    // (depth 2), then a queues a1, a2; a2 is the latest, a1 queues a11.
+    let f = Fixture::start(tree).await;
+    Db::new()
+        .crawl(one_at_a_time(Order::Dfs), &[f.url("/")])
+        .await;
+    let dfs = ["/", "/c", "/b", "/b1", "/a", "/a2", "/a1", "/a11"];
+    assert_eq!(fetched(&f), dfs);
+
+    // With crawl.depth 1 it stops at the seed's links.
+    let f = Fixture::start(tree).await;
+    let mut s = one_at_a_time(Order::Dfs);
+    s.max_depth = Some(1);
+    Db::new().crawl(s, &[f.url("/")]).await;
+    assert_eq!(fetched(&f), ["/", "/c", "/b", "/a"]);
+}
+
+/// Shark-search's web: the query is `basketball`.
+fn shark_web(path: &str) -> Response {
+    match path {
+        "/robots.txt" => Response::status(404),
+        // sim = 1 (the only keyword is there): relevant.
+        "/" => html(
+            "home",
+            "basketball",
+            &[("/x", "misc"), ("/y", "basketball scores"), ("/z", "other")],
+        ),
+        // Relevant: its link inherits δ·1.
+        "/x" => html("x", "basketball again", &[("/x1", "go")]),
+        // Not relevant: its link inherits δ·inherited(/y).
+        "/y" => html("y", "nothing here", &[("/y1", "more")]),
+        _ => html("leaf", "leaf", &[]),
+    }
+}
+
+fn shark_settings() -> CrawlSettings {
+    let mut s = one_at_a_time(Order::Shark);
+    s.order.delta = 0.5;
+    s.order.gamma = 0.5;
+    s.filter.relevance_keywords = vec![("basketball".into(), 1.0)];
+    s.filter.relevance_threshold = 0.1;
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shark_search_fetches_by_potential_score_as_worked_by_hand() {
+    // Potential = γ·inherited + (1 − γ)·anchor, δ = γ = 0.5.
+    // Links of `/` (sim 1, relevant) inherit 0.5·1 = 0.5; the anchor of
+    // /y holds the keyword (1), the others' anchors and contexts none (0):
+    // /y 0.75, /x 0.25, /z 0.25. /x (relevant) gives /x1 inherited 0.5,
+    // potential 0.25; /y (sim 0) gives /y1 0.5·0.5 = 0.25, potential
+    // 0.125. Ties go in discovery order: /z (found before /x1).
+    let f = Fixture::start(shark_web).await;
+    Db::new().crawl(shark_settings(), &[f.url("/")]).await;
+    assert_eq!(fetched(&f), ["/", "/y", "/x", "/z", "/x1", "/y1"]);
+
+    // Breadth-first on the same web, for contrast.
+    let f = Fixture::start(shark_web).await;
+    let mut s = shark_settings();
+    s.order.order = Order::Bfs;
+    Db::new().crawl(s, &[f.url("/")]).await;
+    assert_eq!(fetched(&f), ["/", "/x", "/y", "/z", "/x1", "/y1"]);
+
+    // The scores are stored with the queued URLs: stop after three pages.
+    let f = Fixture::start(shark_web).await;
+    let db = Db::new();
+    let mut s = shark_settings();
+    s.max_pages = Some(3);
+    db.crawl(s, &[f.url("/")]).await;
+    let mut left: Vec<(String, f32, f32)> = queued(&db)
+        .into_iter()
+        .map(|e| {
+            let sc = e.scores.expect("scores stored");
+            (e.url, sc.inherited, sc.anchor)
+        })
+        .collect();
+    left.sort_by(|a, b| a.0.cmp(&b.0));
+    let expect = [("/x1", 0.5, 0.0), ("/y1", 0.25, 0.0), ("/z", 0.5, 0.0)];
+    assert_eq!(left.len(), expect.len(), "{left:?}");
+    for ((url, inherited, anchor), (path, i, a)) in left.iter().zip(expect) {
+        assert_eq!(url, &f.url(path));
+        assert!((inherited - i).abs() < 1e-6, "{url}: inherited {inherited}");
+        assert!((anchor - a).abs() < 1e-6, "{url}: anchor {anchor}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn importance_ranks_by_url_shape_and_backlinks() {
+    // α = β = 0.5, patterns `index`. Every child has one in-link, from the
+    // seed, so the same IB; IL decides: /index.html (0.5 + 1 + 1) / 3,
+    // /a/b (1/3 + 1 + 0) / 3, /deep/er/page?q=1 (1/4 + 0 + 0) / 3.
+    let web = |path: &str| match path {
+        "/robots.txt" => Response::status(404),
+        "/" => html(
+            "home",
+            "text",
+            &[
+                ("/deep/er/page?q=1", "x"),
+                ("/a/b", "x"),
+                ("/index.html", "x"),
+            ],
+        ),
+        _ => html("leaf", "leaf", &[]),
+    };
+    let f = Fixture::start(web).await;
+    let mut s = one_at_a_time(Order::Importance);
+    s.order.patterns = vec!["index".into()];
+    Db::new().crawl(s, &[f.url("/")]).await;
+    assert_eq!(
+        fetched(&f),
+        ["/", "/index.html", "/a/b", "/deep/er/page?q=1"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_order_re_keys_the_queue_left_by_an_earlier_run() {
+    let f = Fixture::start(tree).await;
+    let db = Db::new();
+    let mut s = one_at_a_time(Order::Bfs);
+    s.max_pages = Some(2);
+    db.crawl(s, &[f.url("/")]).await;
+    assert_eq!(fetched(&f), ["/", "/a"]);
+    // b, c (depth 1) and a1, a2 (depth 2) are queued breadth-first; the
+    // next run goes depth-first from there: a2, a1, a11, then c, b, b1.
+    db.crawl(one_at_a_time(Order::Dfs), &[]).await;
+    let dfs_after = ["/", "/a", "/a2", "/a1", "/a11", "/c", "/b", "/b1"];
+    assert_eq!(fetched(&f), dfs_after);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_of_order_while_the_crawl_runs_takes_effect_on_the_next_page() {
+    // Every answer takes 300 ms: the change lands while /a is in flight.
+    let f = Fixture::start(|p: &str| tree(p).delayed(Duration::from_millis(300))).await;
+    let db = Db::new();
+    let (handle, join) =
+        trawl::crawl::start(db.store.clone(), one_at_a_time(Order::Bfs), &[f.url("/")])
+            .expect("start crawl");
+    common::wait_until_async("/a asked for", Duration::from_secs(10), || {
+        fetched(&f).contains(&"/a".to_string())
+    })
+    .await;
+    let mut s = handle.settings();
+    s.order.order = Order::Dfs;
+    handle.set_settings(s);
+    tokio::time::timeout(Duration::from_secs(60), join)
+        .await
+        .expect("crawl finishes")
+        .unwrap()
+        .unwrap();
+    let dfs_after = ["/", "/a", "/a2", "/a1", "/a11", "/c", "/b", "/b1"];
+    assert_eq!(fetched(&f), dfs_after);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn politeness_gaps_hold_under_a_score_order() {
+    let f = Fixture::start(shark_web).await;
+    let mut s = shark_settings();
+    s.delay = Duration::from_millis(150);
+    Db::new().crawl(s, &[f.url("/")]).await;
+    let times = f.page_times();
+    assert_eq!(times.len(), 6);
+    for w in times.windows(2) {
+        let gap = w[1] - w[0];
+        assert!(gap >= Duration::from_millis(150), "gap {gap:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn soft_focus_tunnels_through_irrelevant_pages_after_the_rest() {
+    // Relevance filter on `basketball`: /off is not relevant. Hard focus
+    // (the documents' rule) never follows its link; soft focus queues it
+    // behind every other URL, so /on2 (found later) goes first.
+    let web = |path: &str| match path {
+        "/robots.txt" => Response::status(404),
+        "/" => html("home", "basketball", &[("/off", "x"), ("/on", "x")]),
+        "/off" => html("off", "cooking", &[("/behind", "x")]),
+        "/on" => html("on", "basketball", &[("/on2", "x")]),
+        _ => html("leaf", "basketball", &[]),
+    };
+    let settings = |focus: Focus| {
+        let mut s = one_at_a_time(Order::Bfs);
+        s.filter.mode = Mode::Relevance;
+        s.filter.relevance_keywords = vec![("basketball".into(), 1.0)];
+        s.order.focus = focus;
+        s
+    };
+    let f = Fixture::start(web).await;
+    Db::new().crawl(settings(Focus::Hard), &[f.url("/")]).await;
+    assert_eq!(fetched(&f), ["/", "/off", "/on", "/on2"]);
+
+    let f = Fixture::start(web).await;
+    let db = Db::new();
+    db.crawl(settings(Focus::Soft), &[f.url("/")]).await;
+    assert_eq!(fetched(&f), ["/", "/off", "/on", "/on2", "/behind"]);
+    let link = db
+        .store
+        .links_from(common::id(&f.url("/off")), 10)
+        .unwrap()
+        .into_iter()
+        .next()
+        .expect("the link of /off")
+        .1;
+    assert_eq!(link.verdict, trawl::model::LinkVerdict::Follow);
+}
