@@ -61,23 +61,14 @@ pub fn judge_link<'v>(
         let why = LinkVerdict::of_page(verdict.verdict);
         decided(why, Cow::Borrowed(verdict.detail.as_str()))
     } else {
-        let tunnelled;
-        let page = if verdict.follow {
-            verdict
-        } else {
-            tunnelled = PageVerdict {
-                follow: true,
-                verdict: Verdict::Keep,
-                ..verdict.clone()
-            };
-            &tunnelled
-        };
+        // Under soft focus a dropped page's links are judged as a kept one's.
+        let source_relevant = verdict.verdict == Verdict::Keep || !verdict.follow;
         let judged = judge.filters.link(
             kind,
             (ids.0.0, ids.1.0),
             dst_host,
             [link.before, link.anchor, link.after],
-            page,
+            source_relevant,
         );
         match judged.dropped_by {
             Some(by) => decided(by, Cow::Owned(judged.detail)),

@@ -167,19 +167,22 @@ impl Filters {
     /// relevance keywords, whatever the mode (Shark-search's sim(q, p)),
     /// and whether it passes the threshold r.
     pub fn similarity(&self, title: &str, text: &str) -> (f64, bool) {
-        let r = relevance::relevance_of_parts(&self.relevance, &[title, text]);
-        let relevant = r.cosine > 0.0 && r.relevant(&self.relevance);
-        (r.cosine, relevant)
+        let cos = relevance::relevance_of_parts(&self.relevance, &[title, text]).cosine;
+        (cos, self.is_relevant(cos))
     }
 
     /// Shark-search's anchor-context score of a link: 1 when its anchor
     /// holds a keyword, else the similarity of the anchor and the text
     /// around it.
     pub fn anchor_score(&self, before: &str, anchor: &str, after: &str) -> f64 {
-        if self.relevance.keywords.total(anchor) > 0 {
+        let mut counts = self.relevance.keywords.counts(anchor);
+        if counts.iter().any(|&c| c > 0) {
             return 1.0;
         }
-        relevance::relevance_of_parts(&self.relevance, &[before, anchor, after]).cosine
+        for part in [before, after] {
+            self.relevance.keywords.add_counts(part, &mut counts);
+        }
+        relevance::relevance_of_counts(&self.relevance, &counts).cosine
     }
 
     /// Whether the relevance threshold r is met by `cosine`.
@@ -256,16 +259,17 @@ impl Filters {
         }
     }
 
-    /// Judges one link of a page whose verdict is `page`.
-    /// Judges one link of type `kind` between pages with ids `ids`;
-    /// `dst_host` is needed only in domain mode.
+    /// Judges one link of type `kind` between pages with ids `ids`, on a
+    /// page that counts as relevant (`source_relevant`: kept by the page
+    /// filters, or followed under soft focus); `dst_host` is needed only in
+    /// domain mode.
     pub fn link(
         &self,
         kind: LinkType,
         ids: (u128, u128),
         dst_host: Option<&str>,
         text: [&str; 3],
-        page: &PageVerdict,
+        source_relevant: bool,
     ) -> LinkJudgement {
         let keep = |kind| LinkJudgement {
             kind,
@@ -294,7 +298,7 @@ impl Filters {
                     before: text[0],
                     anchor: text[1],
                     after: text[2],
-                    source_relevant: page.verdict == Verdict::Keep,
+                    source_relevant,
                 };
                 match links::decide(&self.settings.links, &self.relevance.keywords, &facts) {
                     PolicyVerdict::Follow => keep(kind),
@@ -348,7 +352,7 @@ mod tests {
             (1, 2),
             off.host_str(),
             ["", "", ""],
-            &f.page("www.uestc.edu.cn", "", ""),
+            f.page("www.uestc.edu.cn", "", "").verdict == Verdict::Keep,
         );
         assert_eq!(
             (j.kind, j.dropped_by),
@@ -360,7 +364,7 @@ mod tests {
             (1, 3),
             on.host_str(),
             ["", "", ""],
-            &f.page("", "", ""),
+            f.page("", "", "").verdict == Verdict::Keep,
         );
         assert_eq!(j.dropped_by, None);
 

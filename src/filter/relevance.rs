@@ -55,6 +55,11 @@ pub fn relevance_of_parts(topic: &Topic, parts: &[&str]) -> Relevance {
     for part in parts {
         topic.keywords.add_counts(part, &mut counts);
     }
+    relevance_of_counts(topic, &counts)
+}
+
+/// [`relevance`] from the keyword counts of the text (one per keyword).
+pub fn relevance_of_counts(topic: &Topic, counts: &[u32]) -> Relevance {
     let max = counts.iter().copied().max().unwrap_or(0);
     if max == 0 {
         return Relevance {

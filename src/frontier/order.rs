@@ -11,7 +11,7 @@
 //! score orders put `1 - score` in the next 23 bits and the sequence in the
 //! low 40 (ties go first-in first-out).
 
-use crate::schema::FrontierScores;
+use crate::schema::{FrontierEntry, FrontierKey, FrontierScores};
 
 /// How queued URLs are ordered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -153,6 +153,15 @@ impl OrderSettings {
             }
         }
     }
+}
+
+/// A queued row's scores; a version 1 row (written breadth-first, with
+/// no scores) takes its sequence number from its key.
+pub fn scores_of(k: &FrontierKey, e: &FrontierEntry) -> FrontierScores {
+    e.scores.clone().unwrap_or(FrontierScores {
+        seq: k.priority & SEQ48,
+        ..FrontierScores::default()
+    })
 }
 
 /// Shark-search's potential score: γ·inherited + (1 − γ)·anchor-context.

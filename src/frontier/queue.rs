@@ -30,12 +30,10 @@ pub struct HostQueue {
 
 impl HostQueue {
     pub fn new(host: HostId) -> HostQueue {
-        let mut low = [0u8; 32];
-        low[..8].copy_from_slice(&host.to_bytes());
         HostQueue {
             host,
             window: BTreeMap::new(),
-            low,
+            low: first_key(host),
             complete: false,
             in_flight: HashSet::new(),
         }
@@ -120,8 +118,7 @@ impl HostQueue {
         store: &Store,
         rekey: impl Fn(&FrontierKey, &FrontierEntry) -> (u64, FrontierEntry),
     ) -> Result<u64> {
-        let mut from = [0u8; 32];
-        from[..8].copy_from_slice(&self.host.to_bytes());
+        let mut from = first_key(self.host);
         let mut moved = 0;
         loop {
             let (rows, end) = store.frontier_range(self.host, &from, REKEY_BATCH)?;
@@ -147,8 +144,7 @@ impl HostQueue {
             }
         }
         self.window.clear();
-        self.low = [0u8; 32];
-        self.low[..8].copy_from_slice(&self.host.to_bytes());
+        self.low = first_key(self.host);
         self.complete = false;
         Ok(moved)
     }
@@ -179,6 +175,13 @@ impl HostQueue {
     pub fn in_flight(&self) -> usize {
         self.in_flight.len()
     }
+}
+
+/// The smallest key of `host`'s range.
+fn first_key(host: HostId) -> [u8; 32] {
+    let mut k = [0u8; 32];
+    k[..8].copy_from_slice(&host.to_bytes());
+    k
 }
 
 /// The smallest key greater than `k`.
@@ -240,15 +243,14 @@ impl ReadyHeap {
         mut head: impl FnMut(HostId) -> u64,
     ) -> Option<HostId> {
         if self.by_score {
-            let mut ready: Vec<HostId> = self.warm.drain(..).collect();
-            while let Some(Reverse((at, h))) = self.heap.peek().copied() {
-                if at > now_ms {
-                    break;
-                }
-                self.heap.pop();
-                ready.push(h);
-            }
-            for h in ready {
+            while let Some(h) = self.warm.pop_front().or_else(|| {
+                let due = self
+                    .heap
+                    .peek()
+                    .is_some_and(|Reverse((at, _))| *at <= now_ms);
+                due.then(|| self.heap.pop().map(|Reverse((_, h))| h))
+                    .flatten()
+            }) {
                 self.arrivals += 1;
                 self.due.push(Reverse((head(h), self.arrivals, h)));
             }

@@ -5,15 +5,12 @@
 
 use super::discover::{PageScore, ScoreFrom};
 use super::{Discovery, Ledger};
-use crate::frontier::order::{importance, shark_inherited, url_shape};
+use crate::frontier::order::{importance, scores_of, shark_inherited, url_shape};
 use crate::frontier::{Focus, Order};
 use crate::model::{CanonicalUrl, HostId};
 use crate::schema::tables::OrderRow;
 use crate::schema::{FrontierEntry, FrontierKey, FrontierScores, OrderState};
 use crate::store::StoreError;
-
-/// Low 48 bits of a breadth-first key: the sequence number.
-const SEQ48: u64 = (1 << 48) - 1;
 
 impl Ledger {
     /// Loads the stored order; a db from before schema 12 keyed its
@@ -154,13 +151,4 @@ impl Ledger {
             tunnel: tunnel && o.focus == Focus::Soft,
         }
     }
-}
-
-/// A queued row's scores; a version 1 row (written breadth-first, with
-/// no scores) takes its sequence number from its key.
-pub fn scores_of(k: &FrontierKey, e: &FrontierEntry) -> FrontierScores {
-    e.scores.clone().unwrap_or(FrontierScores {
-        seq: k.priority & SEQ48,
-        ..FrontierScores::default()
-    })
 }

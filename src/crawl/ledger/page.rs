@@ -205,7 +205,7 @@ impl Ledger {
         };
         let (depth, hops) = (job.entry.depth, job.entry.redirects.saturating_add(1));
         // The target takes the redirected URL's place in the order.
-        let scores = super::order::scores_of(&job.key, &job.entry);
+        let scores = crate::frontier::order::scores_of(&job.key, &job.entry);
         let d = if self.seed_ids.contains(&id) && hops <= self.settings.max_redirects {
             let mut list = self.store.seeds()?;
             let from = job.url.as_str();
