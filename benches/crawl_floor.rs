@@ -223,6 +223,9 @@ async fn write_pages(
             parent: None,
             redirects: 0,
             updated_ms: 0,
+            priority: None,
+            // As the crawl keeps the scores a page was queued with.
+            scores: Some(trawl::schema::FrontierScores::default()),
         };
         b.put(CF_SEEN, &id.to_bytes(), &fetched_row);
         if let Some(parsed) = &data.parsed {

@@ -130,6 +130,8 @@ impl Rocks {
             parent: None,
             redirects: 0,
             updated_ms: 0,
+            priority: Some(1 << 48),
+            scores: None,
         };
         let mut b = self.store.batch();
         for id in self.pending.drain(..) {

@@ -22,6 +22,8 @@ pub fn queue_new_url(
         parent: Some(parent.0),
         redirects: 0,
         updated_ms: 0,
+        priority: Some(priority),
+        scores: None,
     };
     b.put(CF_SEEN, &id.to_bytes(), &seen);
     let key = FrontierKey {

@@ -6,8 +6,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::model::UrlId;
-use crate::schema::SeenState;
 use crate::schema::tables::{Docs, Frontier, InFlight, Pages, Seen};
+use crate::schema::{FrontierKey, SeenState};
 use crate::store::{Store, StoreError};
 
 /// What a full scan found that disagrees (empty: consistent).
@@ -71,11 +71,19 @@ pub fn audit(store: &Store) -> Result<Vec<String>, StoreError> {
         frontier.len() as u64,
         c.queued,
     );
-    for id in &frontier {
+    for key in &frontier {
+        let id = &key.url;
         if seen.fetched.contains(id) {
             problems.push(format!("{id:?}: fetched but still in the frontier"));
-        } else if !seen.queued.contains(id) {
+        } else if !seen.queued.contains_key(id) {
             problems.push(format!("{id:?}: in the frontier but not queued in seen"));
+        } else if let Some(&p) = seen.queued.get(id)
+            && p != Some(key.priority)
+        {
+            problems.push(format!(
+                "{id:?}: queued at priority {:#x} but its seen row names {p:x?}",
+                key.priority
+            ));
         }
     }
     let (links, duplicates) = check_links(store, &mut problems)?;
@@ -118,7 +126,8 @@ fn counted_map(
 struct SeenScan {
     states: HashMap<UrlId, SeenState>,
     fetched: HashSet<UrlId>,
-    queued: HashSet<UrlId>,
+    /// Queued URLs with the frontier priority their `seen` row names.
+    queued: HashMap<UrlId, Option<u64>>,
     by_status: HashMap<u16, u64>,
     failed: HashMap<String, u64>,
     filtered: HashMap<String, u64>,
@@ -135,7 +144,7 @@ fn scan_seen(store: &Store, problems: &mut Vec<String>) -> Result<SeenScan, Stor
                 *s.by_status.entry(status).or_default() += 1;
             }
             SeenState::Queued => {
-                s.queued.insert(id);
+                s.queued.insert(id, rec.priority);
             }
             SeenState::Failed(r) => *s.failed.entry(r.name().into()).or_default() += 1,
             SeenState::Filtered(r) => *s.filtered.entry(r.name().into()).or_default() += 1,
@@ -146,11 +155,14 @@ fn scan_seen(store: &Store, problems: &mut Vec<String>) -> Result<SeenScan, Stor
     Ok(s)
 }
 
-fn scan_frontier(store: &Store, problems: &mut Vec<String>) -> Result<Vec<UrlId>, StoreError> {
+fn scan_frontier(
+    store: &Store,
+    problems: &mut Vec<String>,
+) -> Result<Vec<FrontierKey>, StoreError> {
     let mut ids = Vec::new();
     let mut rows = store.rows::<Frontier>(&[]);
     for row in rows.by_ref() {
-        ids.push(row?.0.url);
+        ids.push(row?.0);
     }
     unreadable(problems, "frontier", rows.unreadable());
     Ok(ids)

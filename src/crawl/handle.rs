@@ -31,6 +31,10 @@ pub struct Snapshot {
     pub elapsed: Duration,
     /// Pages per second over the last 10 s.
     pub recent_rate: f64,
+    /// Of the last 1,000 pages the page filters judged: judged, kept.
+    pub recent_focus: (u64, u64),
+    /// The target list's size, and how many of it are fetched.
+    pub targets: (u64, u64),
 }
 
 pub(super) struct Shared {

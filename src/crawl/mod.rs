@@ -12,6 +12,7 @@ mod audit;
 mod clock;
 mod dictionary;
 mod dispatch;
+pub mod focus;
 mod frame;
 mod handle;
 mod ledger;

@@ -256,6 +256,14 @@ impl Scheduler {
         self.publish(CrawlState::Running);
         loop {
             self.schedule_touched()?;
+            if !stopping && let Some(rule) = self.ledger.stop_fired.clone() {
+                // As a stop: in-flight fetches finish within the grace.
+                stopping = true;
+                grace_deadline =
+                    Some(tokio::time::Instant::now() + self.ledger.settings.shutdown_grace);
+                self.notice(format!("crawl.stop_when: stopping: {rule}"));
+                self.publish(CrawlState::Stopping);
+            }
             if !stopping && !paused {
                 self.dispatch()?;
             }
@@ -309,6 +317,8 @@ impl Scheduler {
         }
         self.schedule_touched()?;
         let l = &mut self.ledger;
+        // In-links waiting to raise queued URLs' IB are kept, not lost.
+        l.apply_all_boosts()?;
         l.record_run(started_ms, self.started.elapsed(), Some(stopping))?;
         l.store.flush()?;
         let summary = Summary {
@@ -381,6 +391,8 @@ impl Scheduler {
                 run_fetched: l.run_fetched,
                 run_links: l.run_links,
                 elapsed: self.started.elapsed(),
+                recent_focus: l.focus.recent(),
+                targets: (l.targets.len() as u64, l.targets_fetched),
             };
         }
     }

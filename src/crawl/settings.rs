@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::focus::StopRule;
 use super::traps::TrapLimits;
 use crate::fetch::FetchSettings;
 use crate::filter::FilterSettings;
@@ -56,6 +57,8 @@ pub struct CrawlSettings {
     pub traps: TrapLimits,
     /// The order URLs leave the frontier in, with its parameters.
     pub order: OrderSettings,
+    /// Rules that stop the crawl once it no longer finds relevant pages.
+    pub stop_when: Vec<StopRule>,
 }
 
 impl Default for CrawlSettings {
@@ -83,6 +86,7 @@ impl Default for CrawlSettings {
             filter: FilterSettings::default(),
             traps: TrapLimits::default(),
             order: OrderSettings::default(),
+            stop_when: Vec::new(),
         }
     }
 }
@@ -122,6 +126,7 @@ impl CrawlSettings {
             ("crawl.concurrency", self.concurrency.to_string()),
             ("crawl.per_host", self.per_host.to_string()),
             ("crawl.order", self.order.fingerprint()),
+            ("crawl.stop_when", StopRule::list_text(&self.stop_when)),
             ("crawl.max_outlinks", self.max_outlinks.to_string()),
             (
                 "topic.weights",

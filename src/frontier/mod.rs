@@ -3,11 +3,13 @@
 //! may next be asked, the order URLs are queued in, and the in-memory
 //! front of the URL-seen set.
 
+mod boosts;
 mod queue;
 mod seen;
 
 pub mod order;
 
-pub use order::{Focus, Order, OrderSettings};
+pub use boosts::Boosts;
+pub use order::{Backlinks, Focus, Order, OrderSettings};
 pub use queue::{HostQueue, ReadyHeap};
-pub use seen::{SeenFront, SettledSet};
+pub use seen::{IdHasher, SeenFront, SettledSet};

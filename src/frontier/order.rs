@@ -76,6 +76,34 @@ impl Focus {
     }
 }
 
+/// What importance's IB is computed from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backlinks {
+    /// The URL's in-links, each weighing its page's importance score.
+    #[default]
+    Inlinks,
+    /// The URL's PageRank as `rank pagerank` last stored it, relative to
+    /// the mean; a URL it did not rank counts its in-links, each weighing
+    /// its page's PageRank (or, unranked, its importance).
+    Pagerank,
+}
+
+impl Backlinks {
+    pub const NAMES: [&'static str; 2] = ["inlinks", "pagerank"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn parse(s: &str) -> Option<Backlinks> {
+        match s {
+            "inlinks" => Some(Backlinks::Inlinks),
+            "pagerank" => Some(Backlinks::Pagerank),
+            _ => None,
+        }
+    }
+}
+
 /// An order with its parameters: everything a priority is computed from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OrderSettings {
@@ -91,6 +119,8 @@ pub struct OrderSettings {
     pub beta: f64,
     /// Words that make a URL important (IL).
     pub patterns: Vec<String>,
+    /// What IB is computed from.
+    pub backlinks: Backlinks,
 }
 
 impl Default for OrderSettings {
@@ -103,6 +133,7 @@ impl Default for OrderSettings {
             alpha: 0.5,
             beta: 0.5,
             patterns: ["index", "home", "default"].map(String::from).to_vec(),
+            backlinks: Backlinks::Inlinks,
         }
     }
 }
@@ -121,10 +152,14 @@ impl OrderSettings {
             Order::Bfs | Order::Dfs => format!("{} {focus}", self.order.name()),
             Order::Shark => format!("shark {focus} δ={} γ={}", self.delta, self.gamma),
             Order::Importance => format!(
-                "importance {focus} α={} β={} patterns={}",
+                "importance {focus} α={} β={} patterns={}{}",
                 self.alpha,
                 self.beta,
-                self.patterns.join(",")
+                self.patterns.join(","),
+                match self.backlinks {
+                    Backlinks::Inlinks => "",
+                    Backlinks::Pagerank => " backlinks=pagerank",
+                }
             ),
         }
     }

@@ -7,6 +7,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashSet, VecDeque};
 
 use crate::model::{HostId, UrlId};
+use crate::schema::tables::Frontier;
 use crate::schema::{CF_FRONTIER, FrontierEntry, FrontierKey};
 use crate::store::{Batch, Result, Store};
 
@@ -108,15 +109,47 @@ impl HostQueue {
         Ok(self.window.first_key_value().map(|(k, _)| k.priority))
     }
 
+    /// Changes queued entry `key` (not in flight) with `change`, which
+    /// returns its new priority, and moves its row there in `b`. Returns
+    /// the new priority, or None when the entry is not queued under `key`.
+    pub fn rescore(
+        &mut self,
+        store: &Store,
+        b: &mut Batch<'_>,
+        key: FrontierKey,
+        change: impl FnOnce(&mut FrontierEntry) -> u64,
+    ) -> Result<Option<u64>> {
+        if self.in_flight.contains(&key.url) {
+            return Ok(None);
+        }
+        let mut entry = match self.window.remove(&key) {
+            Some(e) => e,
+            None => match store.row::<Frontier>(&key)? {
+                Some(e) => e,
+                None => return Ok(None),
+            },
+        };
+        let priority = change(&mut entry);
+        let to = FrontierKey { priority, ..key };
+        if to != key {
+            b.delete(CF_FRONTIER, &key.to_key());
+        }
+        b.put(CF_FRONTIER, &to.to_key(), &entry);
+        self.push(to, entry);
+        Ok(Some(priority))
+    }
+
     /// Rewrites the key of every queued entry (not in flight) whose
     /// priority `rekey` changes, in batches of [`REKEY_BATCH`] rows, and
-    /// reloads the window. Returns the rows moved. Each row moves at most
-    /// once, so the scan ends; a crash part-way leaves every row queued
-    /// once (delete and put share a batch).
+    /// reloads the window; `moved` adds what goes with each move to its
+    /// batch. Returns the rows moved. Each row moves at most once, so the
+    /// scan ends; a crash part-way leaves every row queued once (delete and
+    /// put share a batch).
     pub fn rekey(
         &mut self,
         store: &Store,
         rekey: impl Fn(&FrontierKey, &FrontierEntry) -> (u64, FrontierEntry),
+        mut moved_to: impl FnMut(&mut Batch<'_>, &FrontierKey, &FrontierEntry),
     ) -> Result<u64> {
         let mut from = first_key(self.host);
         let mut moved = 0;
@@ -135,6 +168,7 @@ impl HostQueue {
                     b.delete(CF_FRONTIER, &k.to_key());
                     let to = FrontierKey { priority, ..k };
                     b.put(CF_FRONTIER, &to.to_key(), &entry);
+                    moved_to(&mut b, &to, &entry);
                     moved += 1;
                 }
             }

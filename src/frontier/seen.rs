@@ -143,7 +143,8 @@ impl SettledSet {
     }
 }
 
-/// The ids are uniform hashes already: hashing them again is wasted work.
+/// The ids (and other xxh3 hashes kept in sets) are uniform hashes
+/// already: hashing them again is wasted work.
 #[derive(Default)]
 pub struct IdHasher(u64);
 

@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v12.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v13.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -19,7 +19,7 @@ pub use links::*;
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 12;
+pub const SCHEMA_VERSION: u32 = 13;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -37,9 +37,12 @@ pub const CF_PAGE_INDEX: &str = "page_index";
 pub const CF_INFLIGHT: &str = "inflight";
 pub const CF_DETAILS: &str = "details";
 pub const CF_PATHS: &str = "paths";
+pub const CF_RANKS: &str = "ranks";
+pub const CF_HOST_RANKS: &str = "host_ranks";
+pub const CF_TARGETS: &str = "targets";
 
 /// Every column family trawl opens, in documentation order.
-pub const COLUMN_FAMILIES: [&str; 16] = [
+pub const COLUMN_FAMILIES: [&str; 19] = [
     CF_META,
     CF_URLS,
     CF_SEEN,
@@ -56,6 +59,9 @@ pub const COLUMN_FAMILIES: [&str; 16] = [
     CF_INFLIGHT,
     CF_DETAILS,
     CF_PATHS,
+    CF_RANKS,
+    CF_HOST_RANKS,
+    CF_TARGETS,
 ];
 
 /// Names of the `meta` column family's keys.
@@ -68,6 +74,9 @@ pub mod meta_keys {
     pub const CONFIG: &[u8] = b"config";
     /// The frontier's order and its generation (schema 12).
     pub const ORDER: &[u8] = b"order";
+    /// The last `rank pagerank` and `rank hosts` stored (schema 13).
+    pub const RANK: &[u8] = b"rank";
+    pub const HOST_RANK: &[u8] = b"host_rank";
     /// Present when `page_index` covers every stored page: set when a db is
     /// created, and by `reindex` on a db from before schema 3.
     pub const PAGE_INDEX_COMPLETE: &[u8] = b"page_index_complete";
@@ -188,11 +197,11 @@ pub(crate) fn malformed(e: postcard::Error) -> CodecError {
 mod tests {
     use super::*;
 
-    /// `schema/v12.md` has one `## \`name\`` section per column family the
+    /// `schema/v13.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v12.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v13.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -200,7 +209,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v12.md sections vs COLUMN_FAMILIES"
+            "schema/v13.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"
@@ -354,6 +363,11 @@ mod tests {
             parent: Some(7),
             redirects: 1,
             updated_ms: 9,
+            priority: None,
+            scores: Some(FrontierScores {
+                seq: 4,
+                ..FrontierScores::default()
+            }),
         };
         let bytes = rec.encode();
         assert_eq!(bytes[0], SeenRecord::VERSION);

@@ -6,10 +6,11 @@
 //! them without a word.
 
 use super::{
-    CF_DETAILS, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_INFLIGHT, CF_META, CF_PAGES, CF_ROBOTS, CF_SEEN,
-    CF_VERDICTS, ConfigEntries, Counters, DetailRecord, DocRecord, FrontierEntry, FrontierKey,
-    HostRecord, InFlightRecord, LinkLimits, OrderState, PageRecord, RobotsRecord, RunRecord,
-    SeedList, SeenRecord, VerdictRecord, Versioned, meta_keys,
+    CF_DETAILS, CF_DOCS, CF_FRONTIER, CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT, CF_META, CF_PAGES,
+    CF_RANKS, CF_ROBOTS, CF_SEEN, CF_TARGETS, CF_VERDICTS, ConfigEntries, Counters, DetailRecord,
+    DocRecord, FrontierEntry, FrontierKey, HostRankRecord, HostRecord, InFlightRecord, LinkLimits,
+    OrderState, PageRecord, RankRecord, RankRun, RobotsRecord, RunRecord, SeedList, SeenRecord,
+    TargetRecord, VerdictRecord, Versioned, meta_keys,
 };
 use crate::model::{HostId, UrlId};
 
@@ -126,6 +127,18 @@ table!(
     InFlight: CF_INFLIGHT, UrlId => InFlightRecord
 );
 table!(
+    /// Each fetched page's PageRank (`rank pagerank`).
+    Ranks: CF_RANKS, UrlId => RankRecord
+);
+table!(
+    /// Each host's rank in the host graph (`rank hosts`).
+    HostRanks: CF_HOST_RANKS, HostId => HostRankRecord
+);
+table!(
+    /// URLs known to be relevant, for target recall.
+    Targets: CF_TARGETS, UrlId => TargetRecord
+);
+table!(
     /// One record per crawl run.
     Runs: CF_META, RunKey => RunRecord, prefix meta_keys::RUN_PREFIX
 );
@@ -162,6 +175,14 @@ meta_row!(
 meta_row!(
     /// The order the frontier's keys follow.
     OrderRow: meta_keys::ORDER => OrderState
+);
+meta_row!(
+    /// The last PageRank stored.
+    RankRow: meta_keys::RANK => RankRun
+);
+meta_row!(
+    /// The last host ranking stored.
+    HostRankRow: meta_keys::HOST_RANK => RankRun
 );
 meta_row!(
     /// Settings saved with `set`.

@@ -21,9 +21,20 @@ pub struct SeenRecord {
     /// Redirect hops from the URL first linked to reach this one.
     pub redirects: u8,
     pub updated_ms: u64,
+    // Version 2:
+    /// A queued URL's frontier priority (its row's key), so that a new
+    /// in-link can find the row without a scan; None once it left the queue.
+    pub priority: Option<u64>,
+    /// The scores the URL was queued with, kept when it is fetched (or
+    /// failed or dropped), so `pages where` and `why` can show them.
+    pub scores: Option<FrontierScores>,
 }
 impl Versioned for SeenRecord {
-    const VERSION: u8 = 1;
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        super::decode_appended(bytes, 1, &[2])
+    }
 }
 
 /// `frontier` value: what the scheduler needs to fetch the URL.
@@ -233,10 +244,11 @@ pub struct Counters {
     pub run: RunProgress,
 }
 impl Versioned for Counters {
-    const VERSION: u8 = 2;
+    const VERSION: u8 = 3;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
-        super::decode_appended(bytes, 1, &[4])
+        // Version 3 appended three fields to `run`, the last field.
+        super::decode_appended(bytes, 1, &[4, 3])
     }
 }
 
@@ -249,6 +261,13 @@ pub struct RunProgress {
     pub links: u64,
     /// When its last page was recorded.
     pub last_ms: u64,
+    // Counters version 3:
+    /// Pages the page filters judged (parsed HTML), and those they kept:
+    /// the run's harvest rate is `relevant / judged`.
+    pub judged: u64,
+    pub relevant: u64,
+    /// Pages fetched that are on the target list (`targets import`).
+    pub targets: u64,
 }
 
 /// `meta/seeds`: the seeds ever given, in order, and the hosts the crawl
@@ -355,8 +374,73 @@ pub struct RunRecord {
     /// elapsed seconds × links fetched.
     pub tlp: f64,
     pub interrupted: bool,
+    // Version 2: how well it focused.
+    /// Pages the page filters judged, and those they kept.
+    pub judged: u64,
+    pub relevant: u64,
+    /// Of the last 1,000 pages judged when it ended: judged, kept.
+    pub recent_judged: u64,
+    pub recent_relevant: u64,
+    /// The target list's size, and how many of it were fetched (ever),
+    /// when it ended.
+    pub targets: u64,
+    pub targets_fetched: u64,
+    /// The `crawl.stop_when` rule that ended it, with its figures.
+    pub stopped_by: String,
 }
 impl Versioned for RunRecord {
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        super::decode_appended(bytes, 1, &[7])
+    }
+}
+
+/// `targets` value: a URL the user knows to be relevant (`targets import`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct TargetRecord {
+    pub url: String,
+}
+impl Versioned for TargetRecord {
+    const VERSION: u8 = 1;
+}
+
+/// `ranks` value: a fetched page's PageRank as `rank pagerank` last
+/// computed it (see `meta/rank` for when and over what graph).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct RankRecord {
+    /// The page's share of the graph's rank (the scores sum to 1).
+    pub pagerank: f64,
+}
+impl Versioned for RankRecord {
+    const VERSION: u8 = 1;
+}
+
+/// `host_ranks` value: a host's rank in the host graph (`rank hosts`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct HostRankRecord {
+    /// The host key, `scheme://host[:port]`.
+    pub origin: String,
+    pub rank: f64,
+}
+impl Versioned for HostRankRecord {
+    const VERSION: u8 = 1;
+}
+
+/// `meta/rank` and `meta/host_rank`: the last ranking stored.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct RankRun {
+    pub computed_ms: u64,
+    /// Nodes of the graph ranked (a page's rank × nodes is its rank
+    /// relative to the mean).
+    pub nodes: u64,
+    pub links: u64,
+    pub damping: f64,
+    pub iterations: u32,
+    /// L1 change of the last iteration.
+    pub residual: f64,
+}
+impl Versioned for RankRun {
     const VERSION: u8 = 1;
 }
 

@@ -35,6 +35,8 @@ pub enum Kind {
     List,
     /// Comma-separated `word:weight` pairs.
     Weighted,
+    /// `crawl.stop_when` rules.
+    StopRules,
 }
 
 pub struct Key {
@@ -116,6 +118,7 @@ impl Key {
             Kind::Float { min, max } => format!("number {min}..{max}"),
             Kind::List => "comma-separated words".into(),
             Kind::Weighted => "comma-separated word:weight pairs".into(),
+            Kind::StopRules => crate::crawl::focus::STOP_SYNTAX.into(),
         }
     }
 
@@ -155,7 +158,7 @@ impl Key {
                 Value::Text(lower)
             }
             Kind::UserAgent => Value::Text(check_user_agent(raw).map_err(bad)?),
-            Kind::Float { .. } | Kind::List | Kind::Weighted => {
+            Kind::Float { .. } | Kind::List | Kind::Weighted | Kind::StopRules => {
                 unreachable!("parsed by parse_more")
             }
             Kind::OptPath => {
@@ -194,6 +197,10 @@ impl Key {
                 Value::Float(f)
             }
             Kind::List => Value::List(items()),
+            Kind::StopRules => {
+                let rules = crate::crawl::focus::StopRule::parse_list(raw).map_err(bad)?;
+                Value::Text(crate::crawl::focus::StopRule::list_text(&rules))
+            }
             Kind::Weighted => {
                 let mut out = Vec::new();
                 for item in items() {

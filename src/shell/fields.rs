@@ -4,8 +4,9 @@
 //! rows hold), completion and `help pages` all read.
 
 use super::expr::Val;
+use crate::frontier::order::backlink_importance;
 use crate::model;
-use crate::schema::{DocRecord, PageRecord};
+use crate::schema::{DocRecord, FrontierScores, PageRecord};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Type {
@@ -25,6 +26,8 @@ pub enum Reads {
     Doc,
     /// A scan of the page's in-links.
     Inlinks,
+    /// The page's `ranks` row (`rank pagerank`).
+    Rank,
 }
 
 /// A `page_index` key range that can narrow the candidates for a term.
@@ -54,22 +57,40 @@ pub struct Row<'a> {
     pub page: Option<&'a PageRecord>,
     pub doc: Option<&'a DocRecord>,
     pub inlinks: u64,
+    /// The frontier scores it was queued with (from its `seen` row).
+    pub scores: Option<&'a FrontierScores>,
+    pub pagerank: Option<f64>,
     pub now_ms: f64,
+}
+
+/// What a page row holds besides its records, read when a query names it.
+#[derive(Clone, Debug, Default)]
+pub struct Extra {
+    pub inlinks: u64,
+    pub scores: Option<FrontierScores>,
+    pub pagerank: Option<f64>,
 }
 
 impl<'a> Row<'a> {
     /// A row of a page whose record (and document) were read.
-    pub fn full(p: &'a PageRecord, d: &'a DocRecord, inlinks: u64, now_ms: f64) -> Row<'a> {
+    pub fn full(p: &'a PageRecord, d: &'a DocRecord, x: &'a Extra, now_ms: f64) -> Row<'a> {
         Row {
             url: &p.url,
             status: p.status,
             depth: p.depth,
             page: Some(p),
             doc: Some(d),
-            inlinks,
+            inlinks: x.inlinks,
+            scores: x.scores.as_ref(),
+            pagerank: x.pagerank,
             now_ms,
         }
     }
+}
+
+/// A frontier score of the row (NaN when it has none: compares false).
+fn score(r: &Row, f: fn(&FrontierScores) -> f64) -> Val {
+    Val::Num(r.scores.map_or(f64::NAN, f))
 }
 
 fn page(r: &Row, f: fn(&PageRecord) -> Val) -> Val {
@@ -213,6 +234,46 @@ pub static FIELDS: &[Field] = &[
         |r| { doc(r, |d| Val::Num(d.relevance.unwrap_or(f64::NAN))) }
     ),
     field!(
+        "pagerank",
+        Num,
+        Rank,
+        None,
+        "its PageRank as `rank pagerank` last stored it",
+        |r| { Val::Num(r.pagerank.unwrap_or(f64::NAN)) }
+    ),
+    field!(
+        "inherited",
+        Num,
+        Seen,
+        None,
+        "Shark-search's inherited score it was queued with",
+        |r| { score(r, |s| f64::from(s.inherited)) }
+    ),
+    field!(
+        "anchor_score",
+        Num,
+        Seen,
+        None,
+        "Shark-search's anchor-context score it was queued with",
+        |r| { score(r, |s| f64::from(s.anchor)) }
+    ),
+    field!(
+        "ib",
+        Num,
+        Seen,
+        None,
+        "importance's backlink score IB when it was fetched",
+        |r| { score(r, |s| backlink_importance(s.backlinks)) }
+    ),
+    field!(
+        "il",
+        Num,
+        Seen,
+        None,
+        "importance's URL-shape score IL",
+        |r| { score(r, |s| f64::from(s.url_shape)) }
+    ),
+    field!(
         "verdict",
         Str,
         Doc,
@@ -276,6 +337,8 @@ mod tests {
             page: None,
             doc: None,
             inlinks: 0,
+            scores: None,
+            pagerank: None,
             now_ms: 0.0,
         };
         assert_eq!(value("status", &row), Val::Num(404.0));
@@ -283,7 +346,17 @@ mod tests {
         assert_eq!(value("depth", &row), Val::Num(2.0));
         assert_eq!(
             names_reading(Reads::Seen),
-            vec!["url", "host", "status", "depth"]
+            vec![
+                "url",
+                "host",
+                "status",
+                "depth",
+                "inherited",
+                "anchor_score",
+                "ib",
+                "il"
+            ]
         );
+        assert!(value("ib", &row) != value("ib", &row), "no score: NaN");
     }
 }

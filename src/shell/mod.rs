@@ -176,10 +176,17 @@ impl Shell {
                 match s.state {
                     CrawlState::Paused => "paused".into(),
                     CrawlState::Stopping => "stopping".into(),
-                    _ => format!(
-                        "running {} p/s",
-                        table::thousands(s.recent_rate.round() as u64)
-                    ),
+                    _ => {
+                        let run = &s.counters.run;
+                        let harvest = match run.judged {
+                            0 => String::new(),
+                            n => format!(", harvest {:.2}", run.relevant as f64 / n as f64),
+                        };
+                        format!(
+                            "running {} p/s{harvest}",
+                            table::thousands(s.recent_rate.round() as u64)
+                        )
+                    }
                 }
             }
         }

@@ -1,14 +1,45 @@
 //! Typed reads of the value-less and raw-valued column families: in-links,
 //! the URL table, the page index and `meta` flags.
 
+use std::collections::HashSet;
+
 use super::{Batch, Result, Store, StoreError};
-use crate::model::UrlId;
+use crate::model::{SeenState, UrlId};
+use crate::schema::tables::Targets;
 use crate::schema::{
     CF_CONTENT, CF_INLINKS, CF_LINKS, CF_META, CF_PAGE_INDEX, CF_PATHS, CF_SEEN, CF_URLS,
     CF_VERDICTS, InLinkKey, PageLinksBuilder, meta_keys, page_index,
 };
 
 impl Store {
+    /// The target list (`targets import`), and how many of it have been
+    /// fetched (a `seen` row in state fetched); one MultiGet per 4,096.
+    pub fn targets_and_fetched(&self) -> Result<(HashSet<UrlId>, u64)> {
+        let mut targets = HashSet::new();
+        let mut fetched = 0;
+        let mut chunk = Vec::with_capacity(4096);
+        let mut rows = self.rows::<Targets>(&[]);
+        loop {
+            let row = rows.next().transpose()?;
+            if let Some((id, _)) = row {
+                targets.insert(id);
+                chunk.push(id);
+            }
+            if chunk.len() == 4096 || (row.is_none() && !chunk.is_empty()) {
+                fetched += self
+                    .seen_many(&chunk)?
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| matches!(s.state, SeenState::Fetched { .. }))
+                    .count() as u64;
+                chunk.clear();
+            }
+            if row.is_none() {
+                return Ok((targets, fetched));
+            }
+        }
+    }
+
     /// The pages linking to `dst`, in id order.
     pub fn inlinks_to(&self, dst: UrlId) -> impl Iterator<Item = Result<UrlId>> + '_ {
         self.scan_owned(CF_INLINKS, dst.to_bytes().to_vec())

@@ -14,8 +14,8 @@ use std::time::Instant;
 use super::{Batch, Result, Store};
 use crate::model::{HostId, now_ms};
 use crate::schema::{
-    CF_DOCS, CF_HOSTS, CF_META, CF_ROBOTS, CF_VERDICTS, DocView, HostRecord, MigrationRecord,
-    SCHEMA_VERSION, VerdictRecord, Versioned, meta_keys,
+    CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_META, CF_ROBOTS, CF_SEEN, CF_VERDICTS, DocView, FrontierKey,
+    HostRecord, MigrationRecord, SCHEMA_VERSION, SeenState, VerdictRecord, Versioned, meta_keys,
 };
 
 /// One schema version's conversion.
@@ -86,6 +86,11 @@ static STEPS: &[Step] = &[
         to: 12,
         what: "none (frontier rows and host rows gain appended fields read as defaults: a version 1 frontier row was keyed breadth-first)",
         run: None,
+    },
+    Step {
+        to: 13,
+        what: "queued URLs' seen rows given their frontier priority",
+        run: Some(seen_priorities),
     },
 ];
 
@@ -240,6 +245,25 @@ fn verdict_tags(store: &Store) -> Result<Converted> {
             return Ok(Row::Unreadable);
         };
         b.put(CF_VERDICTS, k, &rec);
+        Ok(Row::Rewritten)
+    })
+}
+
+/// Schema 13's `seen` rows name a queued URL's frontier key (so a new
+/// in-link can find the row): each queued row's `seen` row gets it.
+fn seen_priorities(store: &Store) -> Result<Converted> {
+    rewrite(store, CF_FRONTIER, |b, k, _| {
+        let Some(key) = FrontierKey::from_key(k) else {
+            return Ok(Row::Unreadable);
+        };
+        let Ok(Some(mut seen)) = store.seen(key.url) else {
+            return Ok(Row::Unreadable);
+        };
+        if seen.state != SeenState::Queued || seen.priority == Some(key.priority) {
+            return Ok(Row::Left);
+        }
+        seen.priority = Some(key.priority);
+        b.put(CF_SEEN, &key.url.to_bytes(), &seen);
         Ok(Row::Rewritten)
     })
 }

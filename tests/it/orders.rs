@@ -160,6 +160,36 @@ async fn shark_search_fetches_by_potential_score_as_worked_by_hand() {
         assert!((inherited - i).abs() < 1e-6, "{url}: inherited {inherited}");
         assert!((anchor - a).abs() < 1e-6, "{url}: anchor {anchor}");
     }
+
+    // The shell shows them in the order they will go, and where each
+    // waits: /z and /x1 tie at 0.25 (/z found first), /y1 0.125 last.
+    let cmds = vec![
+        "set crawl.order shark".to_string(),
+        "frontier top 2".into(),
+        format!("why {}", f.url("/y1")),
+        "pages where inherited = 0.5 order by url".into(),
+    ];
+    let out = common::shell(db.store.clone(), cmds).await;
+    let top: Vec<&str> = out.lines().filter(|l| l.starts_with("0.2500")).collect();
+    assert_eq!(top.len(), 2, "{out}");
+    assert!(
+        top[0].ends_with(&f.url("/z")) && top[1].ends_with(&f.url("/x1")),
+        "{out}"
+    );
+    let cols: Vec<&str> = top[0].split_whitespace().collect();
+    assert_eq!(
+        cols[..3],
+        ["0.2500", "0.5000", "0.0000"],
+        "score, inherited, anchor"
+    );
+    assert!(
+        out.contains("2 URLs of its host ahead of it; score 0.1250 under shark (inherited 0.2500, anchor 0.0000"),
+        "{out}"
+    );
+    // Fetched pages keep theirs: /x and /y were queued inheriting 0.5.
+    assert!(out.contains("(2 pages)"), "{out}");
+    let problems = trawl::crawl::audit(&db.store).unwrap();
+    assert!(problems.is_empty(), "{problems:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -191,6 +221,54 @@ async fn importance_ranks_by_url_shape_and_backlinks() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_url_moves_up_when_a_new_in_link_raises_its_ib() {
+    // α = 1, β = 0: IB alone. The seed (backlinks 1, IB 0.5) gives each of
+    // /p1, /p2, /p3 weight 0.5: IB 1/3 each, taken first-in first-out.
+    // /p1 (weight 1/3) links to /p3 again: backlinks 0.5 + 1/3, IB 0.4545,
+    // so /p3 overtakes /p2, which was found before it.
+    let web = |path: &str| match path {
+        "/robots.txt" => Response::status(404),
+        "/" => html("home", "text", &[("/p1", "x"), ("/p2", "x"), ("/p3", "x")]),
+        "/p1" => html("p1", "text", &[("/p3", "x")]),
+        _ => html("leaf", "leaf", &[]),
+    };
+    let f = Fixture::start(web).await;
+    let mut s = one_at_a_time(Order::Importance);
+    (s.order.alpha, s.order.beta) = (1.0, 0.0);
+    let db = Db::new();
+    db.crawl(s.clone(), &[f.url("/")]).await;
+    assert_eq!(fetched(&f), ["/", "/p1", "/p3", "/p2"]);
+    // The fetched page keeps the scores it was queued with, the rise
+    // included.
+    let p3 = db
+        .store
+        .seen(trawl::model::UrlId::of(&f.url("/p3")))
+        .unwrap()
+        .unwrap();
+    let b = p3.scores.expect("scores kept").backlinks;
+    assert!((b - (0.5 + 1.0 / 3.0)).abs() < 1e-6, "{b}");
+
+    // Stopped after /p1: /p3's row moved up, and its `seen` row names the
+    // new key (the db audits clean).
+    let f = Fixture::start(web).await;
+    let db = Db::new();
+    let mut stop = s.clone();
+    stop.max_pages = Some(2);
+    db.crawl(stop, &[f.url("/")]).await;
+    db.crawl(s, &[]).await;
+    assert_eq!(fetched(&f), ["/", "/p1", "/p3", "/p2"]);
+    let problems = trawl::crawl::audit(&db.store).unwrap();
+    assert!(problems.is_empty(), "{problems:#?}");
+
+    // Breadth-first keeps discovery order: nothing is boosted.
+    let f = Fixture::start(web).await;
+    Db::new()
+        .crawl(one_at_a_time(Order::Bfs), &[f.url("/")])
+        .await;
+    assert_eq!(fetched(&f), ["/", "/p1", "/p2", "/p3"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_order_re_keys_the_queue_left_by_an_earlier_run() {
     let f = Fixture::start(tree).await;
     let db = Db::new();
@@ -200,6 +278,13 @@ async fn a_new_order_re_keys_the_queue_left_by_an_earlier_run() {
     assert_eq!(fetched(&f), ["/", "/a"]);
     // b, c (depth 1) and a1, a2 (depth 2) are queued breadth-first; the
     // next run goes depth-first from there: a2, a1, a11, then c, b, b1.
+    // Stopped after a2: the re-keyed rows' `seen` rows name their new
+    // keys (the db audits clean).
+    let mut dfs = one_at_a_time(Order::Dfs);
+    dfs.max_pages = Some(3);
+    db.crawl(dfs, &[]).await;
+    let problems = trawl::crawl::audit(&db.store).unwrap();
+    assert!(problems.is_empty(), "{problems:#?}");
     db.crawl(one_at_a_time(Order::Dfs), &[]).await;
     let dfs_after = ["/", "/a", "/a2", "/a1", "/a11", "/c", "/b", "/b1"];
     assert_eq!(fetched(&f), dfs_after);

@@ -444,6 +444,8 @@ async fn a_queued_url_that_no_longer_parses_is_labelled_invalid() {
         parent: None,
         redirects: 0,
         updated_ms: 0,
+        priority: Some(key.priority),
+        scores: None,
     };
     b.put(schema::CF_SEEN, &bad.to_bytes(), &rec);
     b.put(schema::CF_META, schema::meta_keys::COUNTERS, &c);

@@ -237,6 +237,7 @@ impl Ledger {
         // the stored one.
         let ordinary = !d.seed && !d.rejudge;
         if ordinary && self.settled.contains(id) {
+            self.boost(url, &d);
             return Ok(());
         }
         let prior = if self.front.may_contain(id) {
@@ -249,6 +250,9 @@ impl Ledger {
             if !reopens(prior, &d, within_depth) {
                 if ordinary {
                     self.settled.record(id, prior.state);
+                }
+                if prior.state == SeenState::Queued {
+                    self.boost(url, &d);
                 }
                 return Ok(());
             }
@@ -268,19 +272,21 @@ impl Ledger {
             state = SeenState::Filtered(r);
         }
         let now = self.clock.now_ms();
-        let rec = SeenRecord {
+        let mut rec = SeenRecord {
             state,
             depth: d.depth,
             parent: d.parent.map(|p| p.0),
             redirects: d.redirects,
             updated_ms: now,
+            priority: None,
+            scores: None,
         };
-        w.b.put_row::<Seen>(&id, &rec);
-        self.settled.record(id, state);
         match state {
             SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
-            _ => self.enqueue(w, url, &d, now)?,
+            _ => rec.priority = Some(self.enqueue(w, url, &d, now)?),
         }
+        w.b.put_row::<Seen>(&id, &rec);
+        self.settled.record(id, state);
         Ok(())
     }
 
@@ -306,14 +312,15 @@ impl Ledger {
         }
     }
 
-    /// Puts a URL in its host's queue, in the frontier's order.
+    /// Puts a URL in its host's queue, in the frontier's order; returns
+    /// its priority.
     fn enqueue(
         &mut self,
         w: &mut PageWrite<'_>,
         url: &CanonicalUrl,
         d: &Discovery<'_>,
         now: u64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<u64, StoreError> {
         // One serialization of the origin serves both id and record.
         let origin = url.host_key();
         let host = HostId::of(&origin);
@@ -335,7 +342,7 @@ impl Ledger {
         h.record.urls += 1;
         h.queue.enqueue(&mut w.b, priority, url.id(), entry);
         w.touch(host);
-        Ok(())
+        Ok(priority)
     }
 
     /// The spider-trap limit a URL about to be queued runs into, if any;

@@ -63,6 +63,8 @@ impl Ledger {
                 parent: entry.parent,
                 redirects: entry.redirects,
                 updated_ms: self.clock.now_ms(),
+                priority: None,
+                scores: entry.scores.clone(),
             };
             b.put(crate::schema::CF_SEEN, &key.url.to_bytes(), &rec);
             bump(

@@ -23,13 +23,14 @@ pub(super) use seeds::VIA_REDIRECT;
 pub(super) use write::{PageWrite, bump};
 
 use super::clock::Clock;
+use super::focus::FocusWindow;
 use super::marks::{self, MarkBook};
 use super::settings::CrawlSettings;
 use super::traps::QueryVariants;
 use crate::fetch::{NetGuard, RobotsRules};
 use crate::filter::scope::ScopeRule;
 use crate::filter::{FilterSettings, Filters};
-use crate::frontier::{HostQueue, SeenFront, SettledSet};
+use crate::frontier::{Boosts, HostQueue, SeenFront, SettledSet};
 use crate::model::{self, HostId, UrlId};
 use crate::schema::tables::{CountersRow, RunKey, Runs};
 use crate::schema::{Counters, HostRecord, OrderState, RunProgress, RunRecord};
@@ -95,6 +96,16 @@ pub(super) struct Ledger {
     notices: Vec<String>,
     /// The frontier order new keys are computed in, and its generation.
     order: OrderState,
+    /// In-links of queued URLs waiting to raise their IB (importance).
+    boosts: Boosts,
+    /// The last pages' verdicts, for the recent harvest rate and the stop
+    /// rules.
+    pub focus: FocusWindow,
+    /// The target list (`targets import`) and how many of it are fetched.
+    pub targets: HashSet<UrlId>,
+    pub targets_fetched: u64,
+    /// The `crawl.stop_when` rule that fired, with its figures.
+    pub stop_fired: Option<String>,
 }
 
 impl Ledger {
@@ -128,8 +139,14 @@ impl Ledger {
             touched: HashSet::new(),
             notices: Vec::new(),
             order: OrderState::default(),
+            boosts: Boosts::default(),
+            focus: FocusWindow::default(),
+            targets: HashSet::new(),
+            targets_fetched: 0,
+            stop_fired: None,
         };
         l.load_order()?;
+        l.load_targets()?;
         l.load_seen_front()?;
         l.load_seeds()?;
         Ok(l)
@@ -139,6 +156,35 @@ impl Ledger {
     /// or marks.
     pub fn offline(store: Arc<Store>, settings: CrawlSettings) -> Result<Ledger, StoreError> {
         Ledger::open(store, settings, NetGuard::default(), marks::marks().1)
+    }
+
+    /// Loads the target list and counts the targets fetched so far.
+    pub fn load_targets(&mut self) -> Result<(), StoreError> {
+        let (targets, fetched) = self.store.targets_and_fetched()?;
+        self.targets = targets;
+        self.targets_fetched = fetched;
+        Ok(())
+    }
+
+    /// A page was judged by the page filters: the harvest figures and
+    /// the stop rules take it in.
+    pub fn judged(&mut self, relevant: bool, text: &str) {
+        let run = &mut self.counters.run;
+        run.judged += 1;
+        run.relevant += u64::from(relevant);
+        let rules = &self.settings.stop_when;
+        self.focus.judged(relevant, text, rules);
+        if self.stop_fired.is_none() {
+            self.stop_fired = self.focus.fired(rules);
+        }
+    }
+
+    /// Page `id` was fetched: a target's counts.
+    pub fn fetched_target(&mut self, id: UrlId) {
+        if self.targets.contains(&id) {
+            self.targets_fetched += 1;
+            self.counters.run.targets += 1;
+        }
     }
 
     fn load_seen_front(&mut self) -> Result<(), StoreError> {
@@ -238,6 +284,10 @@ impl Ledger {
         let refilter = new.filter != self.settings.filter;
         let limits = new.link_limits() != self.settings.link_limits();
         self.settings = new;
+        // `targets import` in the shell tells a running crawl this way.
+        if let Err(e) = self.load_targets() {
+            self.notice(format!("target list not reloaded: {e}"));
+        }
         if let Err(e) = self.note_order() {
             self.notice(format!("new crawl order not recorded: {e}"));
         }
@@ -292,6 +342,13 @@ impl Ledger {
             elapsed_ms: elapsed.as_millis() as u64,
             tlp: elapsed.as_secs_f64() * self.run_fetched as f64,
             interrupted: ended.unwrap_or(false),
+            judged: self.counters.run.judged,
+            relevant: self.counters.run.relevant,
+            recent_judged: self.focus.recent().0,
+            recent_relevant: self.focus.recent().1,
+            targets: self.targets.len() as u64,
+            targets_fetched: self.targets_fetched,
+            stopped_by: self.stop_fired.clone().unwrap_or_default(),
         };
         let mut b = self.store.batch();
         if ended.is_none() {
@@ -325,6 +382,7 @@ impl Ledger {
         let elapsed_ms = p.last_ms.saturating_sub(p.started_ms);
         rec.fetched = p.fetched;
         rec.links = p.links;
+        (rec.judged, rec.relevant) = (p.judged, p.relevant);
         rec.elapsed_ms = elapsed_ms;
         rec.tlp = elapsed_ms as f64 / 1e3 * p.fetched as f64;
         rec.ended_ms = p.last_ms.max(p.started_ms);

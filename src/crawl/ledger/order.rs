@@ -6,11 +6,13 @@
 use super::discover::{PageScore, ScoreFrom};
 use super::{Discovery, Ledger};
 use crate::frontier::order::{importance, scores_of, shark_inherited, url_shape};
-use crate::frontier::{Focus, Order};
-use crate::model::{CanonicalUrl, HostId};
-use crate::schema::tables::OrderRow;
-use crate::schema::{FrontierEntry, FrontierKey, FrontierScores, OrderState};
-use crate::store::StoreError;
+use crate::frontier::{Backlinks, Focus, Order};
+use crate::model::{CanonicalUrl, HostId, UrlId};
+use crate::schema::tables::{OrderRow, RankRow, Ranks, Seen};
+use crate::schema::{
+    FrontierEntry, FrontierKey, FrontierScores, OrderState, RankRun, SeenRecord, SeenState,
+};
+use crate::store::{Batch, StoreError};
 
 impl Ledger {
     /// Loads the stored order; a db from before schema 12 keyed its
@@ -29,7 +31,11 @@ impl Ledger {
     /// Raises the order's generation when the settings' order (or its
     /// parameters) differs from the one keys were last computed in.
     pub(super) fn note_order(&mut self) -> Result<(), StoreError> {
-        let fingerprint = self.settings.order.fingerprint();
+        let mut fingerprint = self.settings.order.fingerprint();
+        // A new ranking re-keys the queues that follow PageRank.
+        if let Some(run) = self.ranking_in_keys() {
+            fingerprint += &format!(" ranks={}", run.computed_ms);
+        }
         if fingerprint == self.order.fingerprint {
             return Ok(());
         }
@@ -49,26 +55,113 @@ impl Ledger {
     }
 
     /// Re-keys host `id`'s queue when it was keyed under an older order
-    /// generation; returns the rows that moved.
+    /// generation, then applies the in-links its queued URLs gained since
+    /// it was last scheduled; returns the rows that moved.
     pub fn ensure_keyed(&mut self, id: HostId) -> Result<u64, StoreError> {
+        let rekeyed = self.rekey(id)?;
+        Ok(rekeyed + self.apply_boosts(id)?)
+    }
+
+    fn rekey(&mut self, id: HostId) -> Result<u64, StoreError> {
         let generation = self.order.generation;
         let order = self.settings.order.clone();
         let store = self.store.clone();
+        let ranked = self.ranking_in_keys().map(|r| r.nodes as f64);
         let h = self.host(id, "")?;
         if h.record.order_gen == generation {
             return Ok(0);
         }
-        let moved = h.queue.rekey(&store, |k, e| {
-            let s = scores_of(k, e);
+        let rekey = |k: &FrontierKey, e: &FrontierEntry| {
+            let mut s = scores_of(k, e);
+            // Under `importance.backlinks pagerank`, a ranked URL's IB is
+            // its PageRank (relative to the mean).
+            if let Some(nodes) = ranked
+                && let Ok(Some(r)) = store.row::<Ranks>(&k.url)
+            {
+                s.backlinks = (r.pagerank * nodes) as f32;
+            }
             let entry = FrontierEntry {
                 scores: Some(s.clone()),
                 ..e.clone()
             };
             (order.priority(e.depth, &s), entry)
-        })?;
+        };
+        // The URL's `seen` row names its new key (see `apply_boosts`).
+        let moved_to = |b: &mut Batch<'_>, to: &FrontierKey, e: &FrontierEntry| {
+            b.put_row::<Seen>(&to.url, &queued_record(e, to.priority));
+        };
+        let moved = h.queue.rekey(&store, rekey, moved_to)?;
         h.record.order_gen = generation;
         self.write_host(id)?;
         Ok(moved)
+    }
+
+    /// Notes an in-link to `url` (a URL seen before, maybe queued) from a
+    /// page whose links weigh `d`'s page weight: under the importance
+    /// order its IB rises when its host is next scheduled. No read here.
+    pub(super) fn boost(&mut self, url: &CanonicalUrl, d: &Discovery<'_>) {
+        if self.settings.order.order != Order::Importance {
+            return;
+        }
+        if let ScoreFrom::Link { page, .. } = d.from()
+            && page.weight > 0.0
+        {
+            self.boosts.add(url.host_id(), url.id(), page.weight);
+        }
+    }
+
+    /// Adds the in-link weights host `id`'s queued URLs gained to their
+    /// backlinks and moves each row to its new priority: one `seen` read
+    /// a URL (its row's key), one `frontier` read for rows not in memory.
+    fn apply_boosts(&mut self, id: HostId) -> Result<u64, StoreError> {
+        let boosts = self.boosts.take(id);
+        if boosts.is_empty() {
+            return Ok(0);
+        }
+        let store = self.store.clone();
+        let order = self.settings.order.clone();
+        let ids: Vec<UrlId> = boosts.iter().map(|(u, _)| *u).collect();
+        let seen = store.seen_many(&ids)?;
+        let mut b = store.batch();
+        let mut moved = 0;
+        let h = self.host(id, "")?;
+        for ((url, w), rec) in boosts.into_iter().zip(seen) {
+            let Some(priority) = rec
+                .filter(|r| r.state == SeenState::Queued)
+                .and_then(|r| r.priority)
+            else {
+                continue;
+            };
+            let key = FrontierKey {
+                host: id,
+                priority,
+                url,
+            };
+            let mut queued = None;
+            let to = h.queue.rescore(&store, &mut b, key, |e| {
+                let mut s = scores_of(&key, e);
+                s.backlinks += w;
+                let p = order.priority(e.depth, &s);
+                e.scores = Some(s);
+                queued = Some(queued_record(e, p));
+                p
+            })?;
+            if let (Some(to), Some(rec)) = (to, queued) {
+                moved += u64::from(to != priority);
+                b.put_row::<Seen>(&url, &rec);
+            }
+        }
+        b.write()?;
+        Ok(moved)
+    }
+
+    /// Applies every host's waiting boosts (when too many wait, and when
+    /// the run ends).
+    pub fn apply_all_boosts(&mut self) -> Result<(), StoreError> {
+        for host in self.boosts.hosts() {
+            self.ensure_keyed(host)?;
+        }
+        Ok(())
     }
 
     /// The priority of host `id`'s best queued URL (its queue re-keyed
@@ -143,12 +236,47 @@ impl Ledger {
             None => (0.0, false),
         };
         let own = scores_of(key, entry);
+        let weight = match o.backlinks {
+            Backlinks::Pagerank if o.order == Order::Importance => self.relative_pagerank(key.url),
+            _ => None,
+        };
         PageScore {
             sim,
             relevant,
             inherited: own.inherited,
-            weight: importance(o.alpha, o.beta, &own) as f32,
+            weight: weight.unwrap_or_else(|| importance(o.alpha, o.beta, &own)) as f32,
             tunnel: tunnel && o.focus == Focus::Soft,
         }
+    }
+
+    /// The stored ranking, when the order's keys follow it
+    /// (`importance.backlinks pagerank`).
+    fn ranking_in_keys(&self) -> Option<RankRun> {
+        let o = &self.settings.order;
+        if o.order != Order::Importance || o.backlinks != Backlinks::Pagerank {
+            return None;
+        }
+        self.store.meta::<RankRow>().ok().flatten()
+    }
+
+    /// Page `id`'s stored PageRank times the nodes ranked (1 = the mean),
+    /// if it was ranked (a read error counts as not ranked).
+    fn relative_pagerank(&self, id: UrlId) -> Option<f64> {
+        let rank = self.store.row::<Ranks>(&id).ok().flatten()?;
+        let run = self.store.meta::<RankRow>().ok().flatten()?;
+        Some(rank.pagerank * run.nodes as f64)
+    }
+}
+
+/// The `seen` row of a URL queued as `e` at `priority`.
+pub(super) fn queued_record(e: &FrontierEntry, priority: u64) -> SeenRecord {
+    SeenRecord {
+        state: SeenState::Queued,
+        depth: e.depth,
+        parent: e.parent,
+        redirects: e.redirects,
+        updated_ms: e.enqueued_ms,
+        priority: Some(priority),
+        scores: None,
     }
 }

@@ -55,6 +55,7 @@ impl Ledger {
             return self.commit_retry(w, job, next_at);
         }
         self.record_response(&mut w, &job, &mut data, next_at)?;
+        self.fetched_target(job.url.id());
         let PageData {
             parsed,
             md5,
@@ -69,6 +70,9 @@ impl Ledger {
         }
         self.finish(w.b, &w.touched)?;
         drop(fetched); // its budget share goes once the page is written
+        if self.boosts.is_full() {
+            self.apply_all_boosts()?;
+        }
         Ok(())
     }
 
@@ -240,6 +244,7 @@ impl Ledger {
             }
         };
         let verdict = self.filters.page(job.url.host(), &page.title, &page.text);
+        self.judged(verdict.verdict == model::Verdict::Keep, &page.text);
         if duplicate_of.is_some() {
             self.counters.duplicates += 1;
         } else {

@@ -65,6 +65,8 @@ impl Ledger {
             parent: entry.parent,
             redirects: entry.redirects,
             updated_ms: self.clock.now_ms(),
+            priority: None,
+            scores: entry.scores.clone(),
         };
         b.put_row::<Seen>(&id, &rec);
     }

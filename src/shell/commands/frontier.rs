@@ -1,11 +1,17 @@
 //! `frontier [top N | host HOST]`: what is queued, in the order the
-//! frontier will hand it out.
+//! frontier will hand it out, with each URL's scores; and a queued URL's
+//! place for `why`.
+
+use std::collections::{BinaryHeap, HashMap};
 
 use serde_json::json;
 
 use super::{Call, Command, Known, Sub, no_detail};
-use crate::schema::FrontierEntry;
-use crate::schema::tables::Frontier;
+use crate::frontier::OrderSettings;
+use crate::frontier::order::{backlink_importance, scores_of};
+use crate::model::{CanonicalUrl, HostId};
+use crate::schema::tables::{Frontier, Hosts, OrderRow};
+use crate::schema::{FrontierEntry, FrontierKey, FrontierScores};
 use crate::shell::error::{Result, ShellError};
 use crate::shell::lookup::parse_n;
 use crate::shell::lookup::unreadable;
@@ -42,7 +48,7 @@ fn complete(known: &Known, args: &[&str]) -> Vec<String> {
 }
 
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
-    let (rows, title) = match call.args[..] {
+    let (rows, stale, title) = match call.args[..] {
         [] => {
             let q = match &sh.crawl {
                 Some(r) => r.handle.snapshot().counters.queued,
@@ -53,38 +59,220 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
                 json!({ "queued": q }),
             ));
         }
-        ["top", n] => (rows(sh, &[], parse_n(n)?)?, "next in the frontier"),
+        ["top", n] => {
+            let (rows, stale) = sh.next_in_frontier(parse_n(n)?)?;
+            (rows, stale, "next in the frontier")
+        }
         ["host", host] => {
             let (id, _) = sh.resolve_host(host)?;
-            (rows(sh, &id.to_bytes(), 50)?, "queued for the host")
+            (sh.host_queue(id, 50)?, 0, "queued for the host")
         }
         _ => return Err(ShellError::Usage),
     };
-    let table_rows: Vec<Vec<String>> = rows
-        .iter()
-        .map(|e| vec![e.depth.to_string(), e.attempts.to_string(), e.url.clone()])
-        .collect();
-    let j: Vec<_> = rows
-        .iter()
-        .map(|e| json!({"url": e.url, "depth": e.depth, "attempts": e.attempts}))
-        .collect();
-    let human = if rows.is_empty() {
+    let order = &sh.settings.order;
+    let table_rows: Vec<Vec<String>> = rows.iter().map(|r| r.cells(order)).collect();
+    let j: Vec<_> = rows.iter().map(|r| r.json(order)).collect();
+    let mut human = if rows.is_empty() {
         format!("nothing {title}")
     } else {
-        table::render(&["depth", "tries", "url"], &table_rows, sh.width)
+        let head = format!(
+            "{title}, by {} (the order within each host){}\n",
+            order.order.name(),
+            if order.order.by_score() {
+                ""
+            } else {
+                "; across hosts the politeness time decides"
+            }
+        );
+        head + &table::render(&HEADERS, &table_rows, sh.width)
     };
+    if stale > 0 {
+        human += &format!(
+            "\n({stale} host{} not re-keyed to the order yet: shown by the scores they were queued with)",
+            if stale == 1 { "" } else { "s" }
+        );
+    }
     Ok(Reply::with(human, json!(j)))
 }
 
-/// The first `n` frontier rows under `prefix`.
-fn rows(sh: &Shell, prefix: &[u8], n: usize) -> Result<Vec<FrontierEntry>> {
-    let mut out = Vec::new();
-    let mut rows = sh.store.rows::<Frontier>(prefix);
-    for row in rows.by_ref().take(n) {
-        out.push(row?.1);
+const HEADERS: [&str; 9] = [
+    "score",
+    "inherited",
+    "anchor",
+    "IB",
+    "IL",
+    "depth",
+    "tries",
+    "url",
+    "",
+];
+
+/// A queued URL with its scores and its priority under the shell's order.
+pub(super) struct Ranked {
+    pub key: FrontierKey,
+    pub entry: FrontierEntry,
+    pub scores: FrontierScores,
+    /// Its priority under the order set now (lowest first).
+    pub priority: u64,
+}
+
+impl Ranked {
+    fn of(order: &OrderSettings, key: FrontierKey, entry: FrontierEntry) -> Ranked {
+        let scores = scores_of(&key, &entry);
+        Ranked {
+            priority: order.priority(entry.depth, &scores),
+            key,
+            entry,
+            scores,
+        }
     }
-    unreadable(rows.unreadable());
-    Ok(out)
+
+    fn cells(&self, order: &OrderSettings) -> Vec<String> {
+        let s = &self.scores;
+        let score = match order.order.by_score() {
+            true => format!("{:.4}", order.score(s)),
+            false => "-".into(),
+        };
+        let tunnel = if s.tunnel { "(tunnel)" } else { "" };
+        vec![
+            score,
+            format!("{:.4}", s.inherited),
+            format!("{:.4}", s.anchor),
+            format!("{:.4}", backlink_importance(s.backlinks)),
+            format!("{:.4}", s.url_shape),
+            self.entry.depth.to_string(),
+            self.entry.attempts.to_string(),
+            self.entry.url.clone(),
+            tunnel.into(),
+        ]
+    }
+
+    pub(super) fn json(&self, order: &OrderSettings) -> serde_json::Value {
+        let s = &self.scores;
+        json!({"url": self.entry.url, "depth": self.entry.depth, "attempts": self.entry.attempts,
+            "order": order.order.name(), "score": order.order.by_score().then(|| order.score(s)),
+            "inherited": s.inherited, "anchor": s.anchor, "ib": backlink_importance(s.backlinks),
+            "backlinks": s.backlinks, "il": s.url_shape, "tunnel": s.tunnel, "seq": s.seq})
+    }
+}
+
+/// URLs counted ahead of one in its host's queue before `why` stops counting.
+const AHEAD_CAP: u64 = 100_000;
+
+impl Shell {
+    /// The `n` best queued URLs across hosts: each host's first `n` rows,
+    /// merged by their priority under the order set now; and how many
+    /// hosts are still keyed in an older order.
+    fn next_in_frontier(&self, n: usize) -> Result<(Vec<Ranked>, u64)> {
+        let generation = self.store.meta::<OrderRow>()?.map_or(0, |o| o.generation);
+        // The n best so far, the worst on top.
+        let mut best: BinaryHeap<(u64, FrontierKey)> = BinaryHeap::new();
+        let mut rows: HashMap<FrontierKey, Ranked> = HashMap::new();
+        let mut stale = 0;
+        let mut hosts = self.store.rows::<Hosts>(&[]);
+        for host in hosts.by_ref() {
+            let (id, h) = host?;
+            if h.queued == 0 {
+                continue;
+            }
+            let fresh = h.order_gen == generation;
+            stale += u64::from(!fresh);
+            for r in self.host_queue(id, n)? {
+                let worse =
+                    best.len() == n && best.peek().is_some_and(|w| (r.priority, r.key) >= *w);
+                // A host keyed in the order lists its best first: the
+                // rest are worse still.
+                if worse && fresh {
+                    break;
+                } else if worse {
+                    continue;
+                }
+                best.push((r.priority, r.key));
+                rows.insert(r.key, r);
+                if best.len() > n
+                    && let Some((_, worst)) = best.pop()
+                {
+                    rows.remove(&worst);
+                }
+            }
+        }
+        unreadable(hosts.unreadable());
+        let mut out: Vec<Ranked> = best
+            .into_sorted_vec()
+            .into_iter()
+            .filter_map(|(_, k)| rows.remove(&k))
+            .collect();
+        out.truncate(n);
+        Ok((out, stale))
+    }
+
+    /// The first `n` rows of host `id`'s queue, in key order.
+    fn host_queue(&self, id: HostId, n: usize) -> Result<Vec<Ranked>> {
+        let order = &self.settings.order;
+        let mut out = Vec::new();
+        let mut rows = self.store.rows::<Frontier>(&id.to_bytes());
+        for row in rows.by_ref().take(n) {
+            let (k, e) = row?;
+            out.push(Ranked::of(order, k, e));
+        }
+        unreadable(rows.unreadable());
+        Ok(out)
+    }
+
+    /// Where a queued URL (its `seen` row says at which priority) waits:
+    /// its scores and the URLs of its host ahead of it. None when its row
+    /// is not where the `seen` row says (a db from before schema 13 that
+    /// did not migrate, or the row moved since).
+    pub(super) fn queue_place(
+        &self,
+        u: &CanonicalUrl,
+        priority: Option<u64>,
+    ) -> Result<Option<(String, serde_json::Value)>> {
+        let Some(priority) = priority else {
+            return Ok(None);
+        };
+        let key = FrontierKey {
+            host: u.host_id(),
+            priority,
+            url: u.id(),
+        };
+        let Some(entry) = self.store.row::<Frontier>(&key)? else {
+            return Ok(None);
+        };
+        let order = &self.settings.order;
+        let r = Ranked::of(order, key, entry);
+        let mut ahead = 0u64;
+        for row in self.store.rows::<Frontier>(&key.host.to_bytes()) {
+            if row?.0 >= key || ahead == AHEAD_CAP {
+                break;
+            }
+            ahead += 1;
+        }
+        let ahead_text = match ahead {
+            AHEAD_CAP => format!("more than {}", table::thousands(AHEAD_CAP)),
+            n => table::thousands(n),
+        };
+        let c = r.cells(order);
+        let score = match order.order.by_score() {
+            true => format!("score {} under {}", c[0], order.order.name()),
+            false => format!("taken {} by depth then discovery", order.order.name()),
+        };
+        let t = format!(
+            "; {ahead_text} URLs of its host ahead of it; {score} (inherited {}, anchor {}, IB {}, IL {}){}",
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            if r.scores.tunnel {
+                ", behind the rest: found on a page the filters dropped (soft focus)"
+            } else {
+                ""
+            }
+        );
+        let mut j = r.json(order);
+        j["ahead_in_host"] = json!(ahead);
+        Ok(Some((t, j)))
+    }
 }
 
 #[cfg(test)]

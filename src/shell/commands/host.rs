@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::{Call, Command, hosts, no_detail};
+use crate::schema::tables::{HostRankRow, HostRanks};
 use crate::schema::{HostRecord, RobotsOutcome};
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
@@ -22,7 +23,7 @@ pub const COMMAND: Command = Command {
 };
 
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
-    let (_, h) = sh.resolve_host(call.args[0])?;
+    let (id, h) = sh.resolve_host(call.args[0])?;
     let (robots, rules) = robots(&h);
     let delay = match h.crawl_delay_ms {
         Some(ms) => format!(
@@ -47,6 +48,15 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
         h.errors,
         h.queued
     );
+    let rank = sh.store.row::<HostRanks>(&id)?;
+    if let (Some(r), Some(run)) = (&rank, sh.store.meta::<HostRankRow>()?) {
+        t += &format!(
+            "\nhost rank     {:.4e} ({:.2} × the mean; rank hosts of {})",
+            r.rank,
+            r.rank * run.nodes as f64,
+            table::time(run.computed_ms)
+        );
+    }
     if !rules.trim().is_empty() {
         t += "\nrules:\n";
         for l in rules.lines().take(60) {
@@ -55,7 +65,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     }
     let j = json!({"host": h.origin, "robots": robots, "robots_txt": rules, "crawl_delay_ms": h.crawl_delay_ms,
         "crawl_delay_capped": h.crawl_delay_capped, "next_fetch_ms": h.next_fetch_ms, "error_streak": h.error_streak,
-        "pages": h.fetched, "errors": h.errors, "queued": h.queued});
+        "pages": h.fetched, "errors": h.errors, "queued": h.queued, "host_rank": rank.map(|r| r.rank)});
     Ok(Reply::with(t, j))
 }
 

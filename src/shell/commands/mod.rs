@@ -22,6 +22,7 @@ mod page;
 mod pages;
 mod quit;
 mod rank;
+mod rank_hosts;
 mod refilter;
 mod reindex;
 mod runs;
@@ -29,6 +30,7 @@ mod seed;
 mod set;
 mod source;
 mod status;
+mod targets;
 mod timing;
 mod why;
 
@@ -54,6 +56,7 @@ pub static COMMANDS: &[&Command] = &[
     &rank::COMMAND,
     &why::COMMAND,
     &runs::COMMAND,
+    &targets::COMMAND,
     &refilter::COMMAND,
     &reindex::COMMAND,
     &source::COMMAND,

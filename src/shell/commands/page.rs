@@ -4,7 +4,9 @@
 use serde_json::json;
 
 use super::{Call, Command, no_detail, urls};
+use crate::frontier::order::backlink_importance;
 use crate::model::UrlId;
+use crate::schema::tables::{RankRow, Ranks};
 use crate::schema::{DocRecord, LinkRecord, PageRecord};
 use crate::shell::error::{Result, ShellError};
 use crate::shell::reply::Reply;
@@ -65,10 +67,40 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     if let Some(d) = &doc {
         t += &doc_lines(d, duplicate_of.as_deref());
     }
+    let (lines, scores) = score_lines(sh, u.id())?;
+    t += &lines;
     let d = doc.unwrap_or_default();
     t += &tail(&page, &d, &outs, &ins);
-    let j = page_json(&page, &d, &outs, &ins);
+    let mut j = page_json(&page, &d, &outs, &ins);
+    j["ranking"] = scores;
     Ok(Reply::with(t.trim_end().to_string(), j))
+}
+
+/// Its PageRank as last stored, and the frontier scores it was queued with.
+fn score_lines(sh: &Shell, id: UrlId) -> Result<(String, serde_json::Value)> {
+    let mut t = String::new();
+    let rank = sh.store.row::<Ranks>(&id)?;
+    let run = sh.store.meta::<RankRow>()?;
+    if let (Some(r), Some(run)) = (&rank, &run) {
+        t += &format!(
+            "pagerank      {:.4e} ({:.2} × the mean; rank pagerank of {})\n",
+            r.pagerank,
+            r.pagerank * run.nodes as f64,
+            table::time(run.computed_ms)
+        );
+    }
+    let scores = sh.store.seen(id)?.and_then(|s| s.scores);
+    if let Some(s) = &scores {
+        t += &format!(
+            "queued with   inherited {:.4}, anchor {:.4}, IB {:.4}, IL {:.4}\n",
+            s.inherited,
+            s.anchor,
+            backlink_importance(s.backlinks),
+            s.url_shape
+        );
+    }
+    let j = json!({"pagerank": rank.map(|r| r.pagerank), "scores": scores});
+    Ok((t, j))
 }
 
 /// URL, status, fetch, type, size and redirect.

@@ -8,10 +8,11 @@ use serde_json::json;
 use super::{Call, Command, Known, Sub};
 use crate::model::{UrlId, now_ms};
 use crate::schema::tables::Pages;
+use crate::schema::tables::Ranks;
 use crate::schema::{DocRecord, PageRecord, SeenState};
 use crate::shell::error::{Result, bail};
 use crate::shell::expr::{self, Query};
-use crate::shell::fields::{self, Reads, Row};
+use crate::shell::fields::{self, Extra, Reads, Row};
 use crate::shell::plan::{self, IndexScan};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, rest_after_words, table};
@@ -84,7 +85,7 @@ impl Output {
 struct Matched {
     page: PageRecord,
     doc: DocRecord,
-    inlinks: u64,
+    extra: Extra,
 }
 
 /// What a scan found.
@@ -124,7 +125,7 @@ pub(super) fn query(sh: &mut Shell, src: &str, base: usize, out: Output) -> Resu
             found.count,
             plural(found.count)
         ))),
-        Output::Table => Ok(table_reply(sh, &q, found.rows, &via)),
+        Output::Table => table_reply(sh, &q, found.rows, &via),
     }
 }
 
@@ -133,10 +134,10 @@ fn plural(n: u64) -> &'static str {
 }
 
 /// Ordered, limited rows as a table and as JSON.
-fn table_reply(sh: &Shell, q: &Query, mut rows: Vec<Matched>, via: &str) -> Reply {
+fn table_reply(sh: &Shell, q: &Query, mut rows: Vec<Matched>, via: &str) -> Result<Reply> {
     let now = now_ms() as f64;
     if let Some((f, desc)) = q.order {
-        let key = |m: &Matched| fields::value(f, &Row::full(&m.page, &m.doc, m.inlinks, now));
+        let key = |m: &Matched| fields::value(f, &Row::full(&m.page, &m.doc, &m.extra, now));
         rows.sort_by(|a, b| {
             let o = key(a)
                 .partial_cmp(&key(b))
@@ -147,19 +148,44 @@ fn table_reply(sh: &Shell, q: &Query, mut rows: Vec<Matched>, via: &str) -> Repl
     if let Some(l) = q.limit {
         rows.truncate(l);
     }
+    // The rows shown carry their scores, read if the query did not.
+    for m in &mut rows {
+        let id = UrlId::of(&m.page.url);
+        if m.extra.scores.is_none() {
+            m.extra.scores = sh.store.seen(id)?.and_then(|s| s.scores);
+        }
+        if m.extra.pagerank.is_none() {
+            m.extra.pagerank = sh.store.row::<Ranks>(&id)?.map(|r| r.pagerank);
+        }
+    }
+    // Ordered by a field the table does not show: it is shown too.
+    let shown = q.order.map(|(f, _)| f).filter(|f| !HEADERS.contains(f));
+    let mut headers = HEADERS.to_vec();
+    headers.extend(shown);
     let cells: Vec<Vec<String>> = rows
         .iter()
-        .map(|m| page_cells(&m.page, &m.doc).to_vec())
+        .map(|m| {
+            let mut c = page_cells(&m.page, &m.doc).to_vec();
+            if let Some(f) = shown {
+                let row = Row::full(&m.page, &m.doc, &m.extra, now);
+                c.insert(c.len() - 1, fields::value(f, &row).to_string());
+            }
+            c
+        })
         .collect();
+    if let Some(f) = shown {
+        headers.pop();
+        headers.insert(headers.len() - 1, f);
+    }
     let j: Vec<_> = rows
         .iter()
-        .map(|Matched { page: p, doc: d, inlinks: i }| json!({"url": p.url, "status": p.status, "depth": p.depth, "size": p.body_len, "title": d.title,
-            "content_type": p.content_type, "fetched_ms": p.fetched_ms, "outlinks": d.outlinks, "inlinks": i,
-            "duplicate": d.duplicate_of.is_some()}))
+        .map(|Matched { page: p, doc: d, extra: x }| json!({"url": p.url, "status": p.status, "depth": p.depth, "size": p.body_len, "title": d.title,
+            "content_type": p.content_type, "fetched_ms": p.fetched_ms, "outlinks": d.outlinks, "inlinks": x.inlinks,
+            "duplicate": d.duplicate_of.is_some(), "pagerank": x.pagerank, "scores": x.scores}))
         .collect();
-    let mut human = table::render(&HEADERS, &cells, sh.width);
+    let mut human = table::render(&headers, &cells, sh.width);
     human += &format!("({} page{}{via})", rows.len(), plural(rows.len() as u64));
-    Reply::with(human, json!(j))
+    Ok(Reply::with(human, json!(j)))
 }
 
 const HEADERS: [&str; 5] = ["status", "depth", "size", "title", "url"];
@@ -167,7 +193,12 @@ const HEADERS: [&str; 5] = ["status", "depth", "size", "title", "url"];
 /// Walks the candidates, evaluating the filter on each; streams, counts
 /// or collects the matches.
 fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Result<Found> {
-    let needs_inlinks = q.filter.uses("inlinks") || q.order.is_some_and(|o| o.0 == "inlinks");
+    let named = |f: &str| q.filter.uses(f) || q.order.is_some_and(|o| o.0 == f);
+    let needs_inlinks = named("inlinks");
+    let needs_rank = named("pagerank");
+    let needs_scores = ["inherited", "anchor_score", "ib", "il"]
+        .into_iter()
+        .any(named);
     let now = now_ms() as f64;
     let total = sh.store.counters()?.fetched;
     // A count over index candidates whose filter reads only what the
@@ -215,11 +246,21 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
         };
         let Some(page) = page else { continue };
         let doc = sh.store.doc(id)?.unwrap_or_default();
-        let inlinks = match in_cursor.as_mut() {
-            Some(c) => Store::count_inlinks(c, id)?,
-            None => 0,
+        let extra = Extra {
+            inlinks: match in_cursor.as_mut() {
+                Some(c) => Store::count_inlinks(c, id)?,
+                None => 0,
+            },
+            scores: match needs_scores {
+                true => sh.store.seen(id)?.and_then(|s| s.scores),
+                false => None,
+            },
+            pagerank: match needs_rank {
+                true => sh.store.row::<Ranks>(&id)?.map(|r| r.pagerank),
+                false => None,
+            },
         };
-        let row = Row::full(&page, &doc, inlinks, now);
+        let row = Row::full(&page, &doc, &extra, now);
         if !q.filter.eval(&|f| fields::value(f, &row), now) {
             continue;
         }
@@ -234,7 +275,7 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
                 }
                 sh.say(&stream_row(&page_cells(&page, &doc)));
             }
-            Output::Table => found.rows.push(Matched { page, doc, inlinks }),
+            Output::Table => found.rows.push(Matched { page, doc, extra }),
         }
         if early_stop.is_some_and(|l| found.count >= l as u64) && out != Output::Count {
             break;
@@ -321,6 +362,8 @@ fn light_match(sh: &Shell, filter: &expr::Expr, id: UrlId, now: f64) -> Result<O
         page: None,
         doc: None,
         inlinks: 0,
+        scores: seen.scores.as_ref(),
+        pagerank: None,
         now_ms: now,
     };
     Ok(Some(filter.eval(&|f| fields::value(f, &row), now)))

@@ -1,6 +1,8 @@
 //! `rank pagerank`: PageRank over the stored link graph, computed in memory
-//! on demand from the `seen` (which URLs are fetched pages) and `inlinks`
-//! (every link, target first) rows. Nothing is written.
+//! from the `seen` (which URLs are fetched pages) and `inlinks` (every
+//! link, target first) rows, and stored with each fetched page (`ranks`)
+//! for `pages where pagerank …`, `page URL` and the importance order.
+//! `rank hosts` ranks the host graph (see `rank_hosts`).
 
 use std::time::Instant;
 
@@ -9,21 +11,34 @@ use serde_json::json;
 use super::{Call, Command, Sub, no_detail, nothing};
 use crate::graph::{GraphBuilder, LinkGraph, pagerank};
 use crate::model::UrlId;
-use crate::schema::{CF_INLINKS, InLinkKey, SeenRecord, SeenState, Versioned};
+use crate::schema::tables::{RankRow, Ranks};
+use crate::schema::{CF_INLINKS, InLinkKey, RankRecord, RankRun, SeenRecord, SeenState, Versioned};
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
 
 pub const COMMAND: Command = Command {
     name: "rank",
-    usage: "rank pagerank [top N] [--damping D] [--iterations N]",
-    summary: "PageRank over the stored link graph (fetched pages and every URL they link to), computed in memory; the N best (20)",
-    examples: &["rank pagerank", "rank pagerank top 50 --damping 0.9"],
+    usage: "rank pagerank|hosts [top N] [--damping D] [--iterations N] [--tolerance T]",
+    summary: "PageRank over the stored link graph (fetched pages and every URL they link to) or the host graph, stored with each page or host; the N best (20)",
+    examples: &[
+        "rank pagerank",
+        "rank pagerank top 50 --damping 0.9",
+        "rank hosts top 10",
+    ],
     arity: (1, Some(7)),
-    subs: &[Sub {
-        words: "pagerank",
-        writes: false,
-    }],
+    // Both store their scores, except on a read-only attach, where they
+    // are shown only.
+    subs: &[
+        Sub {
+            words: "pagerank",
+            writes: false,
+        },
+        Sub {
+            words: "hosts",
+            writes: false,
+        },
+    ],
     writes: false,
     complete: nothing,
     detail: no_detail,
@@ -31,14 +46,32 @@ pub const COMMAND: Command = Command {
 };
 
 /// Rows read between checks for Ctrl-C and progress redraws.
-const CHECK_EVERY: u64 = 1 << 16;
+pub(super) const CHECK_EVERY: u64 = 1 << 16;
+/// Scores written per batch.
+pub(super) const STORE_BATCH: u32 = 1 << 16;
+
+/// What `meta/rank` says of a ranking.
+pub(super) fn rank_run(g: &LinkGraph, r: &pagerank::Ranks, p: &pagerank::Params) -> RankRun {
+    RankRun {
+        computed_ms: crate::model::now_ms(),
+        nodes: g.nodes() as u64,
+        links: g.edges() as u64,
+        damping: p.damping,
+        iterations: r.iterations,
+        residual: r.residual,
+    }
+}
 
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
-    let Some((&"pagerank", options)) = call.args.split_first() else {
+    let Some((what, options)) = call.args.split_first() else {
         return Err(ShellError::Usage);
     };
     let (top, params) = options_of(options)?;
-    sh.rank_pagerank(top, &params)
+    match *what {
+        "pagerank" => sh.rank_pagerank(top, &params),
+        "hosts" => sh.rank_hosts(top, &params),
+        _ => Err(ShellError::Usage),
+    }
 }
 
 /// `top N`, `--damping D` and `--iterations N`, each checked.
@@ -66,6 +99,15 @@ fn options_of(options: &[&str]) -> Result<(usize, pagerank::Params)> {
                     .filter(|d| (0.0..1.0).contains(d))
                     .ok_or_else(|| {
                         format!("--damping {v}: expected a number from 0 to below 1, e.g. 0.85")
+                    })?
+            }
+            "--tolerance" => {
+                params.tolerance = v
+                    .parse()
+                    .ok()
+                    .filter(|t: &f64| *t > 0.0 && t.is_finite())
+                    .ok_or_else(|| {
+                        format!("--tolerance {v}: expected a number above 0, e.g. 1e-9 (the total change at which to stop)")
                     })?
             }
             "--iterations" => {
@@ -100,6 +142,7 @@ impl Shell {
         self.progress_done();
         let ranks = ranks.ok_or("rank: interrupted; nothing was ranked")?;
         let ranked = ranking.elapsed();
+        let stored = self.store_ranks(&g, &ranks, params)?;
 
         let best = pagerank::top(&ranks.scores, top);
         let urls = self.node_urls(&g, &best)?;
@@ -138,18 +181,58 @@ impl Shell {
             read.as_secs_f64(),
             ranked.as_secs_f64(),
         );
-        head.push('\n');
+        head.push_str(&format!("; {stored}\n"));
         let json = json!({
             "urls": g.nodes(), "pages": g.pages(), "links": g.edges(),
             "damping": params.damping, "iterations": ranks.iterations,
             "change": ranks.residual, "converged": converged,
             "read_secs": read.as_secs_f64(), "rank_secs": ranked.as_secs_f64(),
-            "graph_bytes": g.heap_bytes(), "top": listed,
+            "graph_bytes": g.heap_bytes(), "top": listed, "stored": stored,
         });
         let header = ["rank", "score", "x mean", "in", "out", "url"];
         Ok(Reply::with(
             head + &table::render(&header, &rows, self.width),
             json,
+        ))
+    }
+
+    /// Writes each fetched page's score to `ranks` and the run to
+    /// `meta/rank`; says what became of them.
+    fn store_ranks(
+        &mut self,
+        g: &LinkGraph,
+        ranks: &pagerank::Ranks,
+        params: &pagerank::Params,
+    ) -> Result<String> {
+        if self.store.is_read_only() {
+            return Ok("attached read-only: scores not stored".into());
+        }
+        let store = self.store.clone();
+        let mut b = store.batch();
+        // Every URL of the graph: the queued ones too (for the importance
+        // order's IB under `importance.backlinks pagerank`).
+        for node in 0..g.nodes() as u32 {
+            let rec = RankRecord {
+                pagerank: ranks.scores[node as usize],
+            };
+            b.put_row::<Ranks>(&g.id(node), &rec);
+            if (node + 1).is_multiple_of(STORE_BATCH) {
+                std::mem::replace(&mut b, store.batch()).write()?;
+                self.progress(&format!(
+                    "rank: storing scores: {} of {}",
+                    table::thousands(u64::from(node) + 1),
+                    table::thousands(g.nodes() as u64)
+                ));
+            }
+        }
+        b.put_meta::<RankRow>(&rank_run(g, ranks, params));
+        b.write()?;
+        self.progress_done();
+        // A crawl running here re-keys what follows PageRank.
+        self.tell_crawl();
+        Ok(format!(
+            "stored for {} URLs",
+            table::thousands(g.nodes() as u64)
         ))
     }
 
@@ -197,7 +280,7 @@ impl Shell {
     }
 
     /// Progress, and an error if Ctrl-C was pressed.
-    fn check(&mut self, line: &str) -> Result<()> {
+    pub(super) fn check(&mut self, line: &str) -> Result<()> {
         self.progress(line);
         if self.interrupted() {
             self.progress_done();
@@ -243,5 +326,6 @@ mod tests {
                 .contains("--damping 2: expected")
         );
         assert!(t.err("rank hits").starts_with("usage: rank pagerank"));
+        assert!(out.lines().next().unwrap().contains("stored for"), "{out}");
     }
 }

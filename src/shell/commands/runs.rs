@@ -52,6 +52,27 @@ fn setting(r: &RunRecord, k: &str) -> String {
         .unwrap_or_default()
 }
 
+/// `part / whole` to 3 places, "-" when nothing was counted.
+fn share(part: u64, whole: u64) -> String {
+    ratio(part, whole).map_or("-".into(), |r| format!("{r:.3}"))
+}
+
+fn ratio(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
+}
+
+fn harvest(r: &RunRecord) -> String {
+    share(r.relevant, r.judged)
+}
+
+fn recent_harvest(r: &RunRecord) -> String {
+    share(r.recent_relevant, r.recent_judged)
+}
+
+fn recall(r: &RunRecord) -> String {
+    share(r.targets_fetched, r.targets)
+}
+
 fn list(runs: &[RunRecord], width: usize) -> Reply {
     let rows: Vec<Vec<String>> = runs
         .iter()
@@ -59,6 +80,8 @@ fn list(runs: &[RunRecord], width: usize) -> Reply {
         .map(|(i, r)| {
             let end = if r.ended_ms == 0 {
                 "unfinished"
+            } else if !r.stopped_by.is_empty() {
+                "stop rule"
             } else if r.interrupted {
                 "stopped"
             } else {
@@ -70,6 +93,8 @@ fn list(runs: &[RunRecord], width: usize) -> Reply {
                 format!("{:.2}", r.elapsed_ms as f64 / 1000.0),
                 r.fetched.to_string(),
                 format!("{:.1}", r.tlp),
+                harvest(r),
+                recall(r),
                 setting(r, "filter.mode"),
                 setting(r, "crawl.depth"),
                 end.into(),
@@ -82,7 +107,10 @@ fn list(runs: &[RunRecord], width: usize) -> Reply {
         .map(|(i, r)| {
             json!({"run": i + 1, "started_ms": r.started_ms, "ended_ms": r.ended_ms,
             "elapsed_secs": r.elapsed_ms as f64 / 1000.0, "links_fetched": r.fetched, "links_found": r.links, "tlp": r.tlp,
-            "interrupted": r.interrupted, "settings": r.settings.iter().cloned().collect::<BTreeMap<_, _>>()})
+            "interrupted": r.interrupted, "settings": r.settings.iter().cloned().collect::<BTreeMap<_, _>>(),
+            "judged": r.judged, "relevant": r.relevant, "recent_judged": r.recent_judged,
+            "recent_relevant": r.recent_relevant, "targets": r.targets, "targets_fetched": r.targets_fetched,
+            "stopped_by": r.stopped_by})
         })
         .collect();
     let headers = [
@@ -91,6 +119,8 @@ fn list(runs: &[RunRecord], width: usize) -> Reply {
         "secs",
         "links fetched",
         "TLP",
+        "harvest",
+        "recall",
         "mode",
         "depth",
         "end",
@@ -125,6 +155,18 @@ fn compare(runs: &[RunRecord], a: &str, b: &str, width: usize) -> Result<Reply> 
             ra.links.to_string(),
             rb.links.to_string(),
         ],
+        vec!["harvest rate".into(), harvest(ra), harvest(rb)],
+        vec![
+            "harvest, last 1,000".into(),
+            recent_harvest(ra),
+            recent_harvest(rb),
+        ],
+        vec!["target recall".into(), recall(ra), recall(rb)],
+        vec![
+            "stopped by".into(),
+            ra.stopped_by.clone(),
+            rb.stopped_by.clone(),
+        ],
     ];
     let mut seen = BTreeSet::new();
     for (k, _) in ra.settings.iter().chain(&rb.settings) {
@@ -137,8 +179,13 @@ fn compare(runs: &[RunRecord], a: &str, b: &str, width: usize) -> Result<Reply> 
         &rows,
         width,
     );
-    let j = json!({"a": {"fetched": ra.fetched, "tlp": ra.tlp, "elapsed_ms": ra.elapsed_ms, "settings": ra.settings},
-        "b": {"fetched": rb.fetched, "tlp": rb.tlp, "elapsed_ms": rb.elapsed_ms, "settings": rb.settings}});
+    let side = |r: &RunRecord| {
+        json!({"fetched": r.fetched, "tlp": r.tlp, "elapsed_ms": r.elapsed_ms, "settings": r.settings,
+            "harvest": ratio(r.relevant, r.judged), "recent_harvest": ratio(r.recent_relevant, r.recent_judged),
+            "target_recall": ratio(r.targets_fetched, r.targets),
+            "stopped_by": r.stopped_by})
+    };
+    let j = json!({"a": side(ra), "b": side(rb)});
     Ok(Reply::with(h, j))
 }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use super::{Call, Command, no_detail, nothing};
+use crate::schema::tables::Runs;
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
@@ -65,13 +66,96 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
     h += &format!("hosts       {active} active\n");
     h += &format!("elapsed     {elapsed:.1} s\n");
     h += &format!("TLP         {tlp:.1}");
+    let focus = sh.focus_figures(snap.as_ref(), &c)?;
+    h += &focus.lines();
     let j = json!({
         "state": state, "fetched": c.fetched, "run_fetched": run_fetched, "queued": c.queued,
         "failed": c.failed, "filtered": c.filtered, "duplicates": c.duplicates, "links": c.links,
         "pages_per_sec_10s": recent, "pages_per_sec_run": overall, "bytes": c.bytes,
         "active_hosts": active, "elapsed_secs": elapsed, "tlp": tlp, "by_status": c.by_status,
+        "focus": focus.json(),
     });
     Ok(Reply::with(h, j))
+}
+
+/// How well the crawl focuses: this run's harvest rate, over the last
+/// 1,000 pages too, and target recall.
+pub(super) struct FocusFigures {
+    judged: u64,
+    relevant: u64,
+    recent: (u64, u64),
+    targets: (u64, u64),
+}
+
+fn rate(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
+}
+
+impl FocusFigures {
+    fn lines(&self) -> String {
+        let n = table::thousands;
+        let mut h = String::new();
+        if let Some(r) = rate(self.relevant, self.judged) {
+            let (rj, rr) = self.recent;
+            h += &format!(
+                "\nharvest     {r:.3} ({} relevant of {} judged this run); last {}: {:.3}",
+                n(self.relevant),
+                n(self.judged),
+                n(rj),
+                rate(rr, rj).unwrap_or(0.0)
+            );
+        }
+        let (t, fetched) = self.targets;
+        if let Some(r) = rate(fetched, t) {
+            h += &format!(
+                "\ntargets     {} of {} fetched (recall {r:.3})",
+                n(fetched),
+                n(t)
+            );
+        }
+        h
+    }
+
+    fn json(&self) -> serde_json::Value {
+        json!({"judged": self.judged, "relevant": self.relevant,
+            "harvest": rate(self.relevant, self.judged),
+            "recent_judged": self.recent.0, "recent_relevant": self.recent.1,
+            "recent_harvest": rate(self.recent.1, self.recent.0),
+            "targets": self.targets.0, "targets_fetched": self.targets.1,
+            "target_recall": rate(self.targets.1, self.targets.0)})
+    }
+}
+
+impl Shell {
+    /// The running crawl's figures, or idle the last run's and the
+    /// target list's now.
+    fn focus_figures(
+        &self,
+        snap: Option<&crate::crawl::Snapshot>,
+        c: &crate::schema::Counters,
+    ) -> Result<FocusFigures> {
+        if let Some(s) = snap {
+            return Ok(FocusFigures {
+                judged: c.run.judged,
+                relevant: c.run.relevant,
+                recent: s.recent_focus,
+                targets: s.targets,
+            });
+        }
+        let last = self
+            .store
+            .rows::<Runs>(&[])
+            .last()
+            .transpose()?
+            .map(|r| r.1);
+        let (targets, fetched) = self.store.targets_and_fetched()?;
+        Ok(FocusFigures {
+            judged: last.as_ref().map_or(0, |r| r.judged),
+            relevant: last.as_ref().map_or(0, |r| r.relevant),
+            recent: last.map_or((0, 0), |r| (r.recent_judged, r.recent_relevant)),
+            targets: (targets.len() as u64, fetched),
+        })
+    }
 }
 
 /// ` (reason n, reason n)` after a total.

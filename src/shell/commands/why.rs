@@ -50,8 +50,16 @@ impl Shell {
             None if seen.depth == 0 => ", a seed".into(),
             None => String::new(),
         };
+        let mut place = None;
         let (state, reason) = match seen.state {
-            SeenState::Queued => ("queued", format!("queued at depth {}{parent}", seen.depth)),
+            SeenState::Queued => {
+                place = self.queue_place(&u, seen.priority)?;
+                let at = place.as_ref().map_or("", |(t, _)| t.as_str());
+                (
+                    "queued",
+                    format!("queued at depth {}{parent}{at}", seen.depth),
+                )
+            }
             SeenState::Fetched { status } => (
                 "fetched",
                 self.explain_fetched(&u, status, seen.depth, &parent)?,
@@ -81,10 +89,12 @@ impl Shell {
             ),
         };
         let t = format!("{u}: {reason}");
-        Ok(Reply::with(
-            t,
-            json!({"url": u.as_str(), "state": state, "explanation": reason, "depth": seen.depth}),
-        ))
+        let mut j =
+            json!({"url": u.as_str(), "state": state, "explanation": reason, "depth": seen.depth});
+        if let Some((_, queue)) = place {
+            j["queue"] = queue;
+        }
+        Ok(Reply::with(t, j))
     }
 
     /// A URL with no `seen` row: never linked, or linked only by links the

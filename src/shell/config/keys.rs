@@ -4,10 +4,11 @@
 use std::time::Duration;
 
 use super::{Key, Kind, Value, fmt_duration};
+use crate::crawl::focus::StopRule;
 use crate::crawl::{CrawlSettings, Scope};
 use crate::filter::Mode;
 use crate::filter::topic::TopicParams;
-use crate::frontier::{Focus, Order};
+use crate::frontier::{Backlinks, Focus, Order};
 
 macro_rules! key {
     ($name:expr, $kind:expr, $meaning:expr, |$s:ident| $get:expr, |$t:ident, $v:ident| $set:expr $(, $at_start:ident)?) => {
@@ -497,6 +498,15 @@ pub static KEYS: &[Key] = &[
         }
     ),
     key!(
+        "crawl.stop_when",
+        Kind::StopRules,
+        "stop the crawl when it stops finding relevant pages: harvest<X/N (harvest rate over the last N pages below X), no-relevant/N, saturation<X/N (share of new terms per page below X over N pages); the rule that fired is kept in the run",
+        |s| StopRule::list_text(&s.stop_when),
+        |s, v| if let Value::Text(t) = v {
+            s.stop_when = StopRule::parse_list(&t).unwrap_or_default()
+        }
+    ),
+    key!(
         "crawl.focus",
         Kind::Enum(&Focus::NAMES),
         "hard: links of pages the page filters drop are not followed (001, 002); soft: they are queued behind every other URL, so the crawl can tunnel through off-topic pages",
@@ -551,6 +561,15 @@ pub static KEYS: &[Key] = &[
         |s| s.order.patterns.join(","),
         |s, v| if let Value::List(l) = v {
             s.order.patterns = l
+        }
+    ),
+    key!(
+        "importance.backlinks",
+        Kind::Enum(&Backlinks::NAMES),
+        "what an in-link weighs in IB: inlinks (the linking page's importance) or pagerank (its PageRank from the last rank pagerank, relative to the mean)",
+        |s| s.order.backlinks.name().to_string(),
+        |s, v| if let Value::Text(t) = v {
+            s.order.backlinks = Backlinks::parse(&t).unwrap_or_default()
         }
     ),
 ];
