@@ -28,5 +28,6 @@ pub mod model;
 pub mod parse;
 pub mod schema;
 pub mod shell;
+pub mod simulate;
 pub mod site;
 pub mod store;

@@ -24,6 +24,7 @@ mod resume;
 mod review;
 mod robots_politeness;
 mod shell;
+mod simulate;
 mod storage;
 mod sudden_death;
 mod traps;

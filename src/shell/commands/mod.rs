@@ -28,6 +28,7 @@ mod reindex;
 mod runs;
 mod seed;
 mod set;
+mod simulate;
 mod source;
 mod status;
 mod targets;
@@ -56,6 +57,7 @@ pub static COMMANDS: &[&Command] = &[
     &rank::COMMAND,
     &why::COMMAND,
     &runs::COMMAND,
+    &simulate::COMMAND,
     &targets::COMMAND,
     &refilter::COMMAND,
     &reindex::COMMAND,

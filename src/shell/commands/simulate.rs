@@ -1,0 +1,333 @@
+//! `simulate ORDER` and `simulate compare ORDER…`: replay crawl orders over
+//! the stored crawl, with no network (see `crate::simulate`): the pages an
+//! order would have fetched, in order, and how soon it finds the relevant
+//! pages the stored crawl found.
+
+use std::io::Write;
+use std::time::Instant;
+
+use serde_json::json;
+
+use super::{Call, Command, Sub, no_detail, nothing};
+use crate::filter::Filters;
+use crate::frontier::{Focus, Order, OrderSettings};
+use crate::model;
+use crate::shell::error::{Result, ShellError, bail};
+use crate::shell::reply::Reply;
+use crate::shell::{Shell, table};
+use crate::simulate::{Replay, ReplayGraph, replay};
+
+pub const COMMAND: Command = Command {
+    name: "simulate",
+    usage: "simulate ORDER [--pages N] [--focus hard|soft] [--csv FILE] | simulate compare ORDER... [same options]",
+    summary: "replay crawl orders over the stored crawl (no network): what each would fetch, harvest rate and how soon it finds the relevant pages",
+    examples: &[
+        "simulate shark --pages 1000",
+        "simulate compare bfs dfs shark importance --csv curves.csv",
+    ],
+    arity: (1, None),
+    subs: &[Sub {
+        words: "compare",
+        writes: false,
+    }],
+    writes: false,
+    complete: nothing,
+    detail: no_detail,
+    run,
+};
+
+/// Shares of the relevant pages `compare` reports the pages needed for.
+const REACH: [f64; 3] = [0.25, 0.5, 0.9];
+/// Shares of the budget `compare` reports the harvest rate at.
+const AT: [f64; 3] = [0.1, 0.5, 1.0];
+/// Pages listed by a single replay.
+const LISTED: usize = 20;
+
+struct Options {
+    orders: Vec<Order>,
+    pages: Option<usize>,
+    focus: Focus,
+    csv: Option<String>,
+}
+
+fn options(args: &[&str]) -> Result<Options> {
+    let usage = COMMAND.usage;
+    let mut o = Options {
+        orders: Vec::new(),
+        pages: None,
+        focus: Focus::Hard,
+        csv: None,
+    };
+    let mut words = args.iter();
+    while let Some(w) = words.next() {
+        let mut value = || {
+            words
+                .next()
+                .copied()
+                .ok_or_else(|| ShellError::from(format!("{w} needs a value; usage: {usage}")))
+        };
+        match *w {
+            "--pages" => {
+                let v = value()?;
+                o.pages = Some(
+                    v.parse()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| format!("--pages {v}: expected a whole number ≥ 1"))?,
+                )
+            }
+            "--focus" => {
+                let v = value()?;
+                o.focus =
+                    Focus::parse(v).ok_or_else(|| format!("--focus {v}: expected hard or soft"))?
+            }
+            "--csv" => o.csv = Some(value()?.to_string()),
+            name => o.orders.push(Order::parse(name).ok_or_else(|| {
+                format!(
+                    "{name}: not an order; orders: {} (usage: {usage})",
+                    Order::NAMES.join(", ")
+                )
+            })?),
+        }
+    }
+    if o.orders.is_empty() {
+        bail!("name an order to replay; usage: {usage}");
+    }
+    Ok(o)
+}
+
+fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+    match call.args[..] {
+        ["compare", ref rest @ ..] => {
+            let o = options(rest)?;
+            sh.simulate_compare(&o)
+        }
+        ref args => {
+            let o = options(args)?;
+            if o.orders.len() > 1 {
+                bail!("simulate replays one order; simulate compare takes several");
+            }
+            sh.simulate_one(&o)
+        }
+    }
+}
+
+impl Shell {
+    /// The stored crawl's graph, read with progress (Ctrl-C stops it).
+    fn replay_graph(&mut self) -> Result<ReplayGraph> {
+        let list = self.store.seeds()?;
+        let hosts: Vec<String> = list
+            .urls
+            .iter()
+            .chain(list.derived.iter().map(|d| &d.url))
+            .filter_map(|u| model::normalize(u).ok())
+            .map(|u| u.host().to_string())
+            .collect();
+        let filters = Filters::new(&self.settings.filter, hosts.iter().map(String::as_str));
+        let store = self.store.clone();
+        let patterns = self.settings.order.patterns.clone();
+        let g = ReplayGraph::read(&store, &filters, &patterns, |line| {
+            self.progress(&format!("simulate: {line}"));
+            !self.interrupted()
+        })?;
+        self.progress_done();
+        let g = g.ok_or("simulate: interrupted")?;
+        if g.seeds().is_empty() {
+            bail!(
+                "simulate: no seed of the db has a stored page; crawl first (seed list shows the seeds)"
+            );
+        }
+        Ok(g)
+    }
+
+    fn order_of(&self, order: Order) -> OrderSettings {
+        OrderSettings {
+            order,
+            ..self.settings.order.clone()
+        }
+    }
+
+    fn simulate_one(&mut self, o: &Options) -> Result<Reply> {
+        let started = Instant::now();
+        let g = self.replay_graph()?;
+        let budget = o.pages.unwrap_or(g.len());
+        let order = o.orders[0];
+        let r = replay(&g, &self.order_of(order), o.focus, budget);
+        let all = g.relevant();
+        let reach: Vec<String> = REACH.iter().map(|s| reach_text(&r, *s, all)).collect();
+        let mut h = format!(
+            "replayed {} pages under {} ({} focus) over the stored crawl ({} pages, {} followable links): harvest {}; {} of the {} relevant pages found; 25 % / 50 % / 90 % of them after {} pages; {:.2} s\n",
+            table::thousands(r.taken.len() as u64),
+            order.name(),
+            o.focus.name(),
+            table::thousands(g.len() as u64),
+            table::thousands(g.edges() as u64),
+            rate_text(r.harvest_at(r.taken.len())),
+            table::thousands(*r.relevant_so_far.last().unwrap_or(&0) as u64),
+            table::thousands(all),
+            reach.join(" / "),
+            started.elapsed().as_secs_f64()
+        );
+        let ids: Vec<_> = r.taken.iter().take(LISTED).map(|n| g.id(*n)).collect();
+        let urls = self.store.urls_many(&ids)?;
+        let rows: Vec<Vec<String>> = r
+            .taken
+            .iter()
+            .zip(urls)
+            .enumerate()
+            .map(|(i, (n, u))| {
+                let p = g.page(*n);
+                vec![
+                    (i + 1).to_string(),
+                    if p.relevant { "yes" } else { "" }.into(),
+                    u.unwrap_or_default(),
+                ]
+            })
+            .collect();
+        h += &table::render(&["#", "relevant", "url"], &rows, self.width);
+        if let Some(file) = &o.csv {
+            h += &self.write_csv(file, &g, &[(order, &r)])?;
+        }
+        let j = json!({"order": order.name(), "focus": o.focus.name(), "pages": r.taken.len(),
+            "stored_pages": g.len(), "relevant": all, "harvest": r.harvest_at(r.taken.len()),
+            "pages_to": REACH.iter().map(|s| r.pages_to_reach(*s, all)).collect::<Vec<_>>(),
+            "first": rows.iter().map(|c| c[2].clone()).collect::<Vec<_>>()});
+        Ok(Reply::with(h, j))
+    }
+
+    fn simulate_compare(&mut self, o: &Options) -> Result<Reply> {
+        let started = Instant::now();
+        let g = self.replay_graph()?;
+        let budget = o.pages.unwrap_or(g.len());
+        let all = g.relevant();
+        let replays: Vec<(Order, Replay)> = o
+            .orders
+            .iter()
+            .map(|ord| (*ord, replay(&g, &self.order_of(*ord), o.focus, budget)))
+            .collect();
+        let mut rows = Vec::new();
+        let mut listed = Vec::new();
+        for (ord, r) in &replays {
+            let mut row = vec![ord.name().to_string()];
+            row.extend(REACH.iter().map(|s| reach_text(r, *s, all)));
+            let at = |share: f64| ((budget as f64 * share).ceil() as usize).max(1);
+            row.extend(AT.iter().map(|s| rate_text(r.harvest_at(at(*s)))));
+            rows.push(row);
+            listed.push(json!({"order": ord.name(), "pages": r.taken.len(),
+                "pages_to": REACH.iter().map(|s| r.pages_to_reach(*s, all)).collect::<Vec<_>>(),
+                "harvest_at": AT.iter().map(|s| r.harvest_at(at(*s))).collect::<Vec<_>>()}));
+        }
+        let mut h = format!(
+            "{} orders replayed over the stored crawl ({} pages, {} relevant, {} followable links), budget {} pages, {} focus; {:.2} s\n",
+            replays.len(),
+            table::thousands(g.len() as u64),
+            table::thousands(all),
+            table::thousands(g.edges() as u64),
+            table::thousands(budget as u64),
+            o.focus.name(),
+            started.elapsed().as_secs_f64()
+        );
+        let header = [
+            "order",
+            "pages to 25%",
+            "50%",
+            "90%",
+            "harvest at 10%",
+            "50%",
+            "100%",
+        ];
+        h += &table::render(&header, &rows, self.width);
+        if let Some(file) = &o.csv {
+            let pairs: Vec<(Order, &Replay)> = replays.iter().map(|(o, r)| (*o, r)).collect();
+            h += &self.write_csv(file, &g, &pairs)?;
+        }
+        Ok(Reply::with(
+            h,
+            json!({"budget": budget, "relevant": all, "orders": listed}),
+        ))
+    }
+
+    /// The curves as CSV: one row a step, and per order the page taken,
+    /// whether it is relevant, the harvest rate and target recall so far.
+    fn write_csv(
+        &self,
+        file: &str,
+        g: &ReplayGraph,
+        replays: &[(Order, &Replay)],
+    ) -> Result<String> {
+        let targets = g.targets();
+        let fail = |e: std::io::Error| format!("cannot write {file}: {e}");
+        let mut w = std::io::BufWriter::new(std::fs::File::create(file).map_err(fail)?);
+        let mut head = vec!["step".to_string()];
+        for (o, _) in replays {
+            let n = o.name();
+            head.extend([
+                format!("{n}_url"),
+                format!("{n}_relevant"),
+                format!("{n}_harvest"),
+                format!("{n}_recall"),
+            ]);
+        }
+        writeln!(w, "{}", head.join(",")).map_err(fail)?;
+        let steps = replays
+            .iter()
+            .map(|(_, r)| r.taken.len())
+            .max()
+            .unwrap_or(0);
+        let urls: Vec<Vec<Option<String>>> = replays
+            .iter()
+            .map(|(_, r)| {
+                let ids: Vec<_> = r.taken.iter().map(|n| g.id(*n)).collect();
+                ids.chunks(4096)
+                    .map(|c| self.store.urls_many(c))
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map(|v| v.concat())
+            })
+            .collect::<std::result::Result<_, _>>()?;
+        for i in 0..steps {
+            let mut row = vec![(i + 1).to_string()];
+            for ((_, r), urls) in replays.iter().zip(&urls) {
+                match r.taken.get(i) {
+                    Some(n) => {
+                        let recall =
+                            (targets > 0).then(|| f64::from(r.targets_so_far[i]) / targets as f64);
+                        row.extend([
+                            csv_field(urls[i].as_deref().unwrap_or("")),
+                            u8::from(g.page(*n).relevant).to_string(),
+                            r.harvest_at(i + 1)
+                                .map_or(String::new(), |h| format!("{h:.6}")),
+                            recall.map_or(String::new(), |h| format!("{h:.6}")),
+                        ]);
+                    }
+                    None => row.extend(std::iter::repeat_n(String::new(), 4)),
+                }
+            }
+            writeln!(w, "{}", row.join(",")).map_err(fail)?;
+        }
+        w.flush().map_err(fail)?;
+        Ok(format!(
+            "\ncurves written to {file} ({} steps)",
+            table::thousands(steps as u64)
+        ))
+    }
+}
+
+/// A CSV field, quoted when it holds a comma, quote or line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn reach_text(r: &Replay, share: f64, all: u64) -> String {
+    match r.pages_to_reach(share, all) {
+        Some(n) => table::thousands(n as u64),
+        None => "-".into(),
+    }
+}
+
+fn rate_text(r: Option<f64>) -> String {
+    r.map_or("-".into(), |r| format!("{r:.3}"))
+}
