@@ -59,7 +59,7 @@ impl Ledger {
     /// it was last scheduled; returns the rows that moved.
     pub fn ensure_keyed(&mut self, id: HostId) -> Result<u64, StoreError> {
         let rekeyed = self.rekey(id)?;
-        Ok(rekeyed + self.apply_boosts(id)?)
+        Ok(rekeyed + self.apply_boosts(id, false)?)
     }
 
     fn rekey(&mut self, id: HostId) -> Result<u64, StoreError> {
@@ -106,15 +106,17 @@ impl Ledger {
         if let ScoreFrom::Link { page, .. } = d.from()
             && page.weight > 0.0
         {
-            self.boosts.add(url.host_id(), url.id(), page.weight);
+            let now = self.clock.now_ms();
+            self.boosts.add(url.host_id(), url.id(), page.weight, now);
         }
     }
 
     /// Adds the in-link weights host `id`'s queued URLs gained to their
     /// backlinks and moves each row to its new priority: one `seen` read
     /// a URL (its row's key), one `frontier` read for rows not in memory.
-    fn apply_boosts(&mut self, id: HostId) -> Result<u64, StoreError> {
-        let boosts = self.boosts.take(id);
+    /// Only when they are due (see `Boosts::take`), unless `all`.
+    fn apply_boosts(&mut self, id: HostId, all: bool) -> Result<u64, StoreError> {
+        let boosts = self.boosts.take(id, self.clock.now_ms(), all);
         if boosts.is_empty() {
             return Ok(0);
         }
@@ -159,7 +161,8 @@ impl Ledger {
     /// the run ends).
     pub fn apply_all_boosts(&mut self) -> Result<(), StoreError> {
         for host in self.boosts.hosts() {
-            self.ensure_keyed(host)?;
+            self.rekey(host)?;
+            self.apply_boosts(host, true)?;
         }
         Ok(())
     }
