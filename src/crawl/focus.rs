@@ -122,24 +122,22 @@ impl FocusWindow {
     /// A page was judged: `relevant` when the page filters kept it; its
     /// text is read for new terms only when a saturation rule asks.
     pub fn judged(&mut self, relevant: bool, text: &str, rules: &[StopRule]) {
-        let keep = rules
-            .iter()
-            .map(|r| match r {
-                StopRule::Harvest { over, .. } => *over as usize,
-                _ => 0,
-            })
-            .max()
-            .unwrap_or(0)
-            .max(RECENT);
-        push_capped(&mut self.verdicts, relevant, keep);
-        self.since_relevant = if relevant { 0 } else { self.since_relevant + 1 };
-        let saturation = rules.iter().find_map(|r| match r {
-            StopRule::Saturation { over, .. } => Some(*over as usize),
+        let longest = |pick: fn(&StopRule) -> Option<u64>| {
+            rules.iter().filter_map(pick).max().unwrap_or(0) as usize
+        };
+        let harvest = longest(|r| match r {
+            StopRule::Harvest { over, .. } => Some(*over),
             _ => None,
         });
-        if let Some(over) = saturation {
+        push_capped(&mut self.verdicts, relevant, harvest.max(RECENT));
+        self.since_relevant = if relevant { 0 } else { self.since_relevant + 1 };
+        let saturation = longest(|r| match r {
+            StopRule::Saturation { over, .. } => Some(*over),
+            _ => None,
+        });
+        if saturation > 0 {
             let share = self.new_term_share(text);
-            push_capped(&mut self.shares, share, over);
+            push_capped(&mut self.shares, share, saturation);
         }
     }
 
@@ -177,8 +175,9 @@ impl FocusWindow {
                 )
             }),
             StopRule::Saturation { below, over } => {
-                let n = self.shares.len();
-                let mean = self.shares.iter().map(|s| f64::from(*s)).sum::<f64>() / n.max(1) as f64;
+                let n = self.shares.len().min(over as usize);
+                let last = self.shares.iter().skip(self.shares.len() - n);
+                let mean = last.map(|s| f64::from(*s)).sum::<f64>() / n.max(1) as f64;
                 (n as u64 >= over && mean < below).then(|| {
                     format!("{text}: {mean:.4} of a page's terms new over the last {n} pages")
                 })
@@ -216,11 +215,13 @@ impl FocusWindow {
     }
 }
 
+/// Appends `v`, keeping the last `cap` (a window whose rule shrank
+/// shrinks with it).
 fn push_capped<T>(q: &mut VecDeque<T>, v: T, cap: usize) {
-    if q.len() == cap {
+    q.push_back(v);
+    while q.len() > cap {
         q.pop_front();
     }
-    q.push_back(v);
 }
 
 #[cfg(test)]
@@ -305,5 +306,25 @@ mod tests {
         // Shares 0.25 and 0: mean 0.125.
         let why = w.fired(&rules).unwrap();
         assert!(why.contains("0.1250 of a page's terms new"), "{why}");
+
+        // Each rule reads its own last N pages, the longer one too.
+        let two = [
+            StopRule::Saturation {
+                below: 0.01,
+                over: 1,
+            },
+            StopRule::Saturation {
+                below: 0.5,
+                over: 3,
+            },
+        ];
+        let mut w = FocusWindow::default();
+        for text in ["a1a b2b c3c", "a1a b2b c3c", "a1a b2b c3c d4d"] {
+            w.judged(true, text, &two);
+        }
+        // Shares 1, 0, 0.25: the last page's 0.25 is not under 0.01; the
+        // three pages' mean 0.4167 is under 0.5.
+        let why = w.fired(&two).unwrap();
+        assert!(why.starts_with("saturation<0.5/3"), "{why}");
     }
 }

@@ -138,6 +138,19 @@ pub struct Filters {
 }
 
 impl Filters {
+    /// The filters for seed URLs `seeds` (their hosts give the key
+    /// domains; a seed that does not parse gives none).
+    pub fn for_seeds<'a>(
+        settings: &FilterSettings,
+        seeds: impl Iterator<Item = &'a String>,
+    ) -> Filters {
+        let hosts: Vec<String> = seeds
+            .filter_map(|u| crate::model::normalize(u).ok())
+            .map(|u| u.host().to_string())
+            .collect();
+        Filters::new(settings, hosts.iter().map(String::as_str))
+    }
+
     /// Builds the filters; key domains come from `seed_hosts`.
     pub fn new<'a>(
         settings: &FilterSettings,

@@ -177,10 +177,16 @@ impl HostQueue {
                 break;
             }
         }
+        self.forget_window();
+        Ok(moved)
+    }
+
+    /// Drops the window (rows in it may not be on disk after a failed
+    /// write): the next pop or head reads the queue again.
+    pub fn forget_window(&mut self) {
         self.window.clear();
         self.low = first_key(self.host);
         self.complete = false;
-        Ok(moved)
     }
 
     /// The popped entry is no longer queued (its fetch was recorded).

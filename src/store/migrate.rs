@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use super::{Batch, Result, Store};
+use super::{Batch, Result, Store, StoreError};
 use crate::model::{HostId, now_ms};
 use crate::schema::{
     CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_META, CF_ROBOTS, CF_SEEN, CF_VERDICTS, DocView, FrontierKey,
@@ -256,8 +256,10 @@ fn seen_priorities(store: &Store) -> Result<Converted> {
         let Some(key) = FrontierKey::from_key(k) else {
             return Ok(Row::Unreadable);
         };
-        let Ok(Some(mut seen)) = store.seen(key.url) else {
-            return Ok(Row::Unreadable);
+        let mut seen = match store.seen(key.url) {
+            Ok(Some(seen)) => seen,
+            Ok(None) | Err(StoreError::Codec { .. }) => return Ok(Row::Unreadable),
+            Err(e) => return Err(e),
         };
         if seen.state != SeenState::Queued || seen.priority == Some(key.priority) {
             return Ok(Row::Left);

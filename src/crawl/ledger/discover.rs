@@ -97,6 +97,11 @@ impl<'a> Discovery<'a> {
         self.from
     }
 
+    /// A link filter dropped the link.
+    pub(super) fn is_filtered(&self) -> bool {
+        self.filtered.is_some()
+    }
+
     /// The same discovery, its scores computed from `from`.
     pub fn scored(self, from: ScoreFrom<'a>) -> Discovery<'a> {
         Discovery { from, ..self }

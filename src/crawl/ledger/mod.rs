@@ -31,7 +31,7 @@ use crate::fetch::{NetGuard, RobotsRules};
 use crate::filter::scope::ScopeRule;
 use crate::filter::{FilterSettings, Filters};
 use crate::frontier::{Boosts, HostQueue, SeenFront, SettledSet};
-use crate::model::{self, HostId, UrlId};
+use crate::model::{HostId, UrlId};
 use crate::schema::tables::{CountersRow, RunKey, Runs};
 use crate::schema::{Counters, HostRecord, OrderState, RunProgress, RunRecord};
 use crate::store::{Store, StoreError};
@@ -251,7 +251,11 @@ impl Ledger {
 
     /// Delay between two requests to a host: ours or its Crawl-delay.
     pub fn delay_ms(&self, h: &HostState) -> u64 {
-        (self.settings.delay.as_millis() as u64).max(h.record.crawl_delay_ms.unwrap_or(0))
+        let d = (self.settings.delay.as_millis() as u64).max(h.record.crawl_delay_ms.unwrap_or(0));
+        // The clock counts whole milliseconds: from a truncated now, a wait
+        // of d could end up to 1 ms short of d (a politeness test saw a
+        // 149.x ms gap under a 150 ms delay).
+        if d > 0 { d + 1 } else { 0 }
     }
 
     /// The hosts written since the last call.
@@ -310,14 +314,8 @@ impl Ledger {
 
     /// The filters for the seeds in `list`.
     pub fn filters_for(&mut self, list: &crate::schema::SeedList) {
-        let hosts: Vec<String> = list
-            .urls
-            .iter()
-            .chain(list.derived.iter().map(|d| &d.url))
-            .filter_map(|u| model::normalize(u).ok())
-            .map(|u| u.host().to_string())
-            .collect();
-        self.filters = Filters::new(&self.settings.filter, hosts.iter().map(String::as_str));
+        let seeds = list.urls.iter().chain(list.derived.iter().map(|d| &d.url));
+        self.filters = Filters::for_seeds(&self.settings.filter, seeds);
     }
 
     /// Writes this run's record: at its start (`ended` None), and with its
@@ -342,8 +340,17 @@ impl Ledger {
             elapsed_ms: elapsed.as_millis() as u64,
             tlp: elapsed.as_secs_f64() * self.run_fetched as f64,
             interrupted: ended.unwrap_or(false),
-            judged: self.counters.run.judged,
-            relevant: self.counters.run.relevant,
+            // At the start the counters still hold the last run's.
+            judged: if ended.is_some() {
+                self.counters.run.judged
+            } else {
+                0
+            },
+            relevant: if ended.is_some() {
+                self.counters.run.relevant
+            } else {
+                0
+            },
             recent_judged: self.focus.recent().0,
             recent_relevant: self.focus.recent().1,
             targets: self.targets.len() as u64,

@@ -103,8 +103,10 @@ impl Ledger {
         if self.settings.order.order != Order::Importance {
             return;
         }
+        // A link a link filter dropped is no in-link the crawl follows.
         if let ScoreFrom::Link { page, .. } = d.from()
             && page.weight > 0.0
+            && !d.is_filtered()
         {
             let now = self.clock.now_ms();
             self.boosts.add(url.host_id(), url.id(), page.weight, now);
@@ -117,7 +119,9 @@ impl Ledger {
     /// Only when they are due (see `Boosts::take`), unless `all`.
     fn apply_boosts(&mut self, id: HostId, all: bool) -> Result<u64, StoreError> {
         let boosts = self.boosts.take(id, self.clock.now_ms(), all);
-        if boosts.is_empty() {
+        // A link to a URL of a host the crawl never queued for (out of
+        // scope): nothing of it is queued, and no state is made for it.
+        if boosts.is_empty() || !self.known_host(id)? {
             return Ok(0);
         }
         let store = self.store.clone();
@@ -140,28 +144,43 @@ impl Ledger {
                 url,
             };
             let mut queued = None;
-            let to = h.queue.rescore(&store, &mut b, key, |e| {
+            // A row that cannot be read stays where it is (the window is
+            // untouched then).
+            let Ok(to) = h.queue.rescore(&store, &mut b, key, |e| {
                 let mut s = scores_of(&key, e);
                 s.backlinks += w;
                 let p = order.priority(e.depth, &s);
                 e.scores = Some(s);
                 queued = Some(queued_record(e, p));
                 p
-            })?;
+            }) else {
+                continue;
+            };
             if let (Some(to), Some(rec)) = (to, queued) {
                 moved += u64::from(to != priority);
                 b.put_row::<Seen>(&url, &rec);
             }
         }
-        b.write()?;
+        if let Err(e) = b.write() {
+            // The window moved rows the batch did not: read it again.
+            h.queue.forget_window();
+            return Err(e);
+        }
         Ok(moved)
+    }
+
+    /// Whether the crawl has state for host `id` (loaded, or a row).
+    fn known_host(&self, id: HostId) -> Result<bool, StoreError> {
+        Ok(self.hosts.contains_key(&id) || self.store.host_and_robots_place(id)?.is_some())
     }
 
     /// Applies every host's waiting boosts (when too many wait, and when
     /// the run ends).
     pub fn apply_all_boosts(&mut self) -> Result<(), StoreError> {
         for host in self.boosts.hosts() {
-            self.rekey(host)?;
+            if self.known_host(host)? {
+                self.rekey(host)?;
+            }
             self.apply_boosts(host, true)?;
         }
         Ok(())

@@ -164,7 +164,12 @@ impl Shell {
     /// merged by their priority under the order set now; and how many
     /// hosts are still keyed in an older order.
     fn next_in_frontier(&self, n: usize) -> Result<(Vec<Ranked>, u64)> {
-        let generation = self.store.meta::<OrderRow>()?.map_or(0, |o| o.generation);
+        let stored = self.store.meta::<OrderRow>()?.unwrap_or_default();
+        // Keys follow the shell's order only if the crawl last keyed them
+        // in it (a `set` while no crawl runs re-keys nothing yet).
+        let same_order = stored
+            .fingerprint
+            .starts_with(&self.settings.order.fingerprint());
         // The n best so far, the worst on top.
         let mut best: BinaryHeap<(u64, FrontierKey)> = BinaryHeap::new();
         let mut rows: HashMap<FrontierKey, Ranked> = HashMap::new();
@@ -175,7 +180,7 @@ impl Shell {
             if h.queued == 0 {
                 continue;
             }
-            let fresh = h.order_gen == generation;
+            let fresh = same_order && h.order_gen == stored.generation;
             stale += u64::from(!fresh);
             for r in self.host_queue(id, n)? {
                 let worse =

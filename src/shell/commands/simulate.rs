@@ -11,7 +11,6 @@ use serde_json::json;
 use super::{Call, Command, Sub, no_detail, nothing};
 use crate::filter::Filters;
 use crate::frontier::{Focus, Order, OrderSettings};
-use crate::model;
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
@@ -116,14 +115,8 @@ impl Shell {
     /// The stored crawl's graph, read with progress (Ctrl-C stops it).
     fn replay_graph(&mut self) -> Result<ReplayGraph> {
         let list = self.store.seeds()?;
-        let hosts: Vec<String> = list
-            .urls
-            .iter()
-            .chain(list.derived.iter().map(|d| &d.url))
-            .filter_map(|u| model::normalize(u).ok())
-            .map(|u| u.host().to_string())
-            .collect();
-        let filters = Filters::new(&self.settings.filter, hosts.iter().map(String::as_str));
+        let seeds = list.urls.iter().chain(list.derived.iter().map(|d| &d.url));
+        let filters = Filters::for_seeds(&self.settings.filter, seeds);
         let store = self.store.clone();
         let patterns = self.settings.order.patterns.clone();
         let g = ReplayGraph::read(&store, &filters, &patterns, |line| {
