@@ -174,3 +174,59 @@ async fn stop_rules_are_checked_when_set() {
         common::shell_error(db.store.clone(), "set crawl.stop_when harvest<5/10".into()).await;
     assert!(err.contains("X must be a number from 0 to 1"), "{err}");
 }
+
+#[test]
+fn the_prompt_shows_the_harvest_rate_and_a_running_crawl_takes_new_targets() {
+    use std::time::Duration;
+    let rt = crate::shell::runtime();
+    // A chain of pages titled `level N`, each answered after 50 ms.
+    let f = rt.block_on(Fixture::start(common::chain(Duration::from_millis(50))));
+    let db = Db::new();
+    let (mut sh, out) = crate::shell::shell(db.store.clone(), &rt);
+    for cmd in [
+        "set crawl.delay 0".to_string(),
+        "set filter.mode relevance".into(),
+        "set relevance.keywords level".into(),
+        format!("seed add {}", f.url("/d/0")),
+        "crawl start".into(),
+    ] {
+        sh.execute(&cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    }
+    let until = |sh: &mut trawl::shell::Shell, what: &str, ok: &dyn Fn(&str) -> bool| {
+        let end = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let label = sh.state_label();
+            if ok(&label) {
+                return label;
+            }
+            assert!(std::time::Instant::now() < end, "{what}: {label}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let label = until(&mut sh, "harvest in the prompt", &|l| l.contains("harvest"));
+    assert!(
+        label.starts_with("running") && label.ends_with("harvest 1.00"),
+        "{label}"
+    );
+    // Targets imported while it runs: one ahead of it, one it never reaches.
+    let list = db.dir.path().join("targets.txt");
+    std::fs::write(
+        &list,
+        format!("{}\n{}\n", f.url("/d/40"), f.url("/nowhere")),
+    )
+    .unwrap();
+    sh.execute(&format!("targets import {}", list.display()))
+        .unwrap();
+    let end = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        out.take();
+        sh.execute("status").unwrap();
+        let status = out.take();
+        if status.contains("targets     1 of 2 fetched (recall 0.500)") {
+            break;
+        }
+        assert!(std::time::Instant::now() < end, "{status}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    sh.execute("crawl stop").unwrap();
+}

@@ -17,7 +17,7 @@ use trawl::store::Store;
 
 /// Output captured from an in-process shell.
 #[derive(Clone, Default)]
-struct Buf(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct Buf(Arc<Mutex<Vec<u8>>>);
 
 impl Write for Buf {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
@@ -30,7 +30,7 @@ impl Write for Buf {
 }
 
 impl Buf {
-    fn take(&self) -> String {
+    pub(crate) fn take(&self) -> String {
         String::from_utf8(std::mem::take(&mut *self.0.lock().unwrap())).unwrap()
     }
 }
@@ -52,7 +52,7 @@ fn site(path: &str) -> Response {
     }
 }
 
-fn shell(store: Arc<Store>, rt: &tokio::runtime::Runtime) -> (Shell, Buf) {
+pub(crate) fn shell(store: Arc<Store>, rt: &tokio::runtime::Runtime) -> (Shell, Buf) {
     let buf = Buf::default();
     (
         Shell::new(store, rt.handle().clone(), Box::new(buf.clone()), 0),
@@ -60,7 +60,7 @@ fn shell(store: Arc<Store>, rt: &tokio::runtime::Runtime) -> (Shell, Buf) {
     )
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
