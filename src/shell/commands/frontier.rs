@@ -12,7 +12,7 @@ use crate::frontier::order::{backlink_importance, scores_of};
 use crate::model::{CanonicalUrl, HostId};
 use crate::schema::tables::{Frontier, Hosts, OrderRow};
 use crate::schema::{FrontierEntry, FrontierKey, FrontierScores};
-use crate::shell::error::{Result, ShellError};
+use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::lookup::parse_n;
 use crate::shell::lookup::unreadable;
 use crate::shell::reply::Reply;
@@ -163,7 +163,7 @@ impl Shell {
     /// The `n` best queued URLs across hosts: each host's first `n` rows,
     /// merged by their priority under the order set now; and how many
     /// hosts are still keyed in an older order.
-    fn next_in_frontier(&self, n: usize) -> Result<(Vec<Ranked>, u64)> {
+    fn next_in_frontier(&mut self, n: usize) -> Result<(Vec<Ranked>, u64)> {
         let stored = self.store.meta::<OrderRow>()?.unwrap_or_default();
         // Keys follow the shell's order only if the crawl last keyed them
         // in it (a `set` while no crawl runs re-keys nothing yet).
@@ -174,15 +174,32 @@ impl Shell {
         let mut best: BinaryHeap<(u64, FrontierKey)> = BinaryHeap::new();
         let mut rows: HashMap<FrontierKey, Ranked> = HashMap::new();
         let mut stale = 0;
-        let mut hosts = self.store.rows::<Hosts>(&[]);
-        for host in hosts.by_ref() {
+        let store = self.store.clone();
+        let order = self.settings.order.clone();
+        let mut hosts = store.rows::<Hosts>(&[]);
+        for (i, host) in hosts.by_ref().enumerate() {
+            if i % 1024 == 1023 {
+                self.progress(&format!(
+                    "frontier: {} hosts read",
+                    table::thousands(i as u64 + 1)
+                ));
+                if self.interrupted() {
+                    self.progress_done();
+                    bail!("interrupted");
+                }
+            }
             let (id, h) = host?;
             if h.queued == 0 {
                 continue;
             }
             let fresh = same_order && h.order_gen == stored.generation;
             stale += u64::from(!fresh);
-            for r in self.host_queue(id, n)? {
+            // Read lazily: a host keyed in the order stops at its first
+            // row that cannot make the list.
+            let mut queue = store.rows::<Frontier>(&id.to_bytes());
+            for row in queue.by_ref().take(n) {
+                let (k, e) = row?;
+                let r = Ranked::of(&order, k, e);
                 let worse =
                     best.len() == n && best.peek().is_some_and(|w| (r.priority, r.key) >= *w);
                 // A host keyed in the order lists its best first: the
@@ -200,7 +217,9 @@ impl Shell {
                     rows.remove(&worst);
                 }
             }
+            unreadable(queue.unreadable());
         }
+        self.progress_done();
         unreadable(hosts.unreadable());
         let mut out: Vec<Ranked> = best
             .into_sorted_vec()
