@@ -6,27 +6,13 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{Db, Fixture, fast};
+use common::{Db, Fixture, anchored as html, fast};
 use trawl::crawl::CrawlSettings;
 use trawl::filter::Mode;
 use trawl::frontier::{Focus, Order};
 use trawl::schema::FrontierEntry;
 use trawl::schema::tables::Frontier;
 use trawl::site::Response;
-
-/// Neutral text that keeps one link's anchor out of the next one's context.
-const FILL: &str = "<p>lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod</p>";
-
-/// A page titled `title` with `body` text and `(href, anchor)` links.
-fn html(title: &str, body: &str, links: &[(&str, &str)]) -> Response {
-    let a: String = links
-        .iter()
-        .map(|(h, t)| format!("{FILL}<a href=\"{h}\">{t}</a>{FILL}"))
-        .collect();
-    Response::html(format!(
-        "<html><head><title>{title}</title></head><body><p>{body}</p>{a}</body></html>"
-    ))
-}
 
 /// A tree: `/` → a, b, c; a → a1, a2; b → b1; a1 → a11.
 fn tree(path: &str) -> Response {

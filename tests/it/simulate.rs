@@ -5,25 +5,17 @@
 
 use crate::common;
 
-use common::{Db, Fixture, fast};
+use common::{Db, Fixture, anchored, fast};
 use trawl::crawl::CrawlSettings;
 use trawl::filter::Mode;
 use trawl::frontier::Order;
 use trawl::schema::tables::Runs;
 use trawl::site::Response;
 
-const FILL: &str = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor";
-
+/// [`anchored`] with links built at run time.
 fn html(title: &str, body: &str, links: &[(String, &str)]) -> Response {
-    let a: String = links
-        .iter()
-        // Filler longer than an anchor's context keeps one link's anchor
-        // out of the next one's.
-        .map(|(h, t)| format!("<p>{FILL}</p><a href=\"{h}\">{t}</a><p>{FILL}</p>"))
-        .collect();
-    Response::html(format!(
-        "<html><head><title>{title}</title></head><body><p>{body}</p>{a}</body></html>"
-    ))
+    let links: Vec<(&str, &str)> = links.iter().map(|(h, t)| (h.as_str(), *t)).collect();
+    anchored(title, body, &links)
 }
 
 /// Page i links to 3i+1..3i+3 and back to i/2; 60 pages, every 7th a 404.

@@ -33,7 +33,7 @@ use crate::filter::{FilterSettings, Filters};
 use crate::frontier::{Boosts, HostQueue, SeenFront, SettledSet};
 use crate::model::{HostId, UrlId};
 use crate::schema::tables::{CountersRow, RunKey, Runs};
-use crate::schema::{Counters, HostRecord, OrderState, RunProgress, RunRecord};
+use crate::schema::{Counters, HostRecord, OrderState, RankRun, RunProgress, RunRecord};
 use crate::store::{Store, StoreError};
 
 pub(super) struct HostState {
@@ -98,6 +98,8 @@ pub(super) struct Ledger {
     order: OrderState,
     /// In-links of queued URLs waiting to raise their IB (importance).
     boosts: Boosts,
+    /// The last `rank pagerank` stored (read with the order).
+    ranking: Option<RankRun>,
     /// The last pages' verdicts, for the recent harvest rate and the stop
     /// rules.
     pub focus: FocusWindow,
@@ -140,6 +142,7 @@ impl Ledger {
             notices: Vec::new(),
             order: OrderState::default(),
             boosts: Boosts::default(),
+            ranking: None,
             focus: FocusWindow::default(),
             targets: HashSet::new(),
             targets_fetched: 0,

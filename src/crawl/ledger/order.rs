@@ -31,6 +31,9 @@ impl Ledger {
     /// Raises the order's generation when the settings' order (or its
     /// parameters) differs from the one keys were last computed in.
     pub(super) fn note_order(&mut self) -> Result<(), StoreError> {
+        // The last ranking stored: read here, as a shell's `rank pagerank`
+        // tells a running crawl with a settings change.
+        self.ranking = self.store.meta::<RankRow>().ok().flatten();
         let mut fingerprint = self.settings.order.fingerprint();
         // A new ranking re-keys the queues that follow PageRank.
         if let Some(run) = self.ranking_in_keys() {
@@ -278,15 +281,15 @@ impl Ledger {
         if o.order != Order::Importance || o.backlinks != Backlinks::Pagerank {
             return None;
         }
-        self.store.meta::<RankRow>().ok().flatten()
+        self.ranking.clone()
     }
 
     /// Page `id`'s stored PageRank times the nodes ranked (1 = the mean),
     /// if it was ranked (a read error counts as not ranked).
     fn relative_pagerank(&self, id: UrlId) -> Option<f64> {
+        let nodes = self.ranking.as_ref()?.nodes as f64;
         let rank = self.store.row::<Ranks>(&id).ok().flatten()?;
-        let run = self.store.meta::<RankRow>().ok().flatten()?;
-        Some(rank.pagerank * run.nodes as f64)
+        Some(rank.pagerank * nodes)
     }
 }
 

@@ -139,6 +139,23 @@ pub fn page(title: &str, links: &[&str]) -> Response {
     ))
 }
 
+/// Neutral text, longer than an anchor's context, that keeps one link's
+/// anchor out of the next one's.
+pub const FILL: &str =
+    "<p>lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod</p>";
+
+/// A page titled `title` with `body` text and `(href, anchor)` links, each
+/// between two [`FILL`]s (for tests of anchor-context scores).
+pub fn anchored(title: &str, body: &str, links: &[(&str, &str)]) -> Response {
+    let a: String = links
+        .iter()
+        .map(|(h, t)| format!("{FILL}<a href=\"{h}\">{t}</a>{FILL}"))
+        .collect();
+    Response::html(format!(
+        "<html><head><title>{title}</title></head><body><p>{body}</p>{a}</body></html>"
+    ))
+}
+
 /// A chain of pages: `/d/N` (titled `level N`) links to `/d/N+1`, each
 /// answered after `delay`; no robots.txt.
 pub fn chain(delay: Duration) -> impl Fn(&str) -> Response + Send + Sync + 'static {
