@@ -39,6 +39,7 @@ pub fn queue_new_url(
         attempts: 0,
         enqueued_ms: 0,
         scores: None,
+        link: None,
     };
     b.put(CF_FRONTIER, &key.to_key(), &entry);
 }

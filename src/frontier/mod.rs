@@ -4,6 +4,7 @@
 //! front of the URL-seen set.
 
 mod boosts;
+pub mod learned;
 mod queue;
 mod seen;
 

@@ -25,10 +25,12 @@ pub enum Order {
     Shark,
     /// I(P) = α·IB(P) + β·IL(P): backlinks and URL shape.
     Importance,
+    /// A link model trained online on the verdicts of fetched pages.
+    Learned,
 }
 
 impl Order {
-    pub const NAMES: [&'static str; 4] = ["bfs", "dfs", "shark", "importance"];
+    pub const NAMES: [&'static str; 5] = ["bfs", "dfs", "shark", "importance", "learned"];
 
     pub fn name(self) -> &'static str {
         Self::NAMES[self as usize]
@@ -40,13 +42,14 @@ impl Order {
             "dfs" => Some(Order::Dfs),
             "shark" => Some(Order::Shark),
             "importance" => Some(Order::Importance),
+            "learned" => Some(Order::Learned),
             _ => None,
         }
     }
 
     /// Whether the order ranks URLs by a score (and hosts by their best).
     pub fn by_score(self) -> bool {
-        matches!(self, Order::Shark | Order::Importance)
+        matches!(self, Order::Shark | Order::Importance | Order::Learned)
     }
 }
 
@@ -161,6 +164,8 @@ impl OrderSettings {
                     Backlinks::Pagerank => " backlinks=pagerank",
                 }
             ),
+            // The model's epoch is added by the ledger, which owns the model.
+            Order::Learned => format!("learned {focus}"),
         }
     }
 
@@ -171,6 +176,7 @@ impl OrderSettings {
             Order::Bfs | Order::Dfs => 0.0,
             Order::Shark => shark_potential(self.gamma, s),
             Order::Importance => importance(self.alpha, self.beta, s),
+            Order::Learned => f64::from(s.model),
         }
     }
 
@@ -181,7 +187,7 @@ impl OrderSettings {
         low | match self.order {
             Order::Bfs => (depth << 48) | (s.seq & SEQ48),
             Order::Dfs => ((0x7FFF - depth) << 48) | (SEQ48 - (s.seq & SEQ48)),
-            Order::Shark | Order::Importance => {
+            Order::Shark | Order::Importance | Order::Learned => {
                 let score = self.score(s).clamp(0.0, 1.0);
                 let rank = ((1.0 - score) * SCORE_STEPS).round() as u64;
                 (rank << 40) | (s.seq & SEQ40)

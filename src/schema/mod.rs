@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v13.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v14.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -19,7 +19,7 @@ pub use links::*;
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 13;
+pub const SCHEMA_VERSION: u32 = 14;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -77,6 +77,8 @@ pub mod meta_keys {
     /// The last `rank pagerank` and `rank hosts` stored (schema 13).
     pub const RANK: &[u8] = b"rank";
     pub const HOST_RANK: &[u8] = b"host_rank";
+    /// The learned order's link model (schema 14).
+    pub const MODEL: &[u8] = b"model";
     /// Present when `page_index` covers every stored page: set when a db is
     /// created, and by `reindex` on a db from before schema 3.
     pub const PAGE_INDEX_COMPLETE: &[u8] = b"page_index_complete";
@@ -197,11 +199,11 @@ pub(crate) fn malformed(e: postcard::Error) -> CodecError {
 mod tests {
     use super::*;
 
-    /// `schema/v13.md` has one `## \`name\`` section per column family the
+    /// `schema/v14.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v13.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v14.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -209,7 +211,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v13.md sections vs COLUMN_FAMILIES"
+            "schema/v14.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"
@@ -379,5 +381,61 @@ mod tests {
             Err(CodecError::Version { found: 99, .. })
         ));
         assert!(matches!(SeenRecord::decode(&[]), Err(CodecError::Empty)));
+    }
+
+    /// Schema 13's queued rows: scores without `model`, no `link`.
+    #[derive(serde::Serialize)]
+    struct ScoresV13 {
+        seq: u64,
+        inherited: f32,
+        anchor: f32,
+        url_shape: f32,
+        backlinks: f32,
+        tunnel: bool,
+    }
+
+    #[test]
+    fn schema_13_frontier_and_seen_rows_read_with_no_model_score() {
+        let old = ScoresV13 {
+            seq: 5,
+            inherited: 0.5,
+            anchor: 0.25,
+            url_shape: 0.75,
+            backlinks: 2.0,
+            tunnel: true,
+        };
+        let scores = FrontierScores {
+            seq: 5,
+            inherited: 0.5,
+            anchor: 0.25,
+            url_shape: 0.75,
+            backlinks: 2.0,
+            tunnel: true,
+            model: 0.0,
+        };
+        let versioned = |v: u8, body: Vec<u8>| [vec![v], body].concat();
+        for with_scores in [false, true] {
+            let fields = ("u".to_string(), 2u16, Some(9u128), 0u8, 1u8, 77u64);
+            let old_scores = with_scores.then_some(&old);
+            let bytes = versioned(2, postcard::to_allocvec(&(&fields, old_scores)).unwrap());
+            let e = FrontierEntry::decode(&bytes).unwrap();
+            assert_eq!(e.scores, with_scores.then(|| scores.clone()));
+            assert_eq!((e.url.as_str(), e.depth, e.enqueued_ms), ("u", 2, 77));
+            assert_eq!(e.link, None);
+            let seen = (
+                1u8,
+                0u16,
+                3u16,
+                None::<u128>,
+                0u8,
+                4u64,
+                Some(12u64),
+                old_scores,
+            );
+            let bytes = versioned(2, postcard::to_allocvec(&seen).unwrap());
+            let r = SeenRecord::decode(&bytes).unwrap();
+            assert_eq!(r.scores, with_scores.then(|| scores.clone()));
+            assert_eq!((r.depth, r.priority), (3, Some(12)));
+        }
     }
 }

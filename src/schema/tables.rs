@@ -9,8 +9,8 @@ use super::{
     CF_DETAILS, CF_DOCS, CF_FRONTIER, CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT, CF_META, CF_PAGES,
     CF_RANKS, CF_ROBOTS, CF_SEEN, CF_TARGETS, CF_VERDICTS, ConfigEntries, Counters, DetailRecord,
     DocRecord, FrontierEntry, FrontierKey, HostRankRecord, HostRecord, InFlightRecord, LinkLimits,
-    OrderState, PageRecord, RankRecord, RankRun, RobotsRecord, RunRecord, SeedList, SeenRecord,
-    TargetRecord, VerdictRecord, Versioned, meta_keys,
+    ModelRecord, OrderState, PageRecord, RankRecord, RankRun, RobotsRecord, RunRecord, SeedList,
+    SeenRecord, TargetRecord, VerdictRecord, Versioned, meta_keys,
 };
 use crate::model::{HostId, UrlId};
 
@@ -183,6 +183,10 @@ meta_row!(
 meta_row!(
     /// The last host ranking stored.
     HostRankRow: meta_keys::HOST_RANK => RankRun
+);
+meta_row!(
+    /// The learned order's link model.
+    ModelRow: meta_keys::MODEL => ModelRecord
 );
 meta_row!(
     /// Settings saved with `set`.

@@ -30,10 +30,12 @@ pub struct SeenRecord {
     pub scores: Option<FrontierScores>,
 }
 impl Versioned for SeenRecord {
-    const VERSION: u8 = 2;
+    // Version 3 appends `model` to the scores (a version 2 row with scores
+    // reads it as 0).
+    const VERSION: u8 = 3;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
-        super::decode_appended(bytes, 1, &[2])
+        super::decode_appended(bytes, 1, &[2, 4])
     }
 }
 
@@ -52,13 +54,34 @@ pub struct FrontierEntry {
     /// What the crawl orders rank the URL by (None in a version 1 row,
     /// written under breadth-first: its key holds its sequence number).
     pub scores: Option<FrontierScores>,
+    // Version 3 (and `model` appended to the scores):
+    /// The link that queued the URL, as the learned order scores it (kept
+    /// only under that order).
+    pub link: Option<LinkContext>,
 }
 impl Versioned for FrontierEntry {
-    const VERSION: u8 = 2;
+    const VERSION: u8 = 3;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
-        super::decode_appended(bytes, 1, &[1])
+        // Version 3: 4 bytes of `model` (when scores are present) and the
+        // `link` option's tag.
+        super::decode_appended(bytes, 1, &[1, 5])
     }
+}
+
+/// What the learned order knows of the link that queued a URL: its
+/// words, its kind, and the page it was found on.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct LinkContext {
+    pub anchor: String,
+    /// The text before and after the anchor (up to 50 bytes each), joined
+    /// by a space.
+    pub context: String,
+    pub link_type: Option<crate::model::LinkType>,
+    /// The linking page's relevance cosine (0 when the mode computes none).
+    pub parent_sim: f32,
+    /// The page filters kept the linking page.
+    pub parent_kept: bool,
 }
 
 /// `meta/order`: the frontier order the crawl keys new URLs in, and its
@@ -89,6 +112,10 @@ pub struct FrontierScores {
     pub backlinks: f32,
     /// Found on an irrelevant page under soft focus: queued behind the rest.
     pub tunnel: bool,
+    // Schema 14:
+    /// The learned order's score: the link model's estimate that the URL
+    /// is relevant (0 when it was not computed).
+    pub model: f32,
 }
 
 /// `hosts` value: per-host politeness state. Written with every page of
@@ -442,6 +469,31 @@ pub struct RankRun {
 }
 impl Versioned for RankRun {
     const VERSION: u8 = 1;
+}
+
+/// `meta/model`: the learned order's link model (logistic regression over
+/// hashed link features), so a resumed crawl continues learning.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct ModelRecord {
+    /// Pages trained on (one update each).
+    pub updates: u64,
+    /// Of those, the relevant ones.
+    pub positives: u64,
+    /// Every feature with a weight, in hash order.
+    pub features: Vec<ModelFeature>,
+}
+impl Versioned for ModelRecord {
+    const VERSION: u8 = 1;
+}
+
+/// One feature of the link model.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct ModelFeature {
+    /// The feature's bucket (xxh3 of its name, masked).
+    pub hash: u32,
+    pub weight: f32,
+    /// The first name trained into the bucket, e.g. `anchor:archive`.
+    pub name: String,
 }
 
 /// `meta/migration:` value: a schema migration step that ran at open.

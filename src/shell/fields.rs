@@ -20,6 +20,8 @@ pub enum Type {
 pub enum Reads {
     /// The small `seen` and `urls` rows (status, depth, URL).
     Seen,
+    /// The frontier scores kept in the `seen` row.
+    Scores,
     /// The page record, whose body lives in a blob file.
     Page,
     /// The parsed document record (title, text, scores, verdict).
@@ -244,7 +246,7 @@ pub static FIELDS: &[Field] = &[
     field!(
         "inherited",
         Num,
-        Seen,
+        Scores,
         None,
         "Shark-search's inherited score it was queued with",
         |r| { score(r, |s| f64::from(s.inherited)) }
@@ -252,7 +254,7 @@ pub static FIELDS: &[Field] = &[
     field!(
         "anchor_score",
         Num,
-        Seen,
+        Scores,
         None,
         "Shark-search's anchor-context score it was queued with",
         |r| { score(r, |s| f64::from(s.anchor)) }
@@ -260,7 +262,7 @@ pub static FIELDS: &[Field] = &[
     field!(
         "ib",
         Num,
-        Seen,
+        Scores,
         None,
         "importance's backlink score IB when it was fetched",
         |r| { score(r, |s| backlink_importance(s.backlinks)) }
@@ -268,10 +270,18 @@ pub static FIELDS: &[Field] = &[
     field!(
         "il",
         Num,
-        Seen,
+        Scores,
         None,
         "importance's URL-shape score IL",
         |r| { score(r, |s| f64::from(s.url_shape)) }
+    ),
+    field!(
+        "model",
+        Num,
+        Scores,
+        None,
+        "the learned order's link model score it was queued with",
+        |r| { score(r, |s| f64::from(s.model)) }
     ),
     field!(
         "verdict",
@@ -346,16 +356,11 @@ mod tests {
         assert_eq!(value("depth", &row), Val::Num(2.0));
         assert_eq!(
             names_reading(Reads::Seen),
-            vec![
-                "url",
-                "host",
-                "status",
-                "depth",
-                "inherited",
-                "anchor_score",
-                "ib",
-                "il"
-            ]
+            vec!["url", "host", "status", "depth"]
+        );
+        assert_eq!(
+            names_reading(Reads::Scores),
+            vec!["inherited", "anchor_score", "ib", "il", "model"]
         );
         assert!(value("ib", &row) != value("ib", &row), "no score: NaN");
     }

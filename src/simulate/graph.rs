@@ -129,13 +129,11 @@ impl ReplayGraph {
             }
             match links {
                 Ok(links) => {
-                    let mut seen = HashSet::new();
-                    for (dst, l) in links {
-                        let Some(m) = self.node(dst) else { continue };
-                        if followable(l.verdict) && seen.insert(m) {
-                            let anchor = filters.anchor_score(l.before, l.anchor, l.after) as f32;
-                            self.links.push(ReplayLink { target: m, anchor });
-                        }
+                    let verdicts = links.iter().map(|(dst, l)| (*dst, l.verdict));
+                    for (i, m) in followed(&self.ids, verdicts) {
+                        let l = &links[i].1;
+                        let anchor = filters.anchor_score(l.before, l.anchor, l.after) as f32;
+                        self.links.push(ReplayLink { target: m, anchor });
                     }
                 }
                 Err(_) => self.unreadable += 1,
@@ -155,7 +153,13 @@ impl ReplayGraph {
     }
 
     fn node(&self, id: UrlId) -> Option<u32> {
-        self.ids.binary_search(&id).ok().map(|i| i as u32)
+        node(&self.ids, id)
+    }
+
+    /// Which of node `n`'s stored links (`(target, verdict)` in the row's
+    /// order) are the replay's links of `n`, by position, with their nodes.
+    pub fn followed(&self, links: impl Iterator<Item = (UrlId, LinkVerdict)>) -> Vec<(usize, u32)> {
+        followed(&self.ids, links)
     }
 
     pub fn len(&self) -> usize {
@@ -209,6 +213,24 @@ impl ReplayGraph {
             + self.starts.capacity() * 4
             + self.links.capacity() * std::mem::size_of::<ReplayLink>()
     }
+}
+
+fn node(ids: &[UrlId], id: UrlId) -> Option<u32> {
+    ids.binary_search(&id).ok().map(|i| i as u32)
+}
+
+/// The links of a page the replay follows, by position in its row with
+/// their nodes: links to fetched pages the stored crawl could follow,
+/// each target once.
+fn followed(ids: &[UrlId], links: impl Iterator<Item = (UrlId, LinkVerdict)>) -> Vec<(usize, u32)> {
+    let mut seen = HashSet::new();
+    links
+        .enumerate()
+        .filter_map(|(i, (dst, verdict))| {
+            let m = node(ids, dst)?;
+            (followable(verdict) && seen.insert(m)).then_some((i, m))
+        })
+        .collect()
 }
 
 /// Whether the stored crawl could follow a link: one it followed, or one

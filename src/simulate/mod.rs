@@ -9,14 +9,17 @@
 //! is the order alone.
 
 mod graph;
+mod learned;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 
 pub use graph::{ReplayGraph, ReplayLink};
+use learned::Learner;
+pub use learned::{LinkFeatures, StoredFeatures};
 
 use crate::frontier::order::{importance, shark_inherited};
-use crate::frontier::{Focus, OrderSettings};
+use crate::frontier::{Focus, Order, OrderSettings};
 use crate::schema::FrontierScores;
 
 /// What one replay took, in order.
@@ -63,11 +66,21 @@ struct Node {
 }
 
 /// Replays `order` under `focus` over `g` from its seeds, taking at most
-/// `budget` pages. Deterministic: ties go by discovery order as in the
-/// frontier.
-pub fn replay(g: &ReplayGraph, order: &OrderSettings, focus: Focus, budget: usize) -> Replay {
-    let mut nodes = vec![Node::default(); g.len()];
-    let mut heap: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+/// `budget` pages; the learned order reads link features from `source`.
+/// Deterministic: ties go by discovery order as in the frontier.
+pub fn replay(
+    g: &ReplayGraph,
+    order: &OrderSettings,
+    focus: Focus,
+    budget: usize,
+    source: &mut dyn LinkFeatures,
+) -> Replay {
+    let mut r = Replayer {
+        nodes: vec![Node::default(); g.len()],
+        heap: BinaryHeap::new(),
+        order,
+        learner: (order.order == Order::Learned).then(|| Learner::new(g, source)),
+    };
     let mut next_seq = 0u64;
     let mut out = Replay {
         taken: Vec::new(),
@@ -87,20 +100,21 @@ pub fn replay(g: &ReplayGraph, order: &OrderSettings, focus: Focus, budget: usiz
             url_shape: g.url_shape(s),
             backlinks: 1.0,
             tunnel: false,
+            model: r.learner.as_mut().map_or(0.0, |l| l.queue_seed(g, s)),
         };
         next_seq += 1;
-        queue(&mut nodes, &mut heap, order, s, 0, scores);
+        r.queue(s, 0, scores);
     }
     let (mut relevant, mut judged, mut targets) = (0u32, 0u32, 0u32);
     while out.taken.len() < budget {
-        let Some(Reverse((priority, n))) = heap.pop() else {
+        let Some(Reverse((priority, n))) = r.heap.pop() else {
             break;
         };
-        let node = &nodes[n as usize];
+        let node = &r.nodes[n as usize];
         if node.taken || node.priority != priority {
             continue;
         }
-        nodes[n as usize].taken = true;
+        r.nodes[n as usize].taken = true;
         let page = g.page(n);
         relevant += u32::from(page.relevant);
         judged += u32::from(page.judged);
@@ -109,12 +123,36 @@ pub fn replay(g: &ReplayGraph, order: &OrderSettings, focus: Focus, budget: usiz
         out.relevant_so_far.push(relevant);
         out.judged_so_far.push(judged);
         out.targets_so_far.push(targets);
+        if let Some(l) = &mut r.learner
+            && l.take(n, page.judged, page.relevant)
+        {
+            r.rescore_all();
+        }
         let tunnel = !page.relevant;
         if tunnel && focus == Focus::Hard {
             continue;
         }
-        let own = nodes[n as usize].scores.clone();
-        let depth = nodes[n as usize].depth.saturating_add(1);
+        r.follow(g, n, tunnel, &mut next_seq);
+    }
+    out
+}
+
+/// A replay's queue: every node's state and the heap of priorities.
+struct Replayer<'a> {
+    nodes: Vec<Node>,
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    order: &'a OrderSettings,
+    learner: Option<Learner<'a>>,
+}
+
+impl Replayer<'_> {
+    /// Queues the links of taken node `n` (its links `tunnel` under soft
+    /// focus when it is irrelevant); a link to a queued node raises its IB.
+    fn follow(&mut self, g: &ReplayGraph, n: u32, tunnel: bool, next_seq: &mut u64) {
+        let page = g.page(n);
+        let order = self.order;
+        let own = self.nodes[n as usize].scores.clone();
+        let depth = self.nodes[n as usize].depth.saturating_add(1);
         let inherited = shark_inherited(
             order.delta,
             page.sim,
@@ -122,56 +160,68 @@ pub fn replay(g: &ReplayGraph, order: &OrderSettings, focus: Focus, budget: usiz
             f64::from(own.inherited),
         ) as f32;
         let weight = importance(order.alpha, order.beta, &own) as f32;
-        for link in g.links(n) {
+        let mut features = self.learner.as_mut().map(|l| l.links_of(g, n));
+        for (i, link) in g.links(n).iter().enumerate() {
             let m = link.target as usize;
-            if nodes[m].taken {
+            if self.nodes[m].taken {
                 continue;
             }
-            if nodes[m].queued {
+            if self.nodes[m].queued {
                 // A new in-link: IB rises (the importance order's boost).
-                let mut s = nodes[m].scores.clone();
+                let mut s = self.nodes[m].scores.clone();
                 s.backlinks += weight;
-                let d = nodes[m].depth;
-                queue(&mut nodes, &mut heap, order, link.target, d, s);
+                let d = self.nodes[m].depth;
+                self.queue(link.target, d, s);
                 continue;
             }
+            let model = match (&mut self.learner, &mut features) {
+                (Some(l), Some(f)) => l.queue(link.target, depth, std::mem::take(&mut f[i])),
+                _ => 0.0,
+            };
             let scores = FrontierScores {
-                seq: next_seq,
+                seq: *next_seq,
                 inherited,
                 anchor: link.anchor,
                 url_shape: g.url_shape(link.target),
                 backlinks: weight,
                 tunnel,
+                model,
             };
-            next_seq += 1;
-            queue(&mut nodes, &mut heap, order, link.target, depth, scores);
+            *next_seq += 1;
+            self.queue(link.target, depth, scores);
         }
     }
-    out
-}
 
-/// Puts node `n` in the heap at the priority its scores give (again, if
-/// they changed: the older entry goes stale).
-fn queue(
-    nodes: &mut [Node],
-    heap: &mut BinaryHeap<Reverse<(u64, u32)>>,
-    order: &OrderSettings,
-    n: u32,
-    depth: u16,
-    scores: FrontierScores,
-) {
-    let priority = order.priority(depth, &scores);
-    let node = &mut nodes[n as usize];
-    if node.queued && node.priority == priority {
-        node.scores = scores;
-        return;
+    /// The learned model changed epoch: every queued node is scored again
+    /// and the heap rebuilt.
+    fn rescore_all(&mut self) {
+        let Some(l) = &self.learner else { return };
+        self.heap.clear();
+        for (n, node) in self.nodes.iter_mut().enumerate() {
+            if node.queued && !node.taken {
+                node.scores.model = l.rescore(n as u32, node.depth);
+                node.priority = self.order.priority(node.depth, &node.scores);
+                self.heap.push(Reverse((node.priority, n as u32)));
+            }
+        }
     }
-    *node = Node {
-        queued: true,
-        taken: false,
-        depth,
-        priority,
-        scores,
-    };
-    heap.push(Reverse((priority, n)));
+
+    /// Puts node `n` in the heap at the priority its scores give (again,
+    /// if they changed: the older entry goes stale).
+    fn queue(&mut self, n: u32, depth: u16, scores: FrontierScores) {
+        let priority = self.order.priority(depth, &scores);
+        let node = &mut self.nodes[n as usize];
+        if node.queued && node.priority == priority {
+            node.scores = scores;
+            return;
+        }
+        *node = Node {
+            queued: true,
+            taken: false,
+            depth,
+            priority,
+            scores,
+        };
+        self.heap.push(Reverse((priority, n)));
+    }
 }

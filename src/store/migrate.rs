@@ -92,6 +92,11 @@ static STEPS: &[Step] = &[
         what: "queued URLs' seen rows given their frontier priority",
         run: Some(seen_priorities),
     },
+    Step {
+        to: 14,
+        what: "none (frontier and seen rows gain the learned order's score and link, read as none in older rows)",
+        run: None,
+    },
 ];
 
 /// What a step did.

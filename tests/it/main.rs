@@ -17,6 +17,7 @@ mod golden;
 mod guard;
 mod harvest;
 mod hostile;
+mod learned;
 mod orders;
 mod paused;
 mod ranking;

@@ -432,6 +432,7 @@ async fn a_queued_url_that_no_longer_parses_is_labelled_invalid() {
         attempts: 0,
         enqueued_ms: 0,
         scores: None,
+        link: None,
     };
     let mut c = db.store.counters().unwrap();
     c.queued = 1;

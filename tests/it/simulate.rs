@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{Db, Fixture, anchored, fast};
+use common::{Db, Fixture, anchored, csv_column, fast};
 use trawl::crawl::CrawlSettings;
 use trawl::filter::Mode;
 use trawl::frontier::Order;
@@ -44,18 +44,6 @@ fn one_at_a_time() -> CrawlSettings {
     let mut s = fast();
     (s.concurrency, s.per_host) = (1, 1);
     s
-}
-
-/// Column `col` of a CSV the replay wrote (its URLs or flags by step).
-fn csv_column(path: &std::path::Path, col: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let i = head.iter().position(|h| *h == col).unwrap();
-    lines
-        .map(|l| l.split(',').nth(i).unwrap_or("").to_string())
-        .filter(|v| !v.is_empty())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

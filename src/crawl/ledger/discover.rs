@@ -4,10 +4,10 @@
 
 use super::{Ledger, PageWrite, bump};
 use crate::crawl::traps;
-use crate::model::{self, CanonicalUrl, HostId, UrlId};
+use crate::model::{self, CanonicalUrl, HostId, LinkType, UrlId};
 use crate::schema::tables::{LinkLimitsRow, Seen};
 use crate::schema::{
-    FilterReason, FrontierEntry, FrontierScores, LinkLimits, SeenRecord, SeenState,
+    FilterReason, FrontierEntry, FrontierScores, LinkContext, LinkLimits, SeenRecord, SeenState,
 };
 use crate::store::{Batch, StoreError};
 
@@ -18,11 +18,17 @@ pub enum ScoreFrom<'a> {
     /// Nothing to score from (a seed, or a link judged again offline):
     /// a seed is given top scores.
     Nothing,
-    /// The target of a redirect: it keeps the redirected URL's scores.
-    Redirect(&'a FrontierScores),
-    /// A link of a fetched page, with its anchor and the text around it.
+    /// The target of a redirect: it keeps the redirected URL's scores
+    /// and link.
+    Redirect {
+        scores: &'a FrontierScores,
+        link: Option<&'a LinkContext>,
+    },
+    /// A link of a fetched page, of type `kind`, with its anchor and the
+    /// text around it.
     Link {
         page: PageScore,
+        kind: LinkType,
         before: &'a str,
         anchor: &'a str,
         after: &'a str,
@@ -36,6 +42,8 @@ pub struct PageScore {
     pub sim: f64,
     /// The similarity passes the relevance threshold.
     pub relevant: bool,
+    /// The page filters kept the page.
+    pub kept: bool,
     /// The page's own inherited score (Shark-search).
     pub inherited: f32,
     /// The weight of its links as in-links (its importance score).
@@ -95,6 +103,10 @@ impl<'a> Discovery<'a> {
     /// What the URL's scores are computed from.
     pub(super) fn from(&self) -> ScoreFrom<'a> {
         self.from
+    }
+
+    pub(super) fn depth(&self) -> u16 {
+        self.depth
     }
 
     /// A link filter dropped the link.
@@ -329,7 +341,8 @@ impl Ledger {
         // One serialization of the origin serves both id and record.
         let origin = url.host_key();
         let host = HostId::of(&origin);
-        let scores = self.scores_for(url, d, self.counters.next_seq);
+        let link = self.link_context(d);
+        let scores = self.scores_for(url, d, self.counters.next_seq, link.as_ref());
         let priority = self.settings.order.priority(d.depth, &scores);
         self.counters.next_seq += 1;
         let entry = FrontierEntry {
@@ -340,6 +353,7 @@ impl Ledger {
             attempts: 0,
             enqueued_ms: now,
             scores: Some(scores),
+            link,
         };
         self.counters.queued += 1;
         let h = self.host(host, &origin)?;

@@ -9,6 +9,7 @@
 mod discover;
 mod drops;
 mod inflight;
+mod learned;
 mod order;
 mod page;
 mod seeds;
@@ -30,6 +31,7 @@ use super::traps::QueryVariants;
 use crate::fetch::{NetGuard, RobotsRules};
 use crate::filter::scope::ScopeRule;
 use crate::filter::{FilterSettings, Filters};
+use crate::frontier::learned::LinkModel;
 use crate::frontier::{Boosts, HostQueue, SeenFront, SettledSet};
 use crate::model::{HostId, UrlId};
 use crate::schema::tables::{CountersRow, RunKey, Runs};
@@ -100,6 +102,10 @@ pub(super) struct Ledger {
     boosts: Boosts,
     /// The last `rank pagerank` stored (read with the order).
     ranking: Option<RankRun>,
+    /// The learned order's link model (shared with a re-key in progress),
+    /// and its updates when it was last saved.
+    model: Arc<LinkModel>,
+    model_saved: u64,
     /// The last pages' verdicts, for the recent harvest rate and the stop
     /// rules.
     pub focus: FocusWindow,
@@ -143,11 +149,14 @@ impl Ledger {
             order: OrderState::default(),
             boosts: Boosts::default(),
             ranking: None,
+            model: Arc::default(),
+            model_saved: 0,
             focus: FocusWindow::default(),
             targets: HashSet::new(),
             targets_fetched: 0,
             stop_fired: None,
         };
+        l.load_model()?;
         l.load_order()?;
         l.load_targets()?;
         l.load_seen_front()?;

@@ -5,12 +5,14 @@
 
 use super::discover::{PageScore, ScoreFrom};
 use super::{Discovery, Ledger};
+use crate::frontier::learned::features;
 use crate::frontier::order::{importance, scores_of, shark_inherited, url_shape};
 use crate::frontier::{Backlinks, Focus, Order};
 use crate::model::{CanonicalUrl, HostId, UrlId};
 use crate::schema::tables::{OrderRow, RankRow, Ranks, Seen};
 use crate::schema::{
-    FrontierEntry, FrontierKey, FrontierScores, OrderState, RankRun, SeenRecord, SeenState,
+    FrontierEntry, FrontierKey, FrontierScores, LinkContext, OrderState, RankRun, SeenRecord,
+    SeenState,
 };
 use crate::store::{Batch, StoreError};
 
@@ -34,18 +36,10 @@ impl Ledger {
         // The last ranking stored: read here, as a shell's `rank pagerank`
         // tells a running crawl with a settings change.
         self.ranking = self.store.meta::<RankRow>().ok().flatten();
-        let mut fingerprint = self.settings.order.fingerprint();
-        // A new ranking re-keys the queues that follow PageRank.
-        if let Some(run) = self.ranking_in_keys() {
-            fingerprint += &format!(" ranks={}", run.computed_ms);
-        }
-        if fingerprint == self.order.fingerprint {
+        let Some(order) = self.next_order() else {
             return Ok(());
-        }
-        self.order = OrderState {
-            fingerprint,
-            generation: self.order.generation + 1,
         };
+        self.order = order;
         // Stored before any host row in the new generation, so that a
         // generation number never names two orders. A read-only ledger
         // (a dry-run refilter on an attached db) re-keys nothing.
@@ -55,6 +49,23 @@ impl Ledger {
         let mut b = self.store.batch();
         b.put_meta::<OrderRow>(&self.order);
         b.write()
+    }
+
+    /// The order state after the one keys were last computed in, if what
+    /// they depend on changed: the settings' order and parameters, the
+    /// ranking PageRank keys follow, the learned model's epoch.
+    pub(super) fn next_order(&self) -> Option<OrderState> {
+        let mut fingerprint = self.settings.order.fingerprint();
+        if let Some(run) = self.ranking_in_keys() {
+            fingerprint += &format!(" ranks={}", run.computed_ms);
+        }
+        if self.settings.order.order == Order::Learned {
+            fingerprint += &format!(" epoch={}", self.model.epoch());
+        }
+        (fingerprint != self.order.fingerprint).then(|| OrderState {
+            fingerprint,
+            generation: self.order.generation + 1,
+        })
     }
 
     /// Re-keys host `id`'s queue when it was keyed under an older order
@@ -70,6 +81,7 @@ impl Ledger {
         let order = self.settings.order.clone();
         let store = self.store.clone();
         let ranked = self.ranking_in_keys().map(|r| r.nodes as f64);
+        let model = (order.order == Order::Learned).then(|| self.model.clone());
         let h = self.host(id, "")?;
         if h.record.order_gen == generation {
             return Ok(0);
@@ -82,6 +94,12 @@ impl Ledger {
                 && let Ok(Some(r)) = store.row::<Ranks>(&k.url)
             {
                 s.backlinks = (r.pagerank * nodes) as f32;
+            }
+            // The learned order scores the URL with the model as it is now.
+            if let Some(m) = &model
+                && let Ok(url) = url::Url::parse(&e.url)
+            {
+                s.model = m.score_queued(e.depth, &features(&url, e.link.as_ref()));
             }
             let entry = FrontierEntry {
                 scores: Some(s.clone()),
@@ -200,14 +218,22 @@ impl Ledger {
         head.ok().flatten().unwrap_or(u64::MAX)
     }
 
-    /// The scores a URL discovered as `d` is queued with, `seq`-th.
+    /// The scores a URL discovered as `d` is queued with, `seq`-th, at
+    /// `depth`, by `link` (under the learned order).
     pub(super) fn scores_for(
         &self,
         url: &CanonicalUrl,
         d: &Discovery<'_>,
         seq: u64,
+        link: Option<&LinkContext>,
     ) -> FrontierScores {
         let url_shape = url_shape(url.url(), &self.settings.order.patterns);
+        let model = match self.settings.order.order {
+            Order::Learned => self
+                .model
+                .score_queued(d.depth(), &features(url.url(), link)),
+            _ => 0.0,
+        };
         match d.from() {
             ScoreFrom::Nothing => FrontierScores {
                 seq,
@@ -216,17 +242,20 @@ impl Ledger {
                 url_shape,
                 backlinks: 1.0,
                 tunnel: false,
+                model: 1.0,
             },
-            ScoreFrom::Redirect(s) => FrontierScores {
+            ScoreFrom::Redirect { scores, .. } => FrontierScores {
                 seq,
                 url_shape,
-                ..s.clone()
+                model,
+                ..scores.clone()
             },
             ScoreFrom::Link {
                 page,
                 before,
                 anchor,
                 after,
+                ..
             } => {
                 let o = &self.settings.order;
                 let inherited =
@@ -238,6 +267,7 @@ impl Ledger {
                     url_shape,
                     backlinks: page.weight,
                     tunnel: page.tunnel,
+                    model,
                 }
             }
         }
@@ -252,6 +282,7 @@ impl Ledger {
         key: &FrontierKey,
         relevance: Option<f64>,
         text: (&str, &str),
+        kept: bool,
         tunnel: bool,
     ) -> PageScore {
         let o = &self.settings.order;
@@ -268,6 +299,7 @@ impl Ledger {
         PageScore {
             sim,
             relevant,
+            kept,
             inherited: own.inherited,
             weight: weight.unwrap_or_else(|| importance(o.alpha, o.beta, &own)) as f32,
             tunnel: tunnel && o.focus == Focus::Soft,

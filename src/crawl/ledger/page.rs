@@ -216,7 +216,11 @@ impl Ledger {
             self.add_derived_seed(&mut w.b, &mut list, &target, from, VIA_REDIRECT)?;
             Discovery::seed(depth, Some(id), hops)
         } else {
-            Discovery::found(depth, id, hops, None).scored(ScoreFrom::Redirect(&scores))
+            let from = ScoreFrom::Redirect {
+                scores: &scores,
+                link: job.entry.link.as_ref(),
+            };
+            Discovery::found(depth, id, hops, None).scored(from)
         };
         self.discover(w, &target, d)?;
         Ok(Some(target.as_str().to_string()))
@@ -244,7 +248,9 @@ impl Ledger {
             }
         };
         let verdict = self.filters.page(job.url.host(), &page.title, &page.text);
-        self.judged(verdict.verdict == model::Verdict::Keep, &page.text);
+        let kept = verdict.verdict == model::Verdict::Keep;
+        self.judged(kept, &page.text);
+        self.learn(&mut w.b, job, kept);
         if duplicate_of.is_some() {
             self.counters.duplicates += 1;
         } else {
@@ -298,6 +304,7 @@ impl Ledger {
             &job.key,
             verdict.relevance,
             text,
+            verdict.verdict == model::Verdict::Keep,
             !verdict.follow,
         );
         let soft_focus = self.settings.order.focus == Focus::Soft;
@@ -344,6 +351,7 @@ impl Ledger {
                 let depth = job.entry.depth.saturating_add(1);
                 let d = Discovery::found(depth, id, 0, forced).scored(ScoreFrom::Link {
                     page: from_page,
+                    kind,
                     before: &link.before,
                     anchor: &link.anchor,
                     after: &link.after,

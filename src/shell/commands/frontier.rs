@@ -95,12 +95,13 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     Ok(Reply::with(human, json!(j)))
 }
 
-const HEADERS: [&str; 9] = [
+const HEADERS: [&str; 10] = [
     "score",
     "inherited",
     "anchor",
     "IB",
     "IL",
+    "model",
     "depth",
     "tries",
     "url",
@@ -140,6 +141,7 @@ impl Ranked {
             format!("{:.4}", s.anchor),
             format!("{:.4}", backlink_importance(s.backlinks)),
             format!("{:.4}", s.url_shape),
+            format!("{:.4}", s.model),
             self.entry.depth.to_string(),
             self.entry.attempts.to_string(),
             self.entry.url.clone(),
@@ -152,7 +154,7 @@ impl Ranked {
         json!({"url": self.entry.url, "depth": self.entry.depth, "attempts": self.entry.attempts,
             "order": order.order.name(), "score": order.order.by_score().then(|| order.score(s)),
             "inherited": s.inherited, "anchor": s.anchor, "ib": backlink_importance(s.backlinks),
-            "backlinks": s.backlinks, "il": s.url_shape, "tunnel": s.tunnel, "seq": s.seq})
+            "backlinks": s.backlinks, "il": s.url_shape, "model": s.model, "tunnel": s.tunnel, "seq": s.seq})
     }
 }
 
@@ -282,11 +284,12 @@ impl Shell {
             false => format!("taken {} by depth then discovery", order.order.name()),
         };
         let t = format!(
-            "; {ahead_text} URLs of its host ahead of it; {score} (inherited {}, anchor {}, IB {}, IL {}){}",
+            "; {ahead_text} URLs of its host ahead of it; {score} (inherited {}, anchor {}, IB {}, IL {}, model {}){}",
             c[1],
             c[2],
             c[3],
             c[4],
+            c[5],
             if r.scores.tunnel {
                 ", behind the rest: found on a page the filters dropped (soft focus)"
             } else {

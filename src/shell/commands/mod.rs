@@ -17,6 +17,7 @@ mod get;
 mod help;
 mod host;
 mod hosts;
+mod learned;
 mod links;
 mod page;
 mod pages;
@@ -57,6 +58,7 @@ pub static COMMANDS: &[&Command] = &[
     &rank::COMMAND,
     &why::COMMAND,
     &runs::COMMAND,
+    &learned::COMMAND,
     &simulate::COMMAND,
     &targets::COMMAND,
     &refilter::COMMAND,

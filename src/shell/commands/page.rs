@@ -92,11 +92,12 @@ fn score_lines(sh: &Shell, id: UrlId) -> Result<(String, serde_json::Value)> {
     let scores = sh.store.seen(id)?.and_then(|s| s.scores);
     if let Some(s) = &scores {
         t += &format!(
-            "queued with   inherited {:.4}, anchor {:.4}, IB {:.4}, IL {:.4}\n",
+            "queued with   inherited {:.4}, anchor {:.4}, IB {:.4}, IL {:.4}, model {:.4}\n",
             s.inherited,
             s.anchor,
             backlink_importance(s.backlinks),
-            s.url_shape
+            s.url_shape,
+            s.model
         );
     }
     let j = json!({"pagerank": rank.map(|r| r.pagerank), "scores": scores});

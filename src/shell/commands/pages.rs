@@ -196,9 +196,7 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
     let named = |f: &str| q.filter.uses(f) || q.order.is_some_and(|o| o.0 == f);
     let needs_inlinks = named("inlinks");
     let needs_rank = named("pagerank");
-    let needs_scores = ["inherited", "anchor_score", "ib", "il"]
-        .into_iter()
-        .any(named);
+    let needs_scores = fields::names_reading(Reads::Scores).into_iter().any(named);
     let now = now_ms() as f64;
     let total = sh.store.counters()?.fetched;
     // A count over index candidates whose filter reads only what the
@@ -208,7 +206,11 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
     // pages took 255 s that way).
     let light = out == Output::Count
         && plan.is_some()
-        && q.filter.uses_only(&fields::names_reading(Reads::Seen));
+        && q.filter.uses_only(
+            &[Reads::Seen, Reads::Scores]
+                .map(fields::names_reading)
+                .concat(),
+        );
     // Without an order, the scan stops at the limit.
     let early_stop = q.order.is_none().then_some(q.limit).flatten();
     let store = sh.store.clone();

@@ -12,9 +12,10 @@ use super::{Call, Command, Sub, no_detail, nothing};
 use crate::filter::Filters;
 use crate::frontier::{Focus, Order, OrderSettings};
 use crate::shell::error::{Result, ShellError, bail};
+use crate::shell::lookup::unreadable;
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
-use crate::simulate::{Replay, ReplayGraph, replay};
+use crate::simulate::{Replay, ReplayGraph, StoredFeatures, replay};
 
 pub const COMMAND: Command = Command {
     name: "simulate",
@@ -22,7 +23,7 @@ pub const COMMAND: Command = Command {
     summary: "replay crawl orders over the stored crawl (no network): what each would fetch, harvest rate and how soon it finds the relevant pages",
     examples: &[
         "simulate shark --pages 1000",
-        "simulate compare bfs dfs shark importance --csv curves.csv",
+        "simulate compare bfs dfs shark importance learned --csv curves.csv",
     ],
     arity: (1, None),
     subs: &[Sub {
@@ -145,7 +146,13 @@ impl Shell {
         let g = self.replay_graph()?;
         let budget = o.pages.unwrap_or(g.len());
         let order = o.orders[0];
-        let r = replay(&g, &self.order_of(order), o.focus, budget);
+        let store = self.store.clone();
+        let mut source = StoredFeatures {
+            store: &store,
+            unreadable: 0,
+        };
+        let r = replay(&g, &self.order_of(order), o.focus, budget, &mut source);
+        unreadable(source.unreadable);
         let all = g.relevant();
         let reach: Vec<String> = REACH.iter().map(|s| reach_text(&r, *s, all)).collect();
         let mut h = format!(
@@ -193,11 +200,20 @@ impl Shell {
         let g = self.replay_graph()?;
         let budget = o.pages.unwrap_or(g.len());
         let all = g.relevant();
+        let store = self.store.clone();
+        let mut source = StoredFeatures {
+            store: &store,
+            unreadable: 0,
+        };
         let replays: Vec<(Order, Replay)> = o
             .orders
             .iter()
-            .map(|ord| (*ord, replay(&g, &self.order_of(*ord), o.focus, budget)))
+            .map(|ord| {
+                let order = self.order_of(*ord);
+                (*ord, replay(&g, &order, o.focus, budget, &mut source))
+            })
             .collect();
+        unreadable(source.unreadable);
         let mut rows = Vec::new();
         let mut listed = Vec::new();
         for (ord, r) in &replays {

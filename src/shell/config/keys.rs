@@ -491,7 +491,7 @@ pub static KEYS: &[Key] = &[
     key!(
         "crawl.order",
         Kind::Enum(&Order::NAMES),
-        "what to fetch next (002): bfs, dfs (deepest first), shark (Shark-search), importance (α·IB + β·IL); a change re-keys each host's queue when it is next scheduled",
+        "what to fetch next (002): bfs, dfs (deepest first), shark (Shark-search), importance (α·IB + β·IL), learned (a link model trained on the page verdicts; learned show); a change re-keys each host's queue when it is next scheduled",
         |s| s.order.order.name().to_string(),
         |s, v| if let Value::Text(t) = v {
             s.order.order = Order::parse(&t).unwrap_or_default()

@@ -492,3 +492,16 @@ pub async fn tls_server(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     Server::start_tls(listener, handler, tls).unwrap()
 }
+
+/// Column `col` of a CSV `simulate --csv` wrote (its URLs or flags by
+/// step; empty cells left out).
+pub fn csv_column(path: &std::path::Path, col: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let i = head.iter().position(|h| *h == col).unwrap();
+    lines
+        .map(|l| l.split(',').nth(i).unwrap_or("").to_string())
+        .filter(|v| !v.is_empty())
+        .collect()
+}
