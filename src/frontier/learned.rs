@@ -8,14 +8,18 @@
 //! give the same weights.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
-use xxhash_rust::xxh3::xxh3_64;
+use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
+use super::IdHasher;
 use crate::schema::{LinkContext, ModelFeature, ModelRecord};
 
-/// Feature buckets (a power of two): collisions are rare at the
-/// vocabulary of one crawl, and a bucket's name is the first trained in.
-const BUCKETS: u64 = 1 << 22;
+/// Feature buckets (a power of two): the model's memory stays bounded
+/// (at most 2^18 weights with their names, ~20 MB) however many words a
+/// crawl meets; words that share a bucket share a weight (the hashing
+/// trick), and the bucket is named after the first trained into it.
+const BUCKETS: u64 = 1 << 18;
 /// Step size of the gradient step (features are scaled to unit length).
 const RATE: f64 = 2.0;
 /// Weights are kept within ±LIMIT, so one surprising page cannot pin a
@@ -29,7 +33,7 @@ const URL_TOKENS: usize = 16;
 /// The model: a weight per feature bucket, with the name of each.
 #[derive(Clone, Debug, Default)]
 pub struct LinkModel {
-    weights: HashMap<u32, (f32, String)>,
+    weights: HashMap<u32, (f32, String), BuildHasherDefault<IdHasher>>,
     /// Pages trained on, and the relevant ones among them.
     pub updates: u64,
     pub positives: u64,
@@ -99,18 +103,17 @@ impl LinkModel {
     /// `url` and `link`, whose target was `relevant` (or not); each
     /// feature keeps its name.
     pub fn train(&mut self, url: &url::Url, link: Option<&LinkContext>, relevant: bool) {
-        let mut named = Vec::new();
+        let mut hashes = Features::with_capacity(48);
+        let weights = &mut self.weights;
         each_feature(url, link, |kind, token| {
-            named.push((bucket(kind, token), kind, token.to_string()));
-        });
-        named.sort_unstable_by_key(|(h, ..)| *h);
-        named.dedup_by_key(|(h, ..)| *h);
-        for (h, kind, token) in &named {
-            self.weights
-                .entry(*h)
+            let h = bucket(kind, token);
+            hashes.push(h);
+            weights
+                .entry(h)
                 .or_insert_with(|| (0.0, format!("{kind}:{token}")));
-        }
-        let hashes: Features = named.iter().map(|(h, ..)| *h).collect();
+        });
+        hashes.sort_unstable();
+        hashes.dedup();
         self.train_features(&hashes, relevant);
     }
 
@@ -176,12 +179,11 @@ pub fn features(url: &url::Url, link: Option<&LinkContext>) -> Features {
     out
 }
 
+/// A feature's bucket: xxh3-64 of the token, seeded with the xxh3-64 of
+/// its kind (no allocation on the hot path).
 fn bucket(kind: &str, token: &str) -> u32 {
-    let mut key = Vec::with_capacity(kind.len() + 1 + token.len());
-    key.extend_from_slice(kind.as_bytes());
-    key.push(0);
-    key.extend_from_slice(token.as_bytes());
-    (xxh3_64(&key) % BUCKETS) as u32
+    let seed = xxh3_64(kind.as_bytes());
+    (xxh3_64_with_seed(token.as_bytes(), seed) % BUCKETS) as u32
 }
 
 /// 1/√n: each link's feature vector has unit length.
@@ -195,32 +197,49 @@ fn unit(n: usize) -> f64 {
 fn each_feature(url: &url::Url, link: Option<&LinkContext>, mut f: impl FnMut(&'static str, &str)) {
     f("bias", "");
     f("host", url.host_str().unwrap_or(""));
-    let path = url.path();
-    let query = url.query().unwrap_or("");
-    for t in tokens(path).chain(tokens(query)).take(URL_TOKENS) {
-        f("url", &t);
+    // One buffer for every lower-cased token.
+    let mut buf = String::new();
+    let mut left = URL_TOKENS;
+    for part in [url.path(), url.query().unwrap_or("")] {
+        left -= each_token(part, left, &mut buf, |t| f("url", t));
     }
     let Some(l) = link else { return };
-    for t in tokens(&l.anchor).take(ANCHOR_TOKENS) {
-        f("anchor", &t);
-    }
-    for t in tokens(&l.context).take(CONTEXT_TOKENS) {
-        f("context", &t);
-    }
+    each_token(&l.anchor, ANCHOR_TOKENS, &mut buf, |t| f("anchor", t));
+    each_token(&l.context, CONTEXT_TOKENS, &mut buf, |t| f("context", t));
     if let Some(kind) = l.link_type {
         f("type", kind.name());
     }
     f("parent", if l.parent_kept { "kept" } else { "dropped" });
-    let tenths = (l.parent_sim.clamp(0.0, 1.0) * 10.0).floor() as u8;
-    f("sim", &tenths.to_string());
+    let tenths = (l.parent_sim.clamp(0.0, 1.0) * 10.0).floor() as usize;
+    f(
+        "sim",
+        ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"][tenths.min(10)],
+    );
 }
 
-/// Lower-cased words of two or more letters or digits, not all digits (a
-/// number names one page, not a kind of page).
-fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|t| t.chars().count() >= 2 && !t.chars().all(|c| c.is_ascii_digit()))
-        .map(str::to_lowercase)
+/// Calls `f` with at most `max` lower-cased words of `text` — two or more
+/// letters or digits, not all digits (a number names one page, not a kind
+/// of page) — through `buf`; returns how many.
+fn each_token(text: &str, max: usize, buf: &mut String, mut f: impl FnMut(&str)) -> usize {
+    let mut n = 0;
+    for t in text.split(|c: char| !c.is_alphanumeric()) {
+        if n == max {
+            break;
+        }
+        if t.chars().nth(1).is_none() || t.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        buf.clear();
+        if t.is_ascii() {
+            buf.push_str(t);
+            buf.make_ascii_lowercase();
+        } else {
+            buf.extend(t.chars().flat_map(char::to_lowercase));
+        }
+        f(buf);
+        n += 1;
+    }
+    n
 }
 
 #[cfg(test)]

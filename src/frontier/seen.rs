@@ -162,6 +162,12 @@ impl Hasher for IdHasher {
     fn write_u64(&mut self, n: u64) {
         self.0 = n;
     }
+
+    /// A small number (a feature bucket) is spread over the whole word:
+    /// the hash table reads its top bits too.
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 #[cfg(test)]

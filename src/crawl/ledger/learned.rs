@@ -13,9 +13,10 @@ use crate::schema::LinkContext;
 use crate::schema::tables::{ModelRow, OrderRow};
 use crate::store::{Batch, StoreError};
 
-/// Updates between saves of the model (and it is saved at each epoch and
-/// when the run ends): a crash loses at most this much training.
-const SAVE_EVERY: u64 = 1024;
+/// Time between saves of the model (it is also saved at each epoch and
+/// when the run ends): a crash loses at most this much training. A save
+/// copies every feature, so it is not done per page.
+const SAVE_EVERY_MS: u64 = 10_000;
 
 impl Ledger {
     /// Loads the stored link model (none: an untrained one).
@@ -37,9 +38,11 @@ impl Ledger {
         let model = Arc::make_mut(&mut self.model);
         model.train(job.url.url(), job.entry.link.as_ref(), kept);
         let new_epoch = model.epoch() != epoch;
-        if new_epoch || model.updates - self.model_saved >= SAVE_EVERY {
+        let now = self.clock.now_ms();
+        if new_epoch || now >= self.model_saved_ms + SAVE_EVERY_MS {
             b.put_meta::<ModelRow>(&model.to_record());
             self.model_saved = model.updates;
+            self.model_saved_ms = now;
         }
         if new_epoch && let Some(order) = self.next_order() {
             b.put_meta::<OrderRow>(&order);

@@ -103,9 +103,10 @@ pub(super) struct Ledger {
     /// The last `rank pagerank` stored (read with the order).
     ranking: Option<RankRun>,
     /// The learned order's link model (shared with a re-key in progress),
-    /// and its updates when it was last saved.
+    /// and its updates and the time when it was last saved.
     model: Arc<LinkModel>,
     model_saved: u64,
+    model_saved_ms: u64,
     /// The last pages' verdicts, for the recent harvest rate and the stop
     /// rules.
     pub focus: FocusWindow,
@@ -151,6 +152,7 @@ impl Ledger {
             ranking: None,
             model: Arc::default(),
             model_saved: 0,
+            model_saved_ms: 0,
             focus: FocusWindow::default(),
             targets: HashSet::new(),
             targets_fetched: 0,
