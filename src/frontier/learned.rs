@@ -169,6 +169,25 @@ pub fn epoch(updates: u64) -> u32 {
     }
 }
 
+/// The link context of a link with `anchor` between `before` and
+/// `after`, of type `kind`, on a page of similarity `sim` that the page
+/// filters `kept` (or not): one constructor for the live crawl and the
+/// replay, whose features must be the same.
+pub fn link_context(
+    (before, anchor, after): (&str, &str, &str),
+    kind: Option<crate::model::LinkType>,
+    sim: f64,
+    kept: bool,
+) -> LinkContext {
+    LinkContext {
+        anchor: anchor.to_string(),
+        context: format!("{before} {after}"),
+        link_type: kind,
+        parent_sim: sim as f32,
+        parent_kept: kept,
+    }
+}
+
 /// The features of the link that queued `url` (only the URL's own when
 /// the link is not known: a seed, or a URL queued under another order).
 pub fn features(url: &url::Url, link: Option<&LinkContext>) -> Features {

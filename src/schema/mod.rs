@@ -149,9 +149,12 @@ pub trait Versioned: serde::Serialize + serde::de::DeserializeOwned {
 
 /// Decodes a value of `T` written at any version from `oldest` on, where
 /// each later version only appended fields: `appended[i]` is how many
-/// fields version `oldest + i + 1` added. Every appended field's default
-/// (0, false, None, empty) is one 0 byte in postcard, so an older value
-/// reads as the current one with those fields at their defaults.
+/// bytes the fields version `oldest + i + 1` added take at their defaults
+/// (0, false, None, empty are one 0 byte in postcard; an f32 is four), so
+/// an older value reads as the current one with those fields at their
+/// defaults. A field appended inside an optional last field counts too:
+/// when the option is None the extra zeros are left over, and postcard
+/// ignores trailing bytes.
 pub fn decode_appended<T: Versioned>(
     bytes: &[u8],
     oldest: u8,

@@ -112,9 +112,11 @@ pub struct FrontierScores {
     pub backlinks: f32,
     /// Found on an irrelevant page under soft focus: queued behind the rest.
     pub tunnel: bool,
-    // Schema 14:
+    // Schema 14 (no field can be appended here by padding any more:
+    // `FrontierEntry::link` follows the scores):
     /// The learned order's score: the link model's estimate that the URL
-    /// is relevant (0 when it was not computed).
+    /// is relevant (1 for a seed; 0 when the URL was queued under another
+    /// order).
     pub model: f32,
 }
 

@@ -5,51 +5,85 @@
 //! crawl; the features of queued pages are held).
 
 use super::ReplayGraph;
-use crate::frontier::learned::{Features, LinkModel, features};
-use crate::schema::LinkContext;
+use crate::frontier::learned::{Features, LinkModel, features, link_context};
 use crate::store::Store;
 
 /// Where a replay reads link features from.
 pub trait LinkFeatures {
-    /// The features of each of node `n`'s replay links (aligned with
-    /// `g.links(n)`; empty when its row cannot be read).
-    fn of_links(&mut self, g: &ReplayGraph, n: u32) -> Vec<Features>;
+    /// The features of each of node `n`'s replay links whose target is
+    /// `wanted` (aligned with `g.links(n)`, None for the others; empty
+    /// when its row cannot be read). Most links lead to pages queued
+    /// already: their features are not computed.
+    fn of_links(
+        &mut self,
+        g: &ReplayGraph,
+        n: u32,
+        wanted: &dyn Fn(u32) -> bool,
+    ) -> Vec<Option<Features>>;
     /// The features of node `n`'s URL alone (a seed).
     fn of_url(&mut self, g: &ReplayGraph, n: u32) -> Features;
 }
 
 /// Link features from the db's `links` and `urls` rows.
 pub struct StoredFeatures<'a> {
-    pub store: &'a Store,
-    /// Rows that could not be read (their links score with no features).
+    store: &'a Store,
+    /// Rows or URLs that could not be read (their links score with no
+    /// features).
     pub unreadable: u64,
 }
 
+impl<'a> StoredFeatures<'a> {
+    pub fn new(store: &'a Store) -> StoredFeatures<'a> {
+        StoredFeatures {
+            store,
+            unreadable: 0,
+        }
+    }
+}
+
 impl LinkFeatures for StoredFeatures<'_> {
-    fn of_links(&mut self, g: &ReplayGraph, n: u32) -> Vec<Features> {
-        let Ok(links) = self.store.links_from(g.id(n), usize::MAX) else {
-            self.unreadable += 1;
-            return Vec::new();
-        };
+    fn of_links(
+        &mut self,
+        g: &ReplayGraph,
+        n: u32,
+        wanted: &dyn Fn(u32) -> bool,
+    ) -> Vec<Option<Features>> {
         let page = g.page(n);
-        let verdicts = links.iter().map(|(dst, l)| (*dst, l.verdict));
-        g.followed(verdicts)
-            .into_iter()
-            .map(|(i, _)| {
-                let l = &links[i].1;
-                let Ok(url) = url::Url::parse(&l.dst_url) else {
-                    return Features::new();
-                };
-                let link = LinkContext {
-                    anchor: l.anchor.clone(),
-                    context: format!("{} {}", l.before, l.after),
-                    link_type: l.link_type,
-                    parent_sim: page.sim as f32,
-                    parent_kept: page.relevant,
-                };
-                features(&url, Some(&link))
-            })
-            .collect()
+        let store = self.store;
+        let mut unparsed = 0;
+        let read = store.with_links(g.id(n), |links| {
+            let verdicts = links.iter().map(|(dst, l)| (*dst, l.verdict));
+            g.followed(verdicts)
+                .into_iter()
+                .map(|(i, m)| {
+                    let (dst, l) = &links[i];
+                    if !wanted(m) {
+                        return None;
+                    }
+                    // A schema-4-or-older record names its target by id only.
+                    let stored = match l.dst_url {
+                        "" => store.url(*dst).ok().flatten(),
+                        u => Some(u.to_string()),
+                    };
+                    let Some(url) = stored.and_then(|u| url::Url::parse(&u).ok()) else {
+                        unparsed += 1;
+                        return Some(Features::new());
+                    };
+                    let link = link_context(
+                        (l.before, l.anchor, l.after),
+                        l.link_type,
+                        page.sim,
+                        page.relevant,
+                    );
+                    Some(features(&url, Some(&link)))
+                })
+                .collect()
+        });
+        self.unreadable += unparsed;
+        read.unwrap_or_else(|_| {
+            self.unreadable += 1;
+            Vec::new()
+        })
     }
 
     fn of_url(&mut self, g: &ReplayGraph, n: u32) -> Features {
@@ -112,10 +146,16 @@ impl<'a> Learner<'a> {
         self.model.score_queued(depth, f)
     }
 
-    /// The features of node `n`'s links, aligned with `g.links(n)`.
-    pub fn links_of(&mut self, g: &ReplayGraph, n: u32) -> Vec<Features> {
-        let mut f = self.source.of_links(g, n);
-        f.resize(g.links(n).len(), Features::new());
+    /// The features of node `n`'s links to `wanted` nodes, aligned with
+    /// `g.links(n)`.
+    pub fn links_of(
+        &mut self,
+        g: &ReplayGraph,
+        n: u32,
+        wanted: &dyn Fn(u32) -> bool,
+    ) -> Vec<Option<Features>> {
+        let mut f = self.source.of_links(g, n, wanted);
+        f.resize(g.links(n).len(), Some(Features::new()));
         f
     }
 }

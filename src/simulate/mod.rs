@@ -160,7 +160,9 @@ impl Replayer<'_> {
             f64::from(own.inherited),
         ) as f32;
         let weight = importance(order.alpha, order.beta, &own) as f32;
-        let mut features = self.learner.as_mut().map(|l| l.links_of(g, n));
+        let nodes = &self.nodes;
+        let new = |m: u32| !nodes[m as usize].queued && !nodes[m as usize].taken;
+        let mut features = self.learner.as_mut().map(|l| l.links_of(g, n, &new));
         for (i, link) in g.links(n).iter().enumerate() {
             let m = link.target as usize;
             if self.nodes[m].taken {
@@ -175,7 +177,10 @@ impl Replayer<'_> {
                 continue;
             }
             let model = match (&mut self.learner, &mut features) {
-                (Some(l), Some(f)) => l.queue(link.target, depth, std::mem::take(&mut f[i])),
+                (Some(l), Some(f)) => {
+                    let f = f[i].take().unwrap_or_default();
+                    l.queue(link.target, depth, f)
+                }
                 _ => 0.0,
             };
             let scores = FrontierScores {

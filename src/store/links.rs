@@ -117,17 +117,30 @@ impl Store {
     }
 
     fn stored_links_from(&self, src: UrlId, limit: usize) -> Result<Vec<(UrlId, LinkRecord)>> {
+        self.with_links(src, |links| {
+            links
+                .iter()
+                .take(limit)
+                .map(|(dst, l)| (*dst, l.to_record()))
+                .collect()
+        })
+    }
+
+    /// Calls `f` with page `src`'s out-links as stored, borrowed (no copy
+    /// of their text); a link of a schema-4-or-older record may have an
+    /// empty `dst_url` (see [`Store::links_from`]).
+    pub fn with_links<R>(
+        &self,
+        src: UrlId,
+        f: impl FnOnce(&[(UrlId, LinkView<'_>)]) -> R,
+    ) -> Result<R> {
         let page = src.to_bytes();
         let mut cursor = self.cursor(CF_LINKS, &page);
         let rows = PageLinkRows::read(&mut cursor, &page)?;
         let links = rows
             .links_strict()
             .map_err(|err| StoreError::Codec { cf: CF_LINKS, err })?;
-        Ok(links
-            .into_iter()
-            .take(limit)
-            .map(|(dst, l)| (dst, l.to_record()))
-            .collect())
+        Ok(f(&links))
     }
 
     /// The link from `src` to `dst`, in either layout of [`Store::links_from`].

@@ -8,28 +8,40 @@ use super::discover::ScoreFrom;
 use super::{Discovery, Ledger};
 use crate::crawl::worker::PageJob;
 use crate::frontier::Order;
-use crate::frontier::learned::LinkModel;
+use crate::frontier::learned::{LinkModel, link_context};
 use crate::schema::LinkContext;
 use crate::schema::tables::{ModelRow, OrderRow};
 use crate::store::{Batch, StoreError};
 
 /// Time between saves of the model (it is also saved at each epoch and
 /// when the run ends): a crash loses at most this much training. A save
-/// copies every feature, so it is not done per page.
-const SAVE_EVERY_MS: u64 = 10_000;
+/// writes every feature (up to a few MB), so it is not done per page.
+const SAVE_EVERY_MS: u64 = 60_000;
 
 impl Ledger {
-    /// Loads the stored link model (none: an untrained one).
-    pub(super) fn load_model(&mut self) -> Result<(), StoreError> {
-        let stored = self.store.meta::<ModelRow>()?;
-        self.model = Arc::new(stored.map(LinkModel::from_record).unwrap_or_default());
-        self.model_saved = self.model.updates;
-        Ok(())
+    /// Loads the stored link model (none: an untrained one). One that
+    /// cannot be read is set aside with a notice: it must not stop a crawl
+    /// under another order, or refilter.
+    pub(super) fn load_model(&mut self) {
+        let model = match self.store.meta::<ModelRow>() {
+            Ok(stored) => stored.map(LinkModel::from_record).unwrap_or_default(),
+            Err(e) => {
+                self.notice(format!(
+                    "the learned order's model could not be read ({e}); it starts untrained"
+                ));
+                LinkModel::default()
+            }
+        };
+        self.model = Arc::new(model);
+        self.epoch_model = self.model.clone();
+        self.epoch_seq = self.counters.next_seq;
+        self.saved_updates = self.model.updates;
     }
 
     /// Under the learned order, trains the model on a judged page: the
     /// link that queued it was good if the page was kept. A new epoch
-    /// raises the order's generation, so queued URLs are scored again.
+    /// raises the order's generation, so queued URLs are scored again
+    /// (with the model as it is now, whenever each host comes up).
     pub(super) fn learn(&mut self, b: &mut Batch<'_>, job: &PageJob, kept: bool) {
         if self.settings.order.order != Order::Learned {
             return;
@@ -39,27 +51,33 @@ impl Ledger {
         model.train(job.url.url(), job.entry.link.as_ref(), kept);
         let new_epoch = model.epoch() != epoch;
         let now = self.clock.now_ms();
-        if new_epoch || now >= self.model_saved_ms + SAVE_EVERY_MS {
+        if new_epoch || now >= self.saved_ms + SAVE_EVERY_MS {
             b.put_meta::<ModelRow>(&model.to_record());
-            self.model_saved = model.updates;
-            self.model_saved_ms = now;
+            self.saved_updates = model.updates;
+            self.saved_ms = now;
         }
-        if new_epoch && let Some(order) = self.next_order() {
-            b.put_meta::<OrderRow>(&order);
-            self.order = order;
+        if new_epoch {
+            // Re-keys use this model however late a host comes up, so the
+            // order does not depend on scheduling (and a replay matches).
+            self.epoch_model = self.model.clone();
+            self.epoch_seq = self.counters.next_seq;
+            if let Some(order) = self.next_order() {
+                b.put_meta::<OrderRow>(&order);
+                self.order = order;
+            }
         }
     }
 
     /// Writes the model if it learned since it was last saved (at the
     /// end of a run).
     pub fn save_model(&mut self) -> Result<(), StoreError> {
-        if self.model.updates == self.model_saved || self.store.is_read_only() {
+        if self.model.updates == self.saved_updates || self.store.is_read_only() {
             return Ok(());
         }
         let mut b = self.store.batch();
         b.put_meta::<ModelRow>(&self.model.to_record());
         b.write()?;
-        self.model_saved = self.model.updates;
+        self.saved_updates = self.model.updates;
         Ok(())
     }
 
@@ -78,13 +96,12 @@ impl Ledger {
                 before,
                 anchor,
                 after,
-            } => Some(LinkContext {
-                anchor: anchor.to_string(),
-                context: format!("{before} {after}"),
-                link_type: Some(kind),
-                parent_sim: page.sim as f32,
-                parent_kept: page.kept,
-            }),
+            } => Some(link_context(
+                (before, anchor, after),
+                Some(kind),
+                page.sim,
+                page.kept,
+            )),
         }
     }
 }

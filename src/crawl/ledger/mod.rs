@@ -102,11 +102,16 @@ pub(super) struct Ledger {
     boosts: Boosts,
     /// The last `rank pagerank` stored (read with the order).
     ranking: Option<RankRun>,
-    /// The learned order's link model (shared with a re-key in progress),
-    /// and its updates and the time when it was last saved.
+    /// The learned order's link model; the model as it was when its epoch
+    /// last rose (queues are re-scored with that one); the model's updates
+    /// and the time when it was last saved.
     model: Arc<LinkModel>,
-    model_saved: u64,
-    model_saved_ms: u64,
+    epoch_model: Arc<LinkModel>,
+    /// The first sequence number queued after the epoch rose: a URL queued
+    /// since was scored with a model at least as new, and keeps its score.
+    epoch_seq: u64,
+    saved_updates: u64,
+    saved_ms: u64,
     /// The last pages' verdicts, for the recent harvest rate and the stop
     /// rules.
     pub focus: FocusWindow,
@@ -151,14 +156,16 @@ impl Ledger {
             boosts: Boosts::default(),
             ranking: None,
             model: Arc::default(),
-            model_saved: 0,
-            model_saved_ms: 0,
+            epoch_model: Arc::default(),
+            epoch_seq: 0,
+            saved_updates: 0,
+            saved_ms: 0,
             focus: FocusWindow::default(),
             targets: HashSet::new(),
             targets_fetched: 0,
             stop_fired: None,
         };
-        l.load_model()?;
+        l.load_model();
         l.load_order()?;
         l.load_targets()?;
         l.load_seen_front()?;

@@ -40,6 +40,10 @@ impl Ledger {
             return Ok(());
         };
         self.order = order;
+        // Under the learned order, every URL queued so far is scored again
+        // with the model as it is now.
+        self.epoch_model = self.model.clone();
+        self.epoch_seq = self.counters.next_seq;
         // Stored before any host row in the new generation, so that a
         // generation number never names two orders. A read-only ledger
         // (a dry-run refilter on an attached db) re-keys nothing.
@@ -81,7 +85,8 @@ impl Ledger {
         let order = self.settings.order.clone();
         let store = self.store.clone();
         let ranked = self.ranking_in_keys().map(|r| r.nodes as f64);
-        let model = (order.order == Order::Learned).then(|| self.model.clone());
+        let model = (order.order == Order::Learned).then(|| self.epoch_model.clone());
+        let epoch_seq = self.epoch_seq;
         let h = self.host(id, "")?;
         if h.record.order_gen == generation {
             return Ok(0);
@@ -95,8 +100,10 @@ impl Ledger {
             {
                 s.backlinks = (r.pagerank * nodes) as f32;
             }
-            // The learned order scores the URL with the model as it is now.
+            // The learned order scores the URL with the model of the epoch
+            // (one queued since was scored with a newer one).
             if let Some(m) = &model
+                && s.seq < epoch_seq
                 && let Ok(url) = url::Url::parse(&e.url)
             {
                 s.model = m.score_queued(e.depth, &features(&url, e.link.as_ref()));
@@ -242,7 +249,9 @@ impl Ledger {
                 url_shape,
                 backlinks: 1.0,
                 tunnel: false,
-                model: 1.0,
+                // A seed's 1 (depth 0) under the learned order; a link
+                // judged again offline is scored.
+                model,
             },
             ScoreFrom::Redirect { scores, .. } => FrontierScores {
                 seq,

@@ -254,7 +254,7 @@ impl Ledger {
         if duplicate_of.is_some() {
             self.counters.duplicates += 1;
         } else {
-            self.record_links(w, job, &page, &verdict)?;
+            self.record_links(w, job, &page, &verdict, kept)?;
         }
         if let Some(counter) = verdict.verdict.counter() {
             bump(&mut self.counters.filtered, counter, 1);
@@ -293,6 +293,7 @@ impl Ledger {
         job: &PageJob,
         page: &crate::parse::ParsedPage,
         verdict: &crate::filter::PageVerdict,
+        kept: bool,
     ) -> Result<(), StoreError> {
         let id = job.url.id();
         let mut row = PageLinksBuilder::default();
@@ -304,7 +305,7 @@ impl Ledger {
             &job.key,
             verdict.relevance,
             text,
-            verdict.verdict == model::Verdict::Keep,
+            kept,
             !verdict.follow,
         );
         let soft_focus = self.settings.order.focus == Focus::Soft;

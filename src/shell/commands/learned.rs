@@ -33,7 +33,7 @@ fn detail() -> String {
      judges: the features of the link that queued the page (anchor:, context: and url: words, \
      host:, type:, parent: kept or dropped, sim: the linking page's similarity in tenths) are \
      good when the page filters kept the page. Queued URLs are scored again at 1, 2, 4, 8 … \
-     pages learned. The model is saved every 10 s, at each of those steps and when a run ends."
+     pages learned. The model is saved every minute, at each of those steps and when a run ends."
         .into()
 }
 

@@ -147,10 +147,7 @@ impl Shell {
         let budget = o.pages.unwrap_or(g.len());
         let order = o.orders[0];
         let store = self.store.clone();
-        let mut source = StoredFeatures {
-            store: &store,
-            unreadable: 0,
-        };
+        let mut source = StoredFeatures::new(&store);
         let r = replay(&g, &self.order_of(order), o.focus, budget, &mut source);
         unreadable(source.unreadable);
         let all = g.relevant();
@@ -201,10 +198,7 @@ impl Shell {
         let budget = o.pages.unwrap_or(g.len());
         let all = g.relevant();
         let store = self.store.clone();
-        let mut source = StoredFeatures {
-            store: &store,
-            unreadable: 0,
-        };
+        let mut source = StoredFeatures::new(&store);
         let replays: Vec<(Order, Replay)> = o
             .orders
             .iter()
