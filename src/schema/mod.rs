@@ -407,13 +407,14 @@ mod tests {
             backlinks: 2.0,
             tunnel: true,
         };
+        // The same scores, read with `model` 0.
         let scores = FrontierScores {
-            seq: 5,
-            inherited: 0.5,
-            anchor: 0.25,
-            url_shape: 0.75,
-            backlinks: 2.0,
-            tunnel: true,
+            seq: old.seq,
+            inherited: old.inherited,
+            anchor: old.anchor,
+            url_shape: old.url_shape,
+            backlinks: old.backlinks,
+            tunnel: old.tunnel,
             model: 0.0,
         };
         let versioned = |v: u8, body: Vec<u8>| [vec![v], body].concat();

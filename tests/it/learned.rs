@@ -78,14 +78,6 @@ fn settings(order: Order) -> CrawlSettings {
     s
 }
 
-fn fetched(f: &Fixture) -> Vec<String> {
-    f.hits()
-        .into_iter()
-        .map(|h| h.path)
-        .filter(|p| p != "/robots.txt")
-        .collect()
-}
-
 /// Fetches it took to reach half of the relevant pages.
 fn to_half(order: &[String]) -> usize {
     let relevant = |p: &str| match p.strip_prefix("/i/") {
@@ -106,7 +98,7 @@ async fn crawl(order: Order) -> (Db, Vec<String>) {
     let f = Fixture::start(catalogue).await;
     let db = Db::new();
     db.crawl(settings(order), &[f.url("/")]).await;
-    (db, fetched(&f))
+    (db, f.fetched())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -205,7 +197,7 @@ async fn a_stopped_learned_crawl_resumes_with_its_model_and_keeps_its_order() {
         .expect("saved at the stop");
     assert_eq!(model.updates, 20);
     db.crawl(settings(Order::Learned), &[]).await;
-    assert_eq!(fetched(&f), whole);
+    assert_eq!(f.fetched(), whole);
     let model = db.store.meta::<ModelRow>().unwrap().unwrap();
     assert_eq!(model.updates, whole.len() as u64);
     let problems = trawl::crawl::audit(&db.store).unwrap();

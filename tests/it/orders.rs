@@ -36,15 +36,6 @@ fn one_at_a_time(order: Order) -> CrawlSettings {
     s
 }
 
-/// The pages the server was asked for, in order.
-fn fetched(f: &Fixture) -> Vec<String> {
-    f.hits()
-        .into_iter()
-        .map(|h| h.path)
-        .filter(|p| p != "/robots.txt")
-        .collect()
-}
-
 fn queued(db: &Db) -> Vec<FrontierEntry> {
     db.store
         .rows::<Frontier>(&[])
@@ -59,7 +50,7 @@ async fn bfs_takes_levels_in_order_and_dfs_the_deepest_latest_first() {
         .crawl(one_at_a_time(Order::Bfs), &[f.url("/")])
         .await;
     let bfs = ["/", "/a", "/b", "/c", "/a1", "/a2", "/b1", "/a11"];
-    assert_eq!(fetched(&f), bfs);
+    assert_eq!(f.fetched(), bfs);
 
     // Depth-first: of the queued, the deepest, and of those the latest
     // found. After `/`: c (latest of depth 1) has no links, b queues b1
@@ -69,14 +60,14 @@ async fn bfs_takes_levels_in_order_and_dfs_the_deepest_latest_first() {
         .crawl(one_at_a_time(Order::Dfs), &[f.url("/")])
         .await;
     let dfs = ["/", "/c", "/b", "/b1", "/a", "/a2", "/a1", "/a11"];
-    assert_eq!(fetched(&f), dfs);
+    assert_eq!(f.fetched(), dfs);
 
     // With crawl.depth 1 it stops at the seed's links.
     let f = Fixture::start(tree).await;
     let mut s = one_at_a_time(Order::Dfs);
     s.max_depth = Some(1);
     Db::new().crawl(s, &[f.url("/")]).await;
-    assert_eq!(fetched(&f), ["/", "/c", "/b", "/a"]);
+    assert_eq!(f.fetched(), ["/", "/c", "/b", "/a"]);
 }
 
 /// Shark-search's web: the query is `basketball`.
@@ -116,14 +107,14 @@ async fn shark_search_fetches_by_potential_score_as_worked_by_hand() {
     // 0.125. Ties go in discovery order: /z (found before /x1).
     let f = Fixture::start(shark_web).await;
     Db::new().crawl(shark_settings(), &[f.url("/")]).await;
-    assert_eq!(fetched(&f), ["/", "/y", "/x", "/z", "/x1", "/y1"]);
+    assert_eq!(f.fetched(), ["/", "/y", "/x", "/z", "/x1", "/y1"]);
 
     // Breadth-first on the same web, for contrast.
     let f = Fixture::start(shark_web).await;
     let mut s = shark_settings();
     s.order.order = Order::Bfs;
     Db::new().crawl(s, &[f.url("/")]).await;
-    assert_eq!(fetched(&f), ["/", "/x", "/y", "/z", "/x1", "/y1"]);
+    assert_eq!(f.fetched(), ["/", "/x", "/y", "/z", "/x1", "/y1"]);
 
     // The scores are stored with the queued URLs: stop after three pages.
     let f = Fixture::start(shark_web).await;
@@ -201,7 +192,7 @@ async fn importance_ranks_by_url_shape_and_backlinks() {
     s.order.patterns = vec!["index".into()];
     Db::new().crawl(s, &[f.url("/")]).await;
     assert_eq!(
-        fetched(&f),
+        f.fetched(),
         ["/", "/index.html", "/a/b", "/deep/er/page?q=1"]
     );
 }
@@ -223,7 +214,7 @@ async fn a_queued_url_moves_up_when_a_new_in_link_raises_its_ib() {
     (s.order.alpha, s.order.beta) = (1.0, 0.0);
     let db = Db::new();
     db.crawl(s.clone(), &[f.url("/")]).await;
-    assert_eq!(fetched(&f), ["/", "/p1", "/p3", "/p2"]);
+    assert_eq!(f.fetched(), ["/", "/p1", "/p3", "/p2"]);
     // The fetched page keeps the scores it was queued with, the rise
     // included.
     let p3 = db
@@ -242,7 +233,7 @@ async fn a_queued_url_moves_up_when_a_new_in_link_raises_its_ib() {
     stop.max_pages = Some(2);
     db.crawl(stop, &[f.url("/")]).await;
     db.crawl(s, &[]).await;
-    assert_eq!(fetched(&f), ["/", "/p1", "/p3", "/p2"]);
+    assert_eq!(f.fetched(), ["/", "/p1", "/p3", "/p2"]);
     let problems = trawl::crawl::audit(&db.store).unwrap();
     assert!(problems.is_empty(), "{problems:#?}");
 
@@ -251,7 +242,7 @@ async fn a_queued_url_moves_up_when_a_new_in_link_raises_its_ib() {
     Db::new()
         .crawl(one_at_a_time(Order::Bfs), &[f.url("/")])
         .await;
-    assert_eq!(fetched(&f), ["/", "/p1", "/p2", "/p3"]);
+    assert_eq!(f.fetched(), ["/", "/p1", "/p2", "/p3"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -261,7 +252,7 @@ async fn a_new_order_re_keys_the_queue_left_by_an_earlier_run() {
     let mut s = one_at_a_time(Order::Bfs);
     s.max_pages = Some(2);
     db.crawl(s, &[f.url("/")]).await;
-    assert_eq!(fetched(&f), ["/", "/a"]);
+    assert_eq!(f.fetched(), ["/", "/a"]);
     // b, c (depth 1) and a1, a2 (depth 2) are queued breadth-first; the
     // next run goes depth-first from there: a2, a1, a11, then c, b, b1.
     // Stopped after a2: the re-keyed rows' `seen` rows name their new
@@ -273,7 +264,7 @@ async fn a_new_order_re_keys_the_queue_left_by_an_earlier_run() {
     assert!(problems.is_empty(), "{problems:#?}");
     db.crawl(one_at_a_time(Order::Dfs), &[]).await;
     let dfs_after = ["/", "/a", "/a2", "/a1", "/a11", "/c", "/b", "/b1"];
-    assert_eq!(fetched(&f), dfs_after);
+    assert_eq!(f.fetched(), dfs_after);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -285,7 +276,7 @@ async fn a_change_of_order_while_the_crawl_runs_takes_effect_on_the_next_page() 
         trawl::crawl::start(db.store.clone(), one_at_a_time(Order::Bfs), &[f.url("/")])
             .expect("start crawl");
     common::wait_until_async("/a asked for", Duration::from_secs(10), || {
-        fetched(&f).contains(&"/a".to_string())
+        f.fetched().contains(&"/a".to_string())
     })
     .await;
     let mut s = handle.settings();
@@ -297,7 +288,7 @@ async fn a_change_of_order_while_the_crawl_runs_takes_effect_on_the_next_page() 
         .unwrap()
         .unwrap();
     let dfs_after = ["/", "/a", "/a2", "/a1", "/a11", "/c", "/b", "/b1"];
-    assert_eq!(fetched(&f), dfs_after);
+    assert_eq!(f.fetched(), dfs_after);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -335,12 +326,12 @@ async fn soft_focus_tunnels_through_irrelevant_pages_after_the_rest() {
     };
     let f = Fixture::start(web).await;
     Db::new().crawl(settings(Focus::Hard), &[f.url("/")]).await;
-    assert_eq!(fetched(&f), ["/", "/off", "/on", "/on2"]);
+    assert_eq!(f.fetched(), ["/", "/off", "/on", "/on2"]);
 
     let f = Fixture::start(web).await;
     let db = Db::new();
     db.crawl(settings(Focus::Soft), &[f.url("/")]).await;
-    assert_eq!(fetched(&f), ["/", "/off", "/on", "/on2", "/behind"]);
+    assert_eq!(f.fetched(), ["/", "/off", "/on", "/on2", "/behind"]);
     let link = db
         .store
         .links_from(common::id(&f.url("/off")), 10)

@@ -62,6 +62,15 @@ impl Fixture {
     }
 
     /// How many times `path` was requested.
+    /// The pages it was asked for (robots.txt left out), in order.
+    pub fn fetched(&self) -> Vec<String> {
+        self.hits()
+            .into_iter()
+            .map(|h| h.path)
+            .filter(|p| p != "/robots.txt")
+            .collect()
+    }
+
     pub fn count(&self, path: &str) -> usize {
         self.hits().iter().filter(|h| h.path == path).count()
     }
