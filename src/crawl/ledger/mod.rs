@@ -100,6 +100,9 @@ pub(super) struct Ledger {
     order: OrderState,
     /// In-links of queued URLs waiting to raise their IB (importance).
     boosts: Boosts,
+    /// URLs that left the queue lately (importance only): an in-link to
+    /// one raises nothing.
+    left_queue: SettledSet,
     /// The last `rank pagerank` stored (read with the order).
     ranking: Option<RankRun>,
     /// The learned order's link model; the model as it was when its epoch
@@ -154,6 +157,7 @@ impl Ledger {
             notices: Vec::new(),
             order: OrderState::default(),
             boosts: Boosts::default(),
+            left_queue: SettledSet::default(),
             ranking: None,
             model: Arc::default(),
             epoch_model: Arc::default(),

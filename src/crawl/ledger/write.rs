@@ -5,6 +5,7 @@
 use std::collections::HashSet;
 
 use super::Ledger;
+use crate::frontier::Order;
 use crate::model::{HostId, UrlId};
 use crate::schema::tables::{CountersRow, Details, Frontier, Hosts, Robots, Seen};
 use crate::schema::{
@@ -55,6 +56,9 @@ impl Ledger {
         let h = self.host(key.host, "")?;
         h.record.queued = h.record.queued.saturating_sub(1);
         h.queue.done(key.url);
+        if self.settings.order.order == Order::Importance {
+            self.left_queue.insert(key.url);
+        }
         Ok(())
     }
 
