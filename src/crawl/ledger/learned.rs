@@ -33,9 +33,22 @@ impl Ledger {
             }
         };
         self.model = Arc::new(model);
+        self.start_epoch();
+        self.saved_updates = self.model.updates;
+    }
+
+    /// Queues are re-scored from now on with the model as it is, except
+    /// URLs queued after this (a newer model scored them).
+    pub(super) fn start_epoch(&mut self) {
         self.epoch_model = self.model.clone();
         self.epoch_seq = self.counters.next_seq;
+    }
+
+    /// Puts the model in `b` and notes it saved.
+    fn put_model(&mut self, b: &mut Batch<'_>) {
+        b.put_meta::<ModelRow>(&self.model.to_record());
         self.saved_updates = self.model.updates;
+        self.saved_ms = self.clock.now_ms();
     }
 
     /// Under the learned order, trains the model on a judged page: the
@@ -50,17 +63,13 @@ impl Ledger {
         let model = Arc::make_mut(&mut self.model);
         model.train(job.url.url(), job.entry.link.as_ref(), kept);
         let new_epoch = model.epoch() != epoch;
-        let now = self.clock.now_ms();
-        if new_epoch || now >= self.saved_ms + SAVE_EVERY_MS {
-            b.put_meta::<ModelRow>(&model.to_record());
-            self.saved_updates = model.updates;
-            self.saved_ms = now;
+        if new_epoch || self.clock.now_ms() >= self.saved_ms + SAVE_EVERY_MS {
+            self.put_model(b);
         }
         if new_epoch {
             // Re-keys use this model however late a host comes up, so the
             // order does not depend on scheduling (and a replay matches).
-            self.epoch_model = self.model.clone();
-            self.epoch_seq = self.counters.next_seq;
+            self.start_epoch();
             if let Some(order) = self.next_order() {
                 b.put_meta::<OrderRow>(&order);
                 self.order = order;
@@ -74,11 +83,10 @@ impl Ledger {
         if self.model.updates == self.saved_updates || self.store.is_read_only() {
             return Ok(());
         }
-        let mut b = self.store.batch();
-        b.put_meta::<ModelRow>(&self.model.to_record());
-        b.write()?;
-        self.saved_updates = self.model.updates;
-        Ok(())
+        let store = self.store.clone();
+        let mut b = store.batch();
+        self.put_model(&mut b);
+        b.write()
     }
 
     /// The link a URL discovered as `d` is queued with, kept under the

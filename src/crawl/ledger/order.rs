@@ -42,8 +42,7 @@ impl Ledger {
         self.order = order;
         // Under the learned order, every URL queued so far is scored again
         // with the model as it is now.
-        self.epoch_model = self.model.clone();
-        self.epoch_seq = self.counters.next_seq;
+        self.start_epoch();
         // Stored before any host row in the new generation, so that a
         // generation number never names two orders. A read-only ledger
         // (a dry-run refilter on an attached db) re-keys nothing.
