@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BinaryHeap, HashSet, VecDeque};
 use crate::model::{HostId, UrlId};
 use crate::schema::tables::Frontier;
 use crate::schema::{CF_FRONTIER, FrontierEntry, FrontierKey};
-use crate::store::{Batch, Result, Store};
+use crate::store::{Batch, Result, Store, StoreError};
 
 /// Entries read from disk per refill.
 const WINDOW: usize = 64;
@@ -109,34 +109,63 @@ impl HostQueue {
         Ok(self.window.first_key_value().map(|(k, _)| k.priority))
     }
 
-    /// Changes queued entry `key` (not in flight) with `change`, which
-    /// returns its new priority, and moves its row there in `b`. Returns
-    /// the new priority, or None when the entry is not queued under `key`.
-    pub fn rescore(
+    /// Takes queued entries `keys` (not in flight) out of the queue to be
+    /// changed: from the window, else read from disk in one MultiGet.
+    /// Each Some must go back with [`moved`](Self::moved); None for a key
+    /// in flight, no longer queued, or whose row does not decode (it stays
+    /// where it is). On a read error the window is dropped.
+    pub fn take_queued(
         &mut self,
         store: &Store,
+        keys: &[FrontierKey],
+    ) -> Result<Vec<Option<FrontierEntry>>> {
+        let mut out: Vec<Option<FrontierEntry>> = Vec::with_capacity(keys.len());
+        let mut on_disk = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            if self.in_flight.contains(&key.url) {
+                out.push(None);
+                continue;
+            }
+            let taken = self.window.remove(key);
+            // A complete window holds every queued entry: one it lacks is
+            // not queued.
+            if taken.is_none() && !self.complete {
+                on_disk.push(i);
+            }
+            out.push(taken);
+        }
+        let disk_keys: Vec<FrontierKey> = on_disk.iter().map(|&i| keys[i]).collect();
+        for (i, read) in on_disk
+            .into_iter()
+            .zip(store.rows_many::<Frontier>(&disk_keys))
+        {
+            out[i] = match read {
+                Ok(entry) => entry,
+                // A row that cannot be decoded stays where it is.
+                Err(StoreError::Codec { .. }) => None,
+                Err(e) => {
+                    self.forget_window();
+                    return Err(e);
+                }
+            };
+        }
+        Ok(out)
+    }
+
+    /// Puts an entry [`take_queued`](Self::take_queued) took back, at
+    /// `to`: its row moves there in `b`, and the window mirrors it.
+    pub fn moved(
+        &mut self,
         b: &mut Batch<'_>,
-        key: FrontierKey,
-        change: impl FnOnce(&mut FrontierEntry) -> u64,
-    ) -> Result<Option<u64>> {
-        if self.in_flight.contains(&key.url) {
-            return Ok(None);
+        from: FrontierKey,
+        to: FrontierKey,
+        e: FrontierEntry,
+    ) {
+        if to != from {
+            b.delete(CF_FRONTIER, &from.to_key());
         }
-        let mut entry = match self.window.remove(&key) {
-            Some(e) => e,
-            None => match store.row::<Frontier>(&key)? {
-                Some(e) => e,
-                None => return Ok(None),
-            },
-        };
-        let priority = change(&mut entry);
-        let to = FrontierKey { priority, ..key };
-        if to != key {
-            b.delete(CF_FRONTIER, &key.to_key());
-        }
-        b.put(CF_FRONTIER, &to.to_key(), &entry);
-        self.push(to, entry);
-        Ok(Some(priority))
+        b.put(CF_FRONTIER, &to.to_key(), &e);
+        self.push(to, e);
     }
 
     /// Rewrites the key of every queued entry (not in flight) whose
@@ -200,6 +229,12 @@ impl HostQueue {
         b.put(CF_FRONTIER, &key.to_key(), &entry);
         self.in_flight.remove(&key.url);
         self.window.insert(key, entry);
+    }
+
+    /// Whether every queued entry not in flight is in the window (changing
+    /// one reads nothing).
+    pub fn is_in_memory(&self) -> bool {
+        self.complete
     }
 
     /// Nothing queued and nothing in flight.

@@ -46,6 +46,23 @@ impl Store {
         self.get(T::CF, key.bytes().as_ref())
     }
 
+    /// The rows of many keys at once (one RocksDB MultiGet: it sorts the
+    /// keys and reads each block once), each decoded on its own: a value
+    /// that does not decode is that key's error.
+    pub fn rows_many<T: Table>(&self, keys: &[T::Key]) -> Vec<Result<Option<T::Value>>> {
+        let keys: Vec<_> = keys.iter().map(|k| k.bytes()).collect();
+        self.db
+            .batched_multi_get_cf(self.cf(T::CF), keys.iter().map(|k| k.as_ref()), false)
+            .into_iter()
+            .map(|r| match r? {
+                Some(v) => T::Value::decode(&v)
+                    .map(Some)
+                    .map_err(|err| StoreError::Codec { cf: T::CF, err }),
+                None => Ok(None),
+            })
+            .collect()
+    }
+
     /// The `meta` row `M`, decoded.
     pub fn meta<M: MetaRow>(&self) -> Result<Option<M::Value>> {
         self.get(CF_META, M::KEY)

@@ -146,9 +146,12 @@ impl Ledger {
     /// Adds the in-link weights host `id`'s queued URLs gained to their
     /// backlinks and moves each row to its new priority: one `seen` read
     /// a URL (its row's key), one `frontier` read for rows not in memory.
-    /// Only when they are due (see `Boosts::take`), unless `all`.
+    /// Only when they are due (see `Boosts::take`), unless `all` or the
+    /// host's whole queue is in memory (a small crawl sees every rise on
+    /// its next page).
     fn apply_boosts(&mut self, id: HostId, all: bool) -> Result<u64, StoreError> {
-        let boosts = self.boosts.take(id, self.clock.now_ms(), all);
+        let in_memory = self.hosts.get(&id).is_some_and(|h| h.queue.is_in_memory());
+        let boosts = self.boosts.take(id, self.clock.now_ms(), all || in_memory);
         // A link to a URL of a host the crawl never queued for (out of
         // scope): nothing of it is queued, and no state is made for it.
         if boosts.is_empty() || !self.known_host(id)? {
@@ -156,40 +159,43 @@ impl Ledger {
         }
         let store = self.store.clone();
         let order = self.settings.order.clone();
+        // URLs fetched since their in-link was noted have nothing to raise.
+        let boosts: Vec<_> = boosts
+            .into_iter()
+            .filter(|(u, _)| !self.left_queue.contains(*u))
+            .collect();
         let ids: Vec<UrlId> = boosts.iter().map(|(u, _)| *u).collect();
         let seen = store.seen_many(&ids)?;
+        let queued: Vec<(FrontierKey, f32)> = boosts
+            .into_iter()
+            .zip(seen)
+            .filter_map(|((url, w), rec)| {
+                let rec = rec.filter(|r| r.state == SeenState::Queued)?;
+                let key = FrontierKey {
+                    host: id,
+                    priority: rec.priority?,
+                    url,
+                };
+                Some((key, w))
+            })
+            .collect();
+        let keys: Vec<FrontierKey> = queued.iter().map(|(k, _)| *k).collect();
+        let h = self.host(id, "")?;
+        let entries = h.queue.take_queued(&store, &keys)?;
         let mut b = store.batch();
         let mut moved = 0;
-        let h = self.host(id, "")?;
-        for ((url, w), rec) in boosts.into_iter().zip(seen) {
-            let Some(priority) = rec
-                .filter(|r| r.state == SeenState::Queued)
-                .and_then(|r| r.priority)
-            else {
+        for ((key, w), entry) in queued.into_iter().zip(entries) {
+            let Some(mut e) = entry else {
                 continue;
             };
-            let key = FrontierKey {
-                host: id,
-                priority,
-                url,
-            };
-            let mut queued = None;
-            // A row that cannot be read stays where it is (the window is
-            // untouched then).
-            let Ok(to) = h.queue.rescore(&store, &mut b, key, |e| {
-                let mut s = scores_of(&key, e);
-                s.backlinks += w;
-                let p = order.priority(e.depth, &s);
-                e.scores = Some(s);
-                queued = Some(queued_record(e, p));
-                p
-            }) else {
-                continue;
-            };
-            if let (Some(to), Some(rec)) = (to, queued) {
-                moved += u64::from(to != priority);
-                b.put_row::<Seen>(&url, &rec);
-            }
+            let mut s = scores_of(&key, &e);
+            s.backlinks += w;
+            let priority = order.priority(e.depth, &s);
+            e.scores = Some(s);
+            let to = FrontierKey { priority, ..key };
+            moved += u64::from(to != key);
+            b.put_row::<Seen>(&key.url, &queued_record(&e, priority));
+            h.queue.moved(&mut b, key, to, e);
         }
         if let Err(e) = b.write() {
             // The window moved rows the batch did not: read it again.
