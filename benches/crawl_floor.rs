@@ -169,6 +169,8 @@ async fn run(
                     url.url(),
                     "trawl",
                     trawl::parse::DEFAULT_MAX_LINKS,
+                    // The floor is the crawl's default work: no denoising.
+                    None,
                     dict.as_deref(),
                 );
                 match &writer {

@@ -44,6 +44,7 @@ impl Scheduler {
                 client: self.client.clone(),
                 agent: self.ledger.agent.clone(),
                 max_links: self.ledger.settings.max_outlinks,
+                denoise: self.ledger.denoise.clone(),
                 dictionary: self.dictionary.clone(),
                 // The page is marked in flight while it is processed (see
                 // `inflight`), with the deaths it is suspected of already.

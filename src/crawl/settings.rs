@@ -7,6 +7,7 @@ use super::traps::TrapLimits;
 use crate::fetch::FetchSettings;
 use crate::filter::FilterSettings;
 use crate::frontier::OrderSettings;
+use crate::parse::denoise::DenoiseSettings;
 use crate::schema::LinkLimits;
 
 pub use crate::filter::scope::Scope;
@@ -59,6 +60,8 @@ pub struct CrawlSettings {
     pub order: OrderSettings,
     /// Rules that stop the crawl once it no longer finds relevant pages.
     pub stop_when: Vec<StopRule>,
+    /// Page denoising (document 003), off by default.
+    pub denoise: DenoiseSettings,
 }
 
 impl Default for CrawlSettings {
@@ -87,6 +90,7 @@ impl Default for CrawlSettings {
             traps: TrapLimits::default(),
             order: OrderSettings::default(),
             stop_when: Vec::new(),
+            denoise: DenoiseSettings::default(),
         }
     }
 }
@@ -137,6 +141,14 @@ impl CrawlSettings {
             ),
             ("topic.keywords", f.topic_keywords.join(",")),
             ("relevance.threshold", f.relevance_threshold.to_string()),
+            (
+                "denoise.enabled",
+                match (self.denoise.enabled, self.denoise.filters_read_raw) {
+                    (false, _) => "false".to_string(),
+                    (true, false) => "true (filters read the denoised text)".to_string(),
+                    (true, true) => "true (filters read the raw text)".to_string(),
+                },
+            ),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

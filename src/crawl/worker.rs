@@ -2,6 +2,8 @@
 //! CPU work on it (decode, parse, hash, compress) before it goes back to
 //! the engine, or fetch a host's robots.txt.
 
+use std::sync::Arc;
+
 use md5::{Digest, Md5};
 
 use super::dictionary::PageDictionary;
@@ -9,6 +11,7 @@ use super::frame::FrameWriter;
 
 use crate::fetch::{self, FetchError, Fetched, HttpClient, RobotsFetch};
 use crate::model::{CanonicalUrl, HostId};
+use crate::parse::denoise::{DenoiseRules, Denoised};
 use crate::parse::{self, ParsedPage};
 use crate::schema::dictionary::Dictionary;
 use crate::schema::{FrontierEntry, FrontierKey};
@@ -44,6 +47,8 @@ pub struct PageData {
 
 pub struct ParsedHtml {
     pub page: ParsedPage,
+    /// What denoising removed, when it is on.
+    pub denoised: Option<Denoised>,
     pub charset: &'static str,
     pub charset_source: &'static str,
 }
@@ -64,6 +69,8 @@ pub(super) struct PageWork {
     pub client: HttpClient,
     pub agent: String,
     pub max_links: usize,
+    /// The rules pages are denoised with, when denoising is on.
+    pub denoise: Option<Arc<DenoiseRules>>,
     /// The zstd dictionary frames are compressed with.
     pub dictionary: std::sync::Arc<PageDictionary>,
     /// Where the page is marked in flight while processed.
@@ -77,6 +84,7 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
         client,
         agent,
         max_links,
+        denoise,
         dictionary,
         marks,
         deaths,
@@ -91,6 +99,7 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
                 let how = How {
                     agent,
                     max_links,
+                    denoise,
                     dictionary,
                 };
                 process_off_reactor(fetched, &job, how).await
@@ -118,6 +127,7 @@ fn is_page(fetched: &Fetched) -> bool {
 struct How {
     agent: String,
     max_links: usize,
+    denoise: Option<Arc<DenoiseRules>>,
     dictionary: std::sync::Arc<PageDictionary>,
 }
 
@@ -157,7 +167,14 @@ fn release_thread_memory() {
 fn process_guarded(fetched: Fetched, url: &url::Url, how: &How) -> Result<PageData, FetchError> {
     let dict = how.dictionary.current();
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        process(fetched, url, &how.agent, how.max_links, dict)
+        process(
+            fetched,
+            url,
+            &how.agent,
+            how.max_links,
+            how.denoise.as_deref(),
+            dict,
+        )
     }))
     .map_err(|panic| {
         let what = panic
@@ -181,14 +198,16 @@ fn internal(what: &str) -> FetchError {
     }
 }
 
-/// MD5, zstd (with `dict`, the db's dictionary, if any), charset decoding
-/// and parsing (at most `max_links` links) of one fetched body: the CPU
-/// work a fetch task does before the engine commits the page.
+/// MD5, zstd (with `dict`, the db's dictionary, if any), charset decoding,
+/// parsing (at most `max_links` links) and denoising (with `denoise`, when
+/// on) of one fetched body: the CPU work a fetch task does before the
+/// engine commits the page.
 pub fn process(
     mut fetched: Fetched,
     url: &url::Url,
     agent: &str,
     max_links: usize,
+    denoise: Option<&DenoiseRules>,
     dict: Option<&Dictionary>,
 ) -> PageData {
     crash_hook::check(&fetched.body);
@@ -207,6 +226,7 @@ pub fn process(
             page.nofollow |= d.nofollow;
         }
         ParsedHtml {
+            denoised: denoise.map(|rules| parse::denoise::denoise(&page, rules)),
             page,
             charset: decoded.charset.name(),
             charset_source: decoded.source.name(),

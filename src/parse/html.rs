@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use super::mask::{RCDATA_LT, mask_raw_text, unmask_rcdata};
-use super::meta::{attr, meta_refresh, meta_robots};
+use super::meta::{attr, meta_head, meta_refresh, meta_robots};
 use crate::model::{self, CanonicalUrl};
 
 /// Bytes of visible text kept on each side of a link.
@@ -36,6 +36,27 @@ pub struct ParsedPage {
     pub noindex: bool,
     /// `<meta name=robots content=nofollow>` (or `none`).
     pub nofollow: bool,
+    /// What denoising reads besides the text (document 003's step 1).
+    pub head: PageHead,
+    /// Byte offsets in `text` where each `<a href>` or `<area>` starts, in
+    /// order, followed or not (a `mailto:` link is a link on its line):
+    /// denoising counts a line's links with them.
+    pub link_starts: Vec<u32>,
+}
+
+/// The page's own statements of its title, author and date.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct PageHead {
+    /// The first `<h1>`'s text.
+    pub h1: String,
+    /// `<meta name=author>` and the like.
+    pub author: Option<String>,
+    /// `<meta property=og:site_name>`: a `<title>` equal to it is the
+    /// site's, not the page's.
+    pub site_name: Option<String>,
+    /// A published or modified date from `<meta>` or the first `<time
+    /// datetime>`, as written.
+    pub date: Option<String>,
 }
 
 impl ParsedPage {
@@ -68,6 +89,8 @@ struct RawLink {
     nofollow: bool,
     start: usize,
     end: usize,
+    /// An `<a>` or `<area>` (not a frame or a meta refresh).
+    visible: bool,
 }
 
 /// Links a page yields at most by default, as Heritrix's 6,000 outlinks.
@@ -122,6 +145,13 @@ pub fn parse_html(
     let query: Option<model::QueryEncoder<'_>> =
         (out_enc != encoding_rs::UTF_8).then_some(&encode_query as model::QueryEncoder<'_>);
     page.text = text.s.trim().to_string();
+    // Text starts with a word (TextBuf writes no leading space), so
+    // offsets into it are offsets into the trimmed text.
+    page.link_starts = raw_links
+        .iter()
+        .filter(|l| l.visible)
+        .map(|l| u32::try_from(l.start).unwrap_or(u32::MAX))
+        .collect();
     page.canonical = canonical
         .and_then(|h| model::resolve(base, &decode_entities(&h)).ok())
         .map(|u| u.as_str().to_string());
@@ -193,7 +223,7 @@ struct Walk<'a> {
 impl Walk<'_> {
     /// Records a link starting at the current text position, unless the
     /// page has given `max_links` already (then it is only counted).
-    fn add_link(&mut self, href: String, nofollow: bool) -> Option<usize> {
+    fn add_link(&mut self, href: String, nofollow: bool, visible: bool) -> Option<usize> {
         if self.raw_links.len() >= self.max_links {
             self.page.capped_links = self.page.capped_links.saturating_add(1);
             return None;
@@ -204,6 +234,7 @@ impl Walk<'_> {
             nofollow,
             start,
             end: start,
+            visible,
         });
         Some(self.raw_links.len() - 1)
     }
@@ -294,8 +325,9 @@ impl Walk<'_> {
             }
             "meta" => {
                 meta_robots(tag, self.agent, &mut self.page);
+                meta_head(tag, &mut self.page.head);
                 if let Some(target) = meta_refresh(tag) {
-                    self.add_link(target, false);
+                    self.add_link(target, false, false);
                 }
             }
             "link" => {
@@ -315,8 +347,16 @@ impl Walk<'_> {
                 };
                 if let Some(href) = href {
                     let nofollow = attr(tag, "rel").is_some_and(|r| has_token(&r, "nofollow"));
-                    return Some(self.add_link(href.into_owned(), nofollow));
+                    let visible = !name.ends_with("frame");
+                    return Some(self.add_link(href.into_owned(), nofollow, visible));
                 }
+            }
+            "h1" if self.page.head.h1.is_empty() => {
+                let t = tag.inner_text(parser);
+                self.page.head.h1 = collapse(&decode_entities(&t));
+            }
+            "time" if self.page.head.date.is_none() => {
+                self.page.head.date = attr(tag, "datetime").map(|d| d.trim().to_string());
             }
             "br" | "hr" => self.text.newline(),
             _ => {}

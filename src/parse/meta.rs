@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::html::ParsedPage;
+use super::html::{PageHead, ParsedPage};
 
 /// The target of `<meta http-equiv=refresh content="5; url=…">`, which
 /// browsers follow like a link.
@@ -44,6 +44,44 @@ pub(super) fn meta_robots(tag: &tl::HTMLTag, agent: &str, page: &mut ParsedPage)
     let d = robots_directives(&attr(tag, "content").unwrap_or_default(), &[',', ' ']);
     page.noindex |= d.noindex;
     page.nofollow |= d.nofollow;
+}
+
+/// The author, site name and date a `<meta>` states (the first of each),
+/// by `name`, `property` or `itemprop`.
+pub(super) fn meta_head(tag: &tl::HTMLTag, head: &mut PageHead) {
+    let Some(key) = attr(tag, "name")
+        .or_else(|| attr(tag, "property"))
+        .or_else(|| attr(tag, "itemprop"))
+        .or_else(|| attr(tag, "http-equiv"))
+    else {
+        return;
+    };
+    let Some(content) = attr(tag, "content") else {
+        return;
+    };
+    let content = content.split_whitespace().collect::<Vec<_>>().join(" ");
+    if content.is_empty() {
+        return;
+    }
+    let slot = match key.trim().to_ascii_lowercase().as_str() {
+        // article:author is often a profile URL, not a name.
+        "author" | "dc.creator" | "byl" => &mut head.author,
+        "article:author" if !content.starts_with("http") => &mut head.author,
+        "og:site_name" | "application-name" => &mut head.site_name,
+        "article:published_time"
+        | "article:modified_time"
+        | "date"
+        | "dc.date"
+        | "dcterms.created"
+        | "dcterms.modified"
+        | "datepublished"
+        | "datemodified"
+        | "pubdate"
+        | "publishdate"
+        | "last-modified" => &mut head.date,
+        _ => return,
+    };
+    slot.get_or_insert(content);
 }
 
 /// The robots directives a crawler acts on.

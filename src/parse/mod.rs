@@ -3,13 +3,15 @@
 //! `decode` picks the charset (BOM ▸ HTTP header ▸ `<meta>` ▸ sniffing);
 //! `html` walks the tl DOM once to collect everything later stages need.
 
+mod dates;
 mod decode;
+pub mod denoise;
 mod html;
 mod mask;
 mod meta;
 
 pub use decode::{CharsetSource, Decoded, decode, decode_owned};
-pub use html::{CONTEXT_BYTES, DEFAULT_MAX_LINKS, ParsedLink, ParsedPage, parse_html};
+pub use html::{CONTEXT_BYTES, DEFAULT_MAX_LINKS, PageHead, ParsedLink, ParsedPage, parse_html};
 pub use meta::{RobotsDirectives, robots_directives};
 
 /// Whether a Content-Type names something we parse as HTML.

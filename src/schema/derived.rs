@@ -22,6 +22,8 @@ pub struct DocRecord {
     pub outlinks: u32,
     /// Url id of the first page with the same MD5, when this one repeats it.
     pub duplicate_of: Option<u128>,
+    /// What denoising found (version 4; None when it was off).
+    pub denoise: Option<DenoiseRecord>,
     // Version 2 stored the page's verdict here; from version 3 it lives in
     // `verdicts` (a small value, so refilter rewrites no text) and these
     // fields are filled from there by `Store::doc`.
@@ -37,6 +39,20 @@ pub struct DocRecord {
     /// The numbers behind the verdict.
     #[serde(skip)]
     pub verdict_detail: String,
+}
+
+/// What denoising (document 003) found on a page.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct DenoiseRecord {
+    /// The page's title: its `<h1>` when the `<title>` names no page.
+    pub title: String,
+    pub author: Option<String>,
+    /// `YYYY-MM-DD`.
+    pub date: Option<String>,
+    /// Lines of the visible text (0-based) the rules removed, each with
+    /// the rule's number: 3 navigation, 4 ad, 5 text in `<…>` cut from the
+    /// line, 6 copyright.
+    pub noise: Vec<(u32, u8)>,
 }
 
 impl DocRecord {
@@ -68,6 +84,8 @@ pub struct DocView<'a> {
     pub nofollow: bool,
     /// The verdict a version 1 or 2 value carries (v1: `keep`).
     pub legacy_verdict: Option<VerdictRecord>,
+    /// What denoising found (version 4).
+    pub denoise: Option<DenoiseRecord>,
 }
 
 impl<'a> DocView<'a> {
@@ -93,11 +111,16 @@ impl<'a> DocView<'a> {
             2 => Some(VerdictRecord::decode_v1(rest)?),
             _ => None,
         };
+        let denoise = match version {
+            4.. => postcard::from_bytes(rest).map_err(super::malformed)?,
+            _ => None,
+        };
         Ok(DocView {
             title,
             text,
             nofollow,
             legacy_verdict,
+            denoise,
         })
     }
 }
@@ -143,46 +166,55 @@ impl Versioned for VerdictRecord {
 }
 
 impl Versioned for DocRecord {
-    const VERSION: u8 = 3;
+    const VERSION: u8 = 4;
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
         match bytes.first() {
-            // Version 2: the version 3 fields, then the verdict (kept: a db
-            // written then has no `verdicts` rows until it is refiltered).
-            Some(2) => {
-                let (mut doc, rest) = postcard::take_from_bytes::<DocRecord>(&bytes[1..])
-                    .map_err(super::malformed)?;
-                doc.set_verdict(VerdictRecord::decode_v1(rest)?);
+            // Version 1: nine fields, verdict `keep`; version 2: the nine
+            // fields, then the verdict (kept: a db written then has no
+            // `verdicts` rows until it is refiltered).
+            Some(v @ (1 | 2)) => {
+                let (v1, rest) =
+                    postcard::take_from_bytes::<DocV1>(&bytes[1..]).map_err(super::malformed)?;
+                let mut doc = v1.into_doc();
+                if *v == 2 {
+                    doc.set_verdict(VerdictRecord::decode_v1(rest)?);
+                }
                 Ok(doc)
             }
-            Some(1) => {
-                #[derive(Deserialize)]
-                struct V1 {
-                    title: String,
-                    text: String,
-                    charset: String,
-                    charset_source: String,
-                    canonical: Option<String>,
-                    noindex: bool,
-                    nofollow: bool,
-                    outlinks: u32,
-                    duplicate_of: Option<u128>,
-                }
-                let v: V1 = postcard::from_bytes(&bytes[1..]).map_err(super::malformed)?;
-                Ok(DocRecord {
-                    title: v.title,
-                    text: v.text,
-                    charset: v.charset,
-                    charset_source: v.charset_source,
-                    canonical: v.canonical,
-                    noindex: v.noindex,
-                    nofollow: v.nofollow,
-                    outlinks: v.outlinks,
-                    duplicate_of: v.duplicate_of,
-                    ..DocRecord::default()
-                })
-            }
-            _ => super::decode_current(bytes),
+            // Version 3 lacks `denoise` (one 0 byte: None).
+            _ => super::decode_appended(bytes, 3, &[1]),
+        }
+    }
+}
+
+/// The nine fields of a version 1 or 2 `docs` value.
+#[derive(Deserialize)]
+struct DocV1 {
+    title: String,
+    text: String,
+    charset: String,
+    charset_source: String,
+    canonical: Option<String>,
+    noindex: bool,
+    nofollow: bool,
+    outlinks: u32,
+    duplicate_of: Option<u128>,
+}
+
+impl DocV1 {
+    fn into_doc(self) -> DocRecord {
+        DocRecord {
+            title: self.title,
+            text: self.text,
+            charset: self.charset,
+            charset_source: self.charset_source,
+            canonical: self.canonical,
+            noindex: self.noindex,
+            nofollow: self.nofollow,
+            outlinks: self.outlinks,
+            duplicate_of: self.duplicate_of,
+            ..DocRecord::default()
         }
     }
 }

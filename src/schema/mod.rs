@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v14.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v15.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -19,7 +19,7 @@ pub use links::*;
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 14;
+pub const SCHEMA_VERSION: u32 = 15;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -202,11 +202,11 @@ pub(crate) fn malformed(e: postcard::Error) -> CodecError {
 mod tests {
     use super::*;
 
-    /// `schema/v14.md` has one `## \`name\`` section per column family the
+    /// `schema/v15.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v14.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v15.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -214,7 +214,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v14.md sections vs COLUMN_FAMILIES"
+            "schema/v15.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"
@@ -352,9 +352,42 @@ mod tests {
             view.legacy_verdict.unwrap().verdict,
             crate::model::Verdict::Topic
         );
-        let v3 = with_verdict.encode();
-        let view = DocView::decode(&v3).unwrap();
+        let v4 = with_verdict.encode();
+        let view = DocView::decode(&v4).unwrap();
         assert_eq!((view.title, view.legacy_verdict), (&b"t"[..], None));
+        // Version 3: the nine fields without `denoise`, read as None.
+        let mut v3 = vec![3];
+        v3.extend(
+            postcard::to_stdvec(&(
+                "t",
+                "",
+                "",
+                "",
+                None::<&str>,
+                false,
+                false,
+                0u32,
+                None::<u128>,
+            ))
+            .unwrap(),
+        );
+        assert_eq!(DocRecord::decode(&v3).unwrap(), cur);
+        assert_eq!(DocView::decode(&v3).unwrap().denoise, None);
+        // Version 4 keeps what denoising found, in both readers.
+        let denoised = DocRecord {
+            denoise: Some(DenoiseRecord {
+                title: "headline".into(),
+                author: Some("Ann Lee".into()),
+                date: Some("2009-03-05".into()),
+                noise: vec![(0, 3), (7, 6)],
+            }),
+            ..cur.clone()
+        };
+        assert_eq!(DocRecord::decode(&denoised.encode()).unwrap(), denoised);
+        assert_eq!(
+            DocView::decode(&denoised.encode()).unwrap().denoise,
+            denoised.denoise
+        );
         assert!(DocView::decode(&[9, 0]).is_err());
         let v = with_verdict.verdict_record();
         assert_eq!(VerdictRecord::decode(&v.encode()).unwrap(), v);

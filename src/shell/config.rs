@@ -61,16 +61,38 @@ pub enum Value {
     Weighted(Vec<(String, f64)>),
 }
 
+/// A [`Key`] entry: its name, kind and meaning, and how it reads and
+/// writes [`CrawlSettings`] (`at_start` for keys a running crawl keeps).
+macro_rules! key {
+    ($name:expr, $kind:expr, $meaning:expr, |$s:ident| $get:expr, |$t:ident, $v:ident| $set:expr $(, $at_start:ident)?) => {
+        Key {
+            name: $name,
+            kind: $kind,
+            meaning: $meaning,
+            get: |$s| $get,
+            set: |$t, $v| $set,
+            at_start: key!(@at_start $($at_start)?),
+        }
+    };
+    (@at_start) => { false };
+    (@at_start at_start) => { true };
+}
+
+mod denoise_keys;
 mod keys;
-pub use keys::KEYS;
+
+/// Every setting, in the order `config` lists them.
+pub fn keys() -> impl Iterator<Item = &'static Key> {
+    keys::CRAWL_KEYS.iter().chain(denoise_keys::DENOISE_KEYS)
+}
 
 pub fn find(name: &str) -> Option<&'static Key> {
-    KEYS.iter().find(|k| k.name == name)
+    keys().find(|k| k.name == name)
 }
 
 /// The key called `name`, or a one-line error with the nearest name.
 pub fn find_or_suggest(name: &str) -> Result<&'static Key, String> {
-    find(name).ok_or_else(|| match nearest(name, KEYS.iter().map(|k| k.name)) {
+    find(name).ok_or_else(|| match nearest(name, keys().map(|k| k.name)) {
         Some(n) => format!("unknown setting {name:?}; did you mean {n}?"),
         None => format!("unknown setting {name:?}; config lists them"),
     })
@@ -435,8 +457,12 @@ mod tests {
 
     #[test]
     fn nearest_names() {
-        let names = KEYS.iter().map(|k| k.name);
-        assert_eq!(nearest("crawl.dept", names.clone()), Some("crawl.depth"));
-        assert_eq!(nearest("zzzzzz", names), None);
+        let names = || keys().map(|k| k.name);
+        assert_eq!(nearest("crawl.dept", names()), Some("crawl.depth"));
+        assert_eq!(
+            nearest("denoise.ad_word", names()),
+            Some("denoise.ad_words")
+        );
+        assert_eq!(nearest("zzzzzz", names()), None);
     }
 }

@@ -270,8 +270,7 @@ impl Shell {
     /// Saves the settings that differ from the defaults into the db.
     fn persist_settings(&self) -> Result<()> {
         let defaults = CrawlSettings::default();
-        let entries = config::KEYS
-            .iter()
+        let entries = config::keys()
             .filter(|k| k.get(&self.settings) != k.get(&defaults))
             .map(|k| (k.name.to_string(), k.get(&self.settings)))
             .collect();

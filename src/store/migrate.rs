@@ -97,6 +97,11 @@ static STEPS: &[Step] = &[
         what: "none (frontier and seen rows gain the learned order's score and link, read as none in older rows)",
         run: None,
     },
+    Step {
+        to: 15,
+        what: "none (docs gain what denoising found, read as none in older rows)",
+        run: None,
+    },
 ];
 
 /// What a step did.

@@ -12,10 +12,11 @@ use crate::filter::judge::{LinkJudge, LinkText, judge_link};
 use crate::filter::links;
 use crate::frontier::Focus;
 use crate::model::{self};
+use crate::parse::denoise::{Denoised, clean_text, noise_of};
 use crate::schema::tables::{Details, Docs, Pages, Verdicts};
 use crate::schema::{
-    DetailRecord, DocRecord, FilterReason, FrontierEntry, InLinkKey, LinkView, PageLinksBuilder,
-    PageRecord, SeenState,
+    DenoiseRecord, DetailRecord, DocRecord, FilterReason, FrontierEntry, InLinkKey, LinkView,
+    PageLinksBuilder, PageRecord, SeenState,
 };
 use crate::store::StoreError;
 
@@ -239,6 +240,21 @@ impl Ledger {
     ) -> Result<(), StoreError> {
         let id = job.url.id();
         let page = html.page;
+        let denoise = html.denoised.map(|d| denoise_record(&d));
+        // The filters read the denoised title and text unless told not to.
+        let clean = denoise
+            .as_ref()
+            .filter(|_| !self.settings.denoise.filters_read_raw)
+            .map(|d| {
+                (
+                    d.title.as_str(),
+                    clean_text(&page.text, &noise_of(&d.noise)),
+                )
+            });
+        let (title, text) = match &clean {
+            Some((title, text)) => (*title, text.as_str()),
+            None => (page.title.as_str(), page.text.as_str()),
+        };
         let duplicate_of = match self.store.content_owner(&md5)? {
             Some(first) if first != id => Some(first),
             Some(_) => None,
@@ -247,14 +263,14 @@ impl Ledger {
                 None
             }
         };
-        let verdict = self.filters.page(job.url.host(), &page.title, &page.text);
+        let verdict = self.filters.page(job.url.host(), title, text);
         let kept = verdict.verdict == model::Verdict::Keep;
-        self.judged(kept, &page.text);
+        self.judged(kept, text);
         self.learn(&mut w.b, job, kept);
         if duplicate_of.is_some() {
             self.counters.duplicates += 1;
         } else {
-            self.record_links(w, job, &page, &verdict, kept)?;
+            self.record_links(w, job, &page, (title, text), &verdict, kept)?;
         }
         if let Some(counter) = verdict.verdict.counter() {
             bump(&mut self.counters.filtered, counter, 1);
@@ -275,6 +291,7 @@ impl Ledger {
             nofollow: page.nofollow,
             outlinks: page.links.len() as u32,
             duplicate_of: duplicate_of.map(|d| d.0),
+            denoise,
             topic_score: verdict.topic_score,
             relevance: verdict.relevance,
             verdict: verdict.verdict,
@@ -292,6 +309,7 @@ impl Ledger {
         w: &mut PageWrite<'_>,
         job: &PageJob,
         page: &crate::parse::ParsedPage,
+        text: (&str, &str),
         verdict: &crate::filter::PageVerdict,
         kept: bool,
     ) -> Result<(), StoreError> {
@@ -299,7 +317,6 @@ impl Ledger {
         let mut row = PageLinksBuilder::default();
         // What the page passes on to the URLs it queues (its links are
         // tunnelled when only soft focus follows them).
-        let text = (page.title.as_str(), page.text.as_str());
         let from_page = self.page_score(
             &job.entry,
             &job.key,
@@ -391,4 +408,18 @@ impl Ledger {
 /// another page's commit a moment later.
 fn hold_until(host: &mut crate::schema::HostRecord, at: u64) {
     host.next_fetch_ms = host.next_fetch_ms.max(at);
+}
+
+/// A page's denoising as its `docs` row keeps it.
+fn denoise_record(d: &Denoised) -> DenoiseRecord {
+    DenoiseRecord {
+        title: d.title.clone(),
+        author: d.author.clone(),
+        date: d.date.clone(),
+        noise: d
+            .noise
+            .iter()
+            .map(|&(line, rule)| (line, rule as u8))
+            .collect(),
+    }
 }

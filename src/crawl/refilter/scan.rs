@@ -12,6 +12,7 @@ use crate::filter::judge::{LinkDecision, LinkJudge, LinkText, judge_link};
 use crate::filter::links::{self, LinkType};
 use crate::filter::{Filters, Mode, PageVerdict};
 use crate::model::{self, CanonicalUrl, LinkVerdict, UrlId, Verdict};
+use crate::parse::denoise::{clean_text, noise_of};
 use crate::schema::{DocView, FilterReason, LinkView, PageLinksBuilder, VerdictRecord, Versioned};
 use crate::store::{Cursor, PageLinkRows, Store, StoreError};
 
@@ -53,6 +54,8 @@ pub(super) struct Judging {
     pub follow_nofollow: bool,
     pub soft_focus: bool,
     pub domain_mode: bool,
+    /// The filters read a page's stored denoised text, when it has one.
+    pub denoised_text: bool,
     pub dry_run: bool,
 }
 
@@ -123,7 +126,13 @@ pub(super) fn judge_page(
     if filters.settings.mode == Mode::DomainTopic && page.src()?.is_none() {
         return Ok(None);
     }
-    let verdict = judge_text(&mut cursors.pages, filters, &doc, id, page.src.as_ref())?;
+    let verdict = judge_text(
+        &mut cursors.pages,
+        filters,
+        &doc,
+        (id, page.src.as_ref()),
+        judging.denoised_text,
+    )?;
     let mut w = PageWork {
         id,
         key: key.clone(),
@@ -167,27 +176,30 @@ fn stored_verdict(
 }
 
 /// The page filters' verdict on the stored title and text (validated only
-/// when the mode reads them). From schema 9 the text is in the page's
-/// frame, read only then.
+/// when the mode reads them), denoised when `denoised` and the page was.
+/// From schema 9 the text is in the page's frame, read only then.
 fn judge_text(
     pages: &mut Cursor<'_>,
     filters: &Filters,
     doc: &DocView<'_>,
-    id: UrlId,
-    src: Option<&CanonicalUrl>,
+    (id, src): (UrlId, Option<&CanonicalUrl>),
+    denoised: bool,
 ) -> Result<PageVerdict, StoreError> {
     let host = src.map_or("", |u| u.host());
     if !filters.reads_text() {
         return Ok(filters.page(host, "", ""));
     }
-    let title = String::from_utf8_lossy(doc.title);
     let text = match doc.text {
         b"" => Store::page_text_at(pages, id)?
             .map(Cow::Owned)
             .unwrap_or_default(),
         t => String::from_utf8_lossy(t),
     };
-    Ok(filters.page(host, &title, &text))
+    if let Some(d) = doc.denoise.as_ref().filter(|_| denoised) {
+        let clean = clean_text(&text, &noise_of(&d.noise));
+        return Ok(filters.page(host, &d.title, &clean));
+    }
+    Ok(filters.page(host, &String::from_utf8_lossy(doc.title), &text))
 }
 
 fn scores_changed(v: &PageVerdict, stored: &VerdictRecord) -> bool {

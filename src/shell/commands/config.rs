@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::{Call, Command, Sub, no_detail, nothing};
-use crate::shell::config::KEYS;
+use crate::shell::config::keys;
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, quote, table};
@@ -41,8 +41,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
 }
 
 fn list(sh: &Shell) -> Reply {
-    let rows: Vec<Vec<String>> = KEYS
-        .iter()
+    let rows: Vec<Vec<String>> = keys()
         .map(|k| {
             vec![
                 k.name.into(),
@@ -52,8 +51,7 @@ fn list(sh: &Shell) -> Reply {
             ]
         })
         .collect();
-    let json: Vec<_> = KEYS
-        .iter()
+    let json: Vec<_> = keys()
         .map(|k| serde_json::json!({"key": k.name, "value": k.get(&sh.settings), "default": k.default_value(), "type": k.type_name(), "meaning": k.meaning}))
         .collect();
     Reply::with(
@@ -72,7 +70,7 @@ fn save(sh: &Shell, file: &str, force: bool) -> Result<Reply> {
         );
     }
     let mut text = format!("{CONFIG_HEADER}\n");
-    for k in KEYS {
+    for k in keys() {
         let v = k.get(&sh.settings);
         if v != k.default_value() {
             text.push_str(&format!("set {} {}\n", k.name, quote(&v)));

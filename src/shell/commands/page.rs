@@ -1,11 +1,14 @@
-//! `page URL [--raw]`: a stored page — status, headers, title, text, scores,
-//! links out and in; `--raw` prints the body as fetched (decoded to text).
+//! `page URL [--raw|--text|--noise]`: a stored page — status, headers,
+//! title, text, scores, links out and in; `--raw` prints the body as
+//! fetched (decoded to text), `--text` its text (denoised when it was),
+//! `--noise` the lines each denoising rule removed.
 
 use serde_json::json;
 
 use super::{Call, Command, no_detail, urls};
 use crate::frontier::order::backlink_importance;
 use crate::model::UrlId;
+use crate::parse::denoise::{clean_text, noise_of, removed};
 use crate::schema::tables::{RankRow, Ranks};
 use crate::schema::{DocRecord, LinkRecord, PageRecord};
 use crate::shell::error::{Result, ShellError};
@@ -14,11 +17,12 @@ use crate::shell::{Shell, table};
 
 pub const COMMAND: Command = Command {
     name: "page",
-    usage: "page URL [--raw]",
-    summary: "a stored page: status, headers, title, text, links in and out; --raw prints the body",
+    usage: "page URL [--raw|--text|--noise]",
+    summary: "a stored page: status, headers, title, text, links in and out; --raw prints the body, --text the (denoised) text, --noise what denoising removed",
     examples: &[
         "page https://example.org/",
         "page https://example.org/ --raw",
+        "page https://example.org/ --noise",
     ],
     arity: (1, Some(2)),
     subs: &[],
@@ -29,12 +33,17 @@ pub const COMMAND: Command = Command {
 };
 
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
-    let (url, raw) = match call.args[..] {
-        [u] => (u, false),
-        [u, "--raw"] | ["--raw", u] => (u, true),
+    let (url, view) = match call.args[..] {
+        [u] => (u, None),
+        [u, flag @ ("--raw" | "--text" | "--noise")]
+        | [flag @ ("--raw" | "--text" | "--noise"), u] => (u, Some(flag)),
         _ => return Err(ShellError::Usage),
     };
     let u = sh.url_arg(url)?;
+    if let Some(flag @ ("--text" | "--noise")) = view {
+        return text_view(sh, &u, flag == "--noise");
+    }
+    let raw = view == Some("--raw");
     let page = sh
         .store
         .page(u.id())?
@@ -74,6 +83,51 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     let mut j = page_json(&page, &d, &outs, &ins);
     j["ranking"] = scores;
     Ok(Reply::with(t.trim_end().to_string(), j))
+}
+
+/// `--text`: the page's text, denoised when it was; `--noise`: the lines
+/// each rule removed.
+fn text_view(sh: &Shell, u: &crate::model::CanonicalUrl, noise: bool) -> Result<Reply> {
+    let doc = sh
+        .store
+        .doc_with_text(u.id())?
+        .ok_or_else(|| format!("{u} has no stored text (page {u} shows what is stored)"))?;
+    let Some(d) = &doc.denoise else {
+        if noise {
+            return Err(format!(
+                "{u} was not denoised (set denoise.enabled true, then refetch it or refilter --denoise)"
+            )
+            .into());
+        }
+        return Ok(Reply::with(
+            doc.text.clone(),
+            json!({"url": u.as_str(), "denoised": false, "text": doc.text}),
+        ));
+    };
+    let rules = noise_of(&d.noise);
+    if noise {
+        let removed = removed(&doc.text, &rules);
+        let text = removed
+            .iter()
+            .map(|(rule, line)| format!("{:<10}  {line}", rule.name()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let json: Vec<_> = removed
+            .iter()
+            .map(|(rule, line)| json!({"rule": rule.name(), "removed": line}))
+            .collect();
+        let text = if text.is_empty() {
+            "denoising removed nothing".to_string()
+        } else {
+            text
+        };
+        return Ok(Reply::with(text, json!({"url": u.as_str(), "noise": json})));
+    }
+    let clean = clean_text(&doc.text, &rules);
+    Ok(Reply::with(
+        clean.clone(),
+        json!({"url": u.as_str(), "denoised": true, "title": d.title, "author": d.author, "date": d.date, "text": clean}),
+    ))
 }
 
 /// Its PageRank as last stored, and the frontier scores it was queued with.
@@ -156,6 +210,16 @@ fn doc_lines(d: &DocRecord, duplicate_of: Option<&str>) -> String {
     if let Some(r) = d.relevance {
         t += &format!("relevance     {r:.4}\n");
     }
+    if let Some(dn) = &d.denoise {
+        t += &format!("denoised      title {:?}", dn.title);
+        if let Some(a) = &dn.author {
+            t += &format!(", author {a:?}");
+        }
+        if let Some(date) = &dn.date {
+            t += &format!(", date {date}");
+        }
+        t += &format!(", {} noise lines (page URL --noise)\n", dn.noise.len());
+    }
     if d.noindex || d.nofollow {
         t += &format!(
             "meta robots   {}{}\n",
@@ -216,6 +280,7 @@ fn page_json(
         "text": d.text, "canonical": d.canonical, "noindex": d.noindex, "nofollow": d.nofollow,
         "verdict": d.verdict.name(), "verdict_detail": d.verdict_detail, "topic_score": d.topic_score, "relevance": d.relevance,
         "duplicate_of": d.duplicate_of.map(|x| format!("{:032x}", x)),
+        "denoised": d.denoise.as_ref().map(|dn| json!({"title": dn.title, "author": dn.author, "date": dn.date, "noise_lines": dn.noise.len()})),
         "outlinks": outs.iter().map(|(u, l)| link_json(u, l)).collect::<Vec<_>>(),
         "inlinks": ins,
     })

@@ -32,7 +32,7 @@ pub fn keys_note() -> String {
 /// Key names, then the key's values.
 pub fn complete(_: &Known, args: &[&str]) -> Vec<String> {
     match args {
-        [] => config::KEYS.iter().map(|k| k.name.to_string()).collect(),
+        [] => config::keys().map(|k| k.name.to_string()).collect(),
         [key] => config::value_words(key),
         _ => Vec::new(),
     }

@@ -10,26 +10,11 @@ use crate::filter::Mode;
 use crate::filter::topic::TopicParams;
 use crate::frontier::{Backlinks, Focus, Order};
 
-macro_rules! key {
-    ($name:expr, $kind:expr, $meaning:expr, |$s:ident| $get:expr, |$t:ident, $v:ident| $set:expr $(, $at_start:ident)?) => {
-        Key {
-            name: $name,
-            kind: $kind,
-            meaning: $meaning,
-            get: |$s| $get,
-            set: |$t, $v| $set,
-            at_start: key!(@at_start $($at_start)?),
-        }
-    };
-    (@at_start) => { false };
-    (@at_start at_start) => { true };
-}
-
 const HOUR: Duration = Duration::from_secs(3600);
 /// A fetch timeout shorter than this could never be met.
 const TIMEOUT_MIN: Duration = Duration::from_millis(100);
 
-pub static KEYS: &[Key] = &[
+pub(super) static CRAWL_KEYS: &[Key] = &[
     key!(
         "crawl.depth",
         Kind::OptInt { min: 0, max: 65535 },
@@ -595,6 +580,6 @@ fn apply_preset(s: &mut CrawlSettings, name: &str) {
     }
 }
 
-fn opt(v: Option<u64>) -> String {
+pub(super) fn opt(v: Option<u64>) -> String {
     v.map_or("none".to_string(), |n| n.to_string())
 }

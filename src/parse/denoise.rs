@@ -1,0 +1,451 @@
+//! Page denoising, document 003 §4.3, on the visible text (one line per
+//! block element) and the positions of the page's links:
+//!
+//! 1. the title (the `<h1>` when `<title>` is generic or the site's),
+//!    author and date are taken first, and their lines are kept whatever
+//!    the later rules say (short lines that look like ads);
+//! 2. scripts, styles and tags are gone already (the parser keeps text and
+//!    links only);
+//! 3. navigation lines: many separators (`|`, `»`, `•`, a lone `>` …)
+//!    and few words between them;
+//! 4. ad lines: at least one link and fewer than 10 words, or more than
+//!    0.35 links a word;
+//! 5. link text written in `<…>` is cut out of the line;
+//! 6. copyright lines: a copyright word and fewer than 80 words.
+//!
+//! A word is a run of letters or digits, and each CJK ideograph or kana is
+//! a word of its own: Chinese and Japanese put no spaces between words, a
+//! dictionary segmenter would add megabytes of data for thresholds that
+//! are rough anyway, and a character counts a line as longer than its
+//! words do, so a CJK line is called an ad or navigation less readily
+//! than an English one of the same length — the error keeps text.
+//!
+//! The result is a list of removed lines with the rule that removed each,
+//! so the text itself is stored once (in the page frame) and the denoised
+//! text is [`clean_text`] of the two.
+
+use super::dates::find_date;
+use super::html::ParsedPage;
+
+/// The thresholds (document 003's values by default).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DenoiseRules {
+    /// A navigation line has at least this many separators …
+    pub nav_separators: u32,
+    /// … and at most this many words between two, on average.
+    pub nav_words: f64,
+    /// A line with a link and fewer words than this is an ad.
+    pub ad_words: u32,
+    /// A line with more links per word than this is an ad.
+    pub ad_link_ratio: f64,
+    /// A line with a copyright word and fewer words than this is dropped.
+    pub copyright_words: u32,
+    /// Words that mark a copyright line (any case).
+    pub copyright_terms: Vec<String>,
+}
+
+impl Default for DenoiseRules {
+    fn default() -> Self {
+        DenoiseRules {
+            nav_separators: 2,
+            nav_words: 4.0,
+            ad_words: 10,
+            ad_link_ratio: 0.35,
+            copyright_words: 80,
+            copyright_terms: [
+                "copyright",
+                "statement",
+                "e-mail",
+                "company",
+                "©",
+                "all rights reserved",
+                "版权",
+                "声明",
+                "邮箱",
+                "公司",
+            ]
+            .map(String::from)
+            .to_vec(),
+        }
+    }
+}
+
+/// Denoising as the crawl and refilter apply it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DenoiseSettings {
+    /// Denoise each HTML page (off by default: the filters then read the
+    /// whole visible text, as before).
+    pub enabled: bool,
+    /// The page filters read the raw visible text even when pages are
+    /// denoised.
+    pub filters_read_raw: bool,
+    pub rules: DenoiseRules,
+}
+
+impl DenoiseSettings {
+    /// The rules a page is denoised with, when it is.
+    pub fn active(&self) -> Option<&DenoiseRules> {
+        self.enabled.then_some(&self.rules)
+    }
+}
+
+/// Why a line left the denoised text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Rule {
+    Navigation = 3,
+    Ad = 4,
+    /// Text in `<…>` cut out (the rest of the line stays when any is left).
+    Bracketed = 5,
+    Copyright = 6,
+}
+
+impl Rule {
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Navigation => "navigation",
+            Rule::Ad => "ad",
+            Rule::Bracketed => "bracketed",
+            Rule::Copyright => "copyright",
+        }
+    }
+
+    pub fn from_tag(tag: u8) -> Option<Rule> {
+        [Rule::Navigation, Rule::Ad, Rule::Bracketed, Rule::Copyright]
+            .into_iter()
+            .find(|r| *r as u8 == tag)
+    }
+}
+
+/// What denoising found on a page.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Denoised {
+    pub title: String,
+    pub author: Option<String>,
+    /// `YYYY-MM-DD`.
+    pub date: Option<String>,
+    /// Lines removed or cut (0-based line numbers of the visible text), in
+    /// order.
+    pub noise: Vec<(u32, Rule)>,
+}
+
+/// Denoises a parsed page.
+pub fn denoise(page: &ParsedPage, rules: &DenoiseRules) -> Denoised {
+    let lines: Vec<&str> = page.text.split('\n').collect();
+    let links = links_per_line(&page.text, &page.link_starts);
+    let title = choose_title(&page.title, &page.head.h1, page.head.site_name.as_deref());
+    let title_line = lines
+        .iter()
+        .position(|l| !title.is_empty() && l.trim() == title);
+    let (author, author_line) = match &page.head.author {
+        Some(a) => (Some(a.clone()), None),
+        None => find_author(&lines).map_or((None, None), |(a, i)| (Some(a), Some(i))),
+    };
+    let (date, date_line) = match page.head.date.as_deref().and_then(find_date) {
+        Some(d) => (Some(d), None),
+        None => find_dated_line(&lines, title_line.or(author_line))
+            .map_or((None, None), |(d, i)| (Some(d), Some(i))),
+    };
+    let kept = [title_line, author_line, date_line];
+    let noise = lines
+        .iter()
+        .zip(&links)
+        .enumerate()
+        .filter(|(i, _)| !kept.contains(&Some(*i)))
+        .filter_map(|(i, (line, &n))| Some((i as u32, line_rule(line, n, rules)?)))
+        .collect();
+    Denoised {
+        title,
+        author,
+        date,
+        noise,
+    }
+}
+
+/// The first rule that removes or cuts `line`, which holds `links` links.
+fn line_rule(line: &str, links: u32, r: &DenoiseRules) -> Option<Rule> {
+    let words = words(line);
+    let separators = separators(line);
+    if separators >= r.nav_separators.max(1)
+        && words as f64 / f64::from(separators + 1) <= r.nav_words
+    {
+        return Some(Rule::Navigation);
+    }
+    if links > 0
+        && (words < r.ad_words as usize || f64::from(links) / words as f64 > r.ad_link_ratio)
+    {
+        return Some(Rule::Ad);
+    }
+    if bracketed(line).is_some() {
+        return Some(Rule::Bracketed);
+    }
+    let lower = line.to_lowercase();
+    if words < r.copyright_words as usize
+        && r.copyright_terms
+            .iter()
+            .any(|t| !t.is_empty() && lower.contains(&t.to_lowercase()))
+    {
+        return Some(Rule::Copyright);
+    }
+    None
+}
+
+/// The denoised text: `text` without the lines `noise` removed, with the
+/// `<…>` spans cut from the lines it names for that.
+pub fn clean_text(text: &str, noise: &[(u32, Rule)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut next = noise.iter().peekable();
+    for (i, line) in text.split('\n').enumerate() {
+        let rule = next.next_if(|(n, _)| *n as usize == i).map(|(_, r)| *r);
+        let kept = match rule {
+            None => line.to_string(),
+            Some(Rule::Bracketed) => cut_bracketed(line),
+            Some(_) => continue,
+        };
+        if kept.trim().is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(kept.trim());
+    }
+    out
+}
+
+/// Stored noise (line, rule number) as rules; a number no rule has
+/// (written by a later trawl) is left out.
+pub fn noise_of(stored: &[(u32, u8)]) -> Vec<(u32, Rule)> {
+    stored
+        .iter()
+        .filter_map(|&(line, tag)| Some((line, Rule::from_tag(tag)?)))
+        .collect()
+}
+
+/// What each rule took from `text`: (rule, the line or the cut spans).
+pub fn removed(text: &str, noise: &[(u32, Rule)]) -> Vec<(Rule, String)> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    noise
+        .iter()
+        .filter_map(|&(i, rule)| {
+            let line = lines.get(i as usize)?;
+            let what = match rule {
+                Rule::Bracketed => spans(line)
+                    .map(|(a, b)| &line[a..b])
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => line.to_string(),
+            };
+            Some((rule, what))
+        })
+        .collect()
+}
+
+/// Links starting on each line of `text`.
+fn links_per_line(text: &str, starts: &[u32]) -> Vec<u32> {
+    let mut counts = Vec::new();
+    let mut at = 0usize;
+    let mut next = starts.iter().peekable();
+    for line in text.split('\n') {
+        let end = at + line.len();
+        let mut n = 0;
+        // A link starting at a line's end (its text begins after the
+        // break) belongs to the next line.
+        while next
+            .next_if(|&&s| (s as usize) < end || (s as usize == end && end == text.len()))
+            .is_some()
+        {
+            n += 1;
+        }
+        counts.push(n);
+        at = end + 1;
+    }
+    counts
+}
+
+/// Words in `s`: runs of letters and digits, each CJK ideograph or kana
+/// one word (see the module's note).
+pub fn words(s: &str) -> usize {
+    let mut n = 0;
+    let mut in_word = false;
+    for c in s.chars() {
+        if is_cjk(c) {
+            n += 1;
+            in_word = false;
+        } else if c.is_alphanumeric() {
+            n += usize::from(!in_word);
+            in_word = true;
+        } else if c != '\'' && c != '’' {
+            in_word = false;
+        }
+    }
+    n
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // hiragana, katakana
+        | 0x3400..=0x4DBF    // CJK extension A
+        | 0x4E00..=0x9FFF    // CJK unified ideographs
+        | 0xF900..=0xFAFF    // compatibility ideographs
+        | 0x20000..=0x2FA1F) // extensions B-F, compatibility supplement
+}
+
+/// Separators on a navigation line: `|`-like marks anywhere, and `>`, `/`,
+/// `-`, `–`, `—`, `:` standing alone between words (a breadcrumb's).
+fn separators(line: &str) -> u32 {
+    let marks = line
+        .chars()
+        .filter(|c| matches!(c, '|' | '｜' | '¦' | '•' | '·' | '»' | '›' | '«' | '‹'))
+        .count();
+    let lone = line
+        .split_whitespace()
+        .filter(|t| matches!(*t, ">" | "<" | "/" | "-" | "–" | "—" | ":" | "::" | ">>"))
+        .count();
+    (marks + lone) as u32
+}
+
+/// Byte spans of `<…>` in `line` (each closed, none nested).
+fn spans(line: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let open = from + line.get(from..)?.find('<')?;
+        let close = open + line[open..].find('>')?;
+        from = close + 1;
+        Some((open, close + 1))
+    })
+}
+
+fn bracketed(line: &str) -> Option<(usize, usize)> {
+    spans(line).next()
+}
+
+fn cut_bracketed(line: &str) -> String {
+    let mut out = String::new();
+    let mut at = 0;
+    for (a, b) in spans(line) {
+        out.push_str(&line[at..a]);
+        at = b;
+    }
+    out.push_str(&line[at..]);
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Titles that name no page.
+const GENERIC_TITLES: [&str; 16] = [
+    "home",
+    "home page",
+    "homepage",
+    "index",
+    "untitled",
+    "untitled document",
+    "welcome",
+    "default",
+    "main page",
+    "new page",
+    "document",
+    "首页",
+    "主页",
+    "网站首页",
+    "无标题",
+    "无标题文档",
+];
+
+/// The page's title: its `<h1>` when the `<title>` is empty, generic, the
+/// site's name, or the `<h1>` with the site's name around it
+/// ("Headline | Site"); else the `<title>`.
+pub fn choose_title(title: &str, h1: &str, site_name: Option<&str>) -> String {
+    let (t, h) = (title.trim(), h1.trim());
+    if h.is_empty() {
+        return t.to_string();
+    }
+    let lower = t.to_lowercase();
+    let site_wide = site_name.is_some_and(|s| s.trim().eq_ignore_ascii_case(t));
+    let wraps_h1 = lower != h.to_lowercase() && lower.contains(&h.to_lowercase());
+    if t.is_empty() || GENERIC_TITLES.contains(&lower.as_str()) || site_wide || wraps_h1 {
+        h.to_string()
+    } else {
+        t.to_string()
+    }
+}
+
+/// Words that introduce an author, lower case; the name follows.
+const AUTHOR_MARKS: [&str; 10] = [
+    "by ",
+    "written by ",
+    "posted by ",
+    "author:",
+    "authors:",
+    "作者：",
+    "作者:",
+    "发布者：",
+    "发布者:",
+    "文／",
+];
+
+/// An author line among the first lines ("By Ann Lee", "作者：张三"): the
+/// name (cut at a separator, a comma or a date) and the line's number.
+fn find_author(lines: &[&str]) -> Option<(String, usize)> {
+    lines.iter().take(60).enumerate().find_map(|(i, line)| {
+        let t = line.trim();
+        if words(t) > 16 {
+            return None;
+        }
+        let lower = t.to_lowercase();
+        let mark = AUTHOR_MARKS.iter().find(|m| lower.starts_with(*m))?;
+        // The mark is ASCII or matched as written: its length is the same
+        // in `t`.
+        let rest = t.get(mark.len()..)?;
+        let name = rest
+            .split(['|', '｜', ',', '，', '·'])
+            .next()?
+            .split(" on ")
+            .next()?
+            .trim();
+        let name: String = name
+            .chars()
+            .take_while(|c| !c.is_ascii_digit())
+            .collect::<String>()
+            .trim()
+            .to_string();
+        (!name.is_empty() && words(&name) <= 8).then_some((name, i))
+    })
+}
+
+/// Words that introduce a date, lower case.
+const DATE_MARKS: [&str; 10] = [
+    "last modified",
+    "last updated",
+    "updated",
+    "published",
+    "posted",
+    "date:",
+    "发布时间",
+    "更新时间",
+    "发表于",
+    "日期",
+];
+
+/// A date line: one that says what its date is ("Last modified: …"),
+/// else a short line with a date within five lines after `near` (the
+/// title's or author's line). The date and the line's number.
+fn find_dated_line(lines: &[&str], near: Option<usize>) -> Option<(String, usize)> {
+    let marked = lines.iter().enumerate().find_map(|(i, line)| {
+        let lower = line.to_lowercase();
+        if words(line) > 24 || !DATE_MARKS.iter().any(|m| lower.contains(m)) {
+            return None;
+        }
+        Some((find_date(line)?, i))
+    });
+    marked.or_else(|| {
+        let from = near?;
+        (from..lines.len().min(from + 6)).find_map(|i| {
+            let line = lines[i];
+            (words(line) <= 16).then(|| find_date(line).map(|d| (d, i)))?
+        })
+    })
+}
+
+#[cfg(test)]
+#[path = "denoise_tests.rs"]
+mod tests;

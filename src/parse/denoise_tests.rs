@@ -1,0 +1,155 @@
+//! Denoising on hand-made pages, parsed as a crawl parses them.
+use super::*;
+use crate::parse::{DEFAULT_MAX_LINKS, parse_html};
+
+fn page(html: &str) -> ParsedPage {
+    parse_html(
+        html,
+        &url::Url::parse("http://news.example/2009/story.html").unwrap(),
+        encoding_rs::UTF_8,
+        "trawl",
+        DEFAULT_MAX_LINKS,
+    )
+}
+
+/// Each removed line's rule and text.
+fn noise_of(p: &ParsedPage, d: &Denoised) -> Vec<(&'static str, String)> {
+    removed(&p.text, &d.noise)
+        .into_iter()
+        .map(|(r, t)| (r.name(), t))
+        .collect()
+}
+
+const ARTICLE: &str = "<p>The city council voted on Tuesday to expand the \
+    riverside park by twelve acres, ending a debate that began in 2004.</p>\
+    <p>Supporters said the new land, a former rail yard, would give the east \
+    side its first large green space; <a href=/budget>the budget office</a> \
+    put the cost at four million dollars over five years.</p>\
+    <p>Opponents had asked for the site to be kept for housing.</p>";
+
+#[test]
+fn an_english_news_page_loses_its_noise_and_keeps_its_story() {
+    let html = format!(
+        "<html><head><title>Home</title></head><body>\
+         <div class=nav><a href=/>Local News</a> | <a href=/c>Skilled at code, he wins a load</a> | \
+         <a href=/st>Seattle Times</a></div>\
+         <h1>Council expands riverside park</h1>\
+         <p>By Ann Lee</p><p>Last modified: March 5, 2009</p>\
+         {ARTICLE}\
+         <p>See also &lt;http://blog.example/allyoucaneat/&gt; All You Can Eat</p>\
+         <div><a href=/ads/1>Cheap flights</a></div>\
+         <div><a href=/a>Food</a> <a href=/b>Wine</a> <a href=/c2>Travel</a> and more deals on \
+         <a href=/d>Homes</a></div>\
+         <p>Copyright 2009 The Example Company. All rights reserved.</p>\
+         </body></html>"
+    );
+    let p = page(&html);
+    let d = denoise(&p, &DenoiseRules::default());
+    assert_eq!(d.title, "Council expands riverside park");
+    assert_eq!(d.author.as_deref(), Some("Ann Lee"));
+    assert_eq!(d.date.as_deref(), Some("2009-03-05"));
+    assert_eq!(
+        noise_of(&p, &d),
+        [
+            (
+                "navigation",
+                "Local News | Skilled at code, he wins a load | Seattle Times".to_string()
+            ),
+            (
+                "bracketed",
+                "<http://blog.example/allyoucaneat/>".to_string()
+            ),
+            ("ad", "Cheap flights".to_string()),
+            ("ad", "Food Wine Travel and more deals on Homes".to_string()),
+            (
+                "copyright",
+                "Copyright 2009 The Example Company. All rights reserved.".to_string()
+            ),
+        ]
+    );
+    let text = clean_text(&p.text, &d.noise);
+    // The title, author and date lines are short and kept: step 1 comes
+    // before the ad rule.
+    assert!(
+        text.starts_with("Council expands riverside park\nBy Ann Lee\nLast modified"),
+        "{text}"
+    );
+    assert!(text.contains("\nSee also All You Can Eat"), "{text}");
+    for sentence in page(ARTICLE).text.lines() {
+        assert!(text.contains(sentence), "lost: {sentence}");
+    }
+}
+
+#[test]
+fn a_chinese_page_counts_each_character_as_a_word() {
+    let html = "<html><head><title>新闻中心</title>\
+        <meta property=og:site_name content=新闻中心></head><body>\
+        <div><a href=/>首页</a> | <a href=/n>新闻</a> | <a href=/s>体育</a> | <a href=/f>财经</a></div>\
+        <h1>市政府扩建滨江公园</h1>\
+        <p>作者：张三</p><p>发布时间：2009年3月5日</p>\
+        <p>市议会周二投票决定将滨江公园扩大十二英亩，结束了始于二〇〇四年的争论。\
+        支持者说，这块原为铁路货场的土地将为东区带来第一块大型绿地。</p>\
+        <div><a href=/ad>点击进入</a></div>\
+        <p>版权所有 © 2009 某某网络公司 联系邮箱 news@example.cn</p>\
+        </body></html>";
+    let p = page(html);
+    let d = denoise(&p, &DenoiseRules::default());
+    // The <title> is the site's name (og:site_name): the <h1> names the page.
+    assert_eq!(d.title, "市政府扩建滨江公园");
+    assert_eq!(d.author.as_deref(), Some("张三"));
+    assert_eq!(d.date.as_deref(), Some("2009-03-05"));
+    let rules: Vec<_> = noise_of(&p, &d).into_iter().map(|(r, _)| r).collect();
+    assert_eq!(rules, ["navigation", "ad", "copyright"]);
+    let text = clean_text(&p.text, &d.noise);
+    assert!(text.contains("市议会周二投票决定"), "{text}");
+    assert!(
+        text.contains("作者：张三") && text.contains("2009年3月5日"),
+        "{text}"
+    );
+    assert_eq!(words("市议会 votes today"), 5);
+    assert_eq!(words("don't stop — 2009"), 3);
+}
+
+#[test]
+fn a_clean_article_loses_nothing() {
+    let html = format!(
+        "<html><head><title>Park vote</title></head><body><h1>Park vote</h1>{ARTICLE}</body></html>"
+    );
+    let p = page(&html);
+    let d = denoise(&p, &DenoiseRules::default());
+    assert_eq!(d.noise, []);
+    assert_eq!(clean_text(&p.text, &d.noise), p.text);
+}
+
+#[test]
+fn thresholds_are_the_rules_settings() {
+    let p = page("<p><a href=/x>one short linked line</a></p><p>Home | About</p>");
+    let d = denoise(&p, &DenoiseRules::default());
+    // One separator is not navigation by default; the link line is an ad.
+    assert_eq!(d.noise, [(0, Rule::Ad)]);
+    let loose = DenoiseRules {
+        ad_words: 3,
+        nav_separators: 1,
+        ..DenoiseRules::default()
+    };
+    assert_eq!(denoise(&p, &loose).noise, [(1, Rule::Navigation)]);
+}
+
+#[test]
+fn the_h1_replaces_only_a_title_that_names_no_page() {
+    assert_eq!(
+        choose_title("Untitled Document", "Real headline", None),
+        "Real headline"
+    );
+    assert_eq!(
+        choose_title("Real headline | Site", "Real headline", None),
+        "Real headline"
+    );
+    assert_eq!(choose_title("Site", "Headline", Some("site")), "Headline");
+    assert_eq!(
+        choose_title("A good title", "Section", None),
+        "A good title"
+    );
+    assert_eq!(choose_title("A good title", "", None), "A good title");
+    assert_eq!(choose_title("", "Headline", None), "Headline");
+}
