@@ -6,8 +6,8 @@ use super::focus::StopRule;
 use super::traps::TrapLimits;
 use crate::fetch::FetchSettings;
 use crate::filter::FilterSettings;
+use crate::filter::denoise::DenoiseSettings;
 use crate::frontier::OrderSettings;
-use crate::parse::denoise::DenoiseSettings;
 use crate::schema::LinkLimits;
 
 pub use crate::filter::scope::Scope;

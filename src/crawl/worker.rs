@@ -10,8 +10,8 @@ use super::dictionary::PageDictionary;
 use super::frame::FrameWriter;
 
 use crate::fetch::{self, FetchError, Fetched, HttpClient, RobotsFetch};
+use crate::filter::denoise::{Denoised, Denoiser};
 use crate::model::{CanonicalUrl, HostId};
-use crate::parse::denoise::{DenoiseRules, Denoised};
 use crate::parse::{self, ParsedPage};
 use crate::schema::dictionary::Dictionary;
 use crate::schema::{FrontierEntry, FrontierKey};
@@ -69,8 +69,8 @@ pub(super) struct PageWork {
     pub client: HttpClient,
     pub agent: String,
     pub max_links: usize,
-    /// The rules pages are denoised with, when denoising is on.
-    pub denoise: Option<Arc<DenoiseRules>>,
+    /// What pages are denoised with, when denoising is on.
+    pub denoise: Option<Arc<Denoiser>>,
     /// The zstd dictionary frames are compressed with.
     pub dictionary: std::sync::Arc<PageDictionary>,
     /// Where the page is marked in flight while processed.
@@ -127,7 +127,7 @@ fn is_page(fetched: &Fetched) -> bool {
 struct How {
     agent: String,
     max_links: usize,
-    denoise: Option<Arc<DenoiseRules>>,
+    denoise: Option<Arc<Denoiser>>,
     dictionary: std::sync::Arc<PageDictionary>,
 }
 
@@ -207,7 +207,7 @@ pub fn process(
     url: &url::Url,
     agent: &str,
     max_links: usize,
-    denoise: Option<&DenoiseRules>,
+    denoise: Option<&Denoiser>,
     dict: Option<&Dictionary>,
 ) -> PageData {
     crash_hook::check(&fetched.body);
@@ -226,7 +226,7 @@ pub fn process(
             page.nofollow |= d.nofollow;
         }
         ParsedHtml {
-            denoised: denoise.map(|rules| parse::denoise::denoise(&page, rules)),
+            denoised: denoise.map(|d| crate::filter::denoise::denoise(&page, d)),
             page,
             charset: decoded.charset.name(),
             charset_source: decoded.source.name(),

@@ -11,7 +11,11 @@
 //! - [`judge`]: whether a link is followed, all reasons in order; with
 //!   [`scope`] (which hosts the crawl enters) and [`robots_tag`]
 //!   (X-Robots-Tag), the whole "is this link followed" decision.
+//! - [`denoise`]: document 003 — the lines of a page the filters leave out
+//!   (navigation, ads, copyright), and its title, author and date.
 
+mod dates;
+pub mod denoise;
 pub mod domain;
 pub mod judge;
 pub mod keywords;

@@ -103,17 +103,12 @@ impl LinkModel {
     /// `url` and `link`, whose target was `relevant` (or not); each
     /// feature keeps its name.
     pub fn train(&mut self, url: &url::Url, link: Option<&LinkContext>, relevant: bool) {
-        let mut hashes = Features::with_capacity(48);
         let weights = &mut self.weights;
-        each_feature(url, link, |kind, token| {
-            let h = bucket(kind, token);
-            hashes.push(h);
+        let hashes = collect(url, link, |h, kind, token| {
             weights
                 .entry(h)
                 .or_insert_with(|| (0.0, format!("{kind}:{token}")));
         });
-        hashes.sort_unstable();
-        hashes.dedup();
         self.train_features(&hashes, relevant);
     }
 
@@ -191,8 +186,22 @@ pub fn link_context(
 /// The features of the link that queued `url` (only the URL's own when
 /// the link is not known: a seed, or a URL queued under another order).
 pub fn features(url: &url::Url, link: Option<&LinkContext>) -> Features {
+    collect(url, link, |_, _, _| {})
+}
+
+/// The features of `url` and `link`, sorted and distinct, each also
+/// handed to `each(bucket, kind, token)`.
+fn collect(
+    url: &url::Url,
+    link: Option<&LinkContext>,
+    mut each: impl FnMut(u32, &str, &str),
+) -> Features {
     let mut out = Vec::with_capacity(48);
-    each_feature(url, link, |kind, token| out.push(bucket(kind, token)));
+    each_feature(url, link, |kind, token| {
+        let h = bucket(kind, token);
+        each(h, kind, token);
+        out.push(h);
+    });
     out.sort_unstable();
     out.dedup();
     out

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BinaryHeap, HashSet, VecDeque};
 
 use crate::model::{HostId, UrlId};
 use crate::schema::tables::Frontier;
-use crate::schema::{CF_FRONTIER, FrontierEntry, FrontierKey};
+use crate::schema::{CF_FRONTIER, FrontierEntry, FrontierKey, FrontierScores};
 use crate::store::{Batch, Result, Store, StoreError};
 
 /// Entries read from disk per refill.
@@ -169,7 +169,7 @@ impl HostQueue {
     }
 
     /// Rewrites the key of every queued entry (not in flight) whose
-    /// priority `rekey` changes, in batches of [`REKEY_BATCH`] rows, and
+    /// priority `rekey` changes (the entry then keeps the scores it gave), in batches of [`REKEY_BATCH`] rows, and
     /// reloads the window; `moved` adds what goes with each move to its
     /// batch. Returns the rows moved. Each row moves at most once, so the
     /// scan ends; a crash part-way leaves every row queued once (delete and
@@ -177,7 +177,7 @@ impl HostQueue {
     pub fn rekey(
         &mut self,
         store: &Store,
-        rekey: impl Fn(&FrontierKey, &FrontierEntry) -> (u64, FrontierEntry),
+        rekey: impl Fn(&FrontierKey, &FrontierEntry) -> (u64, FrontierScores),
         mut moved_to: impl FnMut(&mut Batch<'_>, &FrontierKey, &FrontierEntry),
     ) -> Result<u64> {
         let mut from = first_key(self.host);
@@ -188,16 +188,18 @@ impl HostQueue {
             if let Some((last, _)) = rows.last() {
                 from = successor(last.to_key());
             }
-            for (k, e) in rows {
+            for (k, mut e) in rows {
                 if self.in_flight.contains(&k.url) {
                     continue;
                 }
-                let (priority, entry) = rekey(&k, &e);
+                // Most rows keep their key: only a moved one is changed.
+                let (priority, scores) = rekey(&k, &e);
                 if priority != k.priority {
+                    e.scores = Some(scores);
                     b.delete(CF_FRONTIER, &k.to_key());
                     let to = FrontierKey { priority, ..k };
-                    b.put(CF_FRONTIER, &to.to_key(), &entry);
-                    moved_to(&mut b, &to, &entry);
+                    b.put(CF_FRONTIER, &to.to_key(), &e);
+                    moved_to(&mut b, &to, &e);
                     moved += 1;
                 }
             }

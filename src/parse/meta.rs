@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::html::{PageHead, ParsedPage};
+use super::html::{PageHead, ParsedPage, collapse};
 
 /// The target of `<meta http-equiv=refresh content="5; url=…">`, which
 /// browsers follow like a link.
@@ -46,8 +46,26 @@ pub(super) fn meta_robots(tag: &tl::HTMLTag, agent: &str, page: &mut ParsedPage)
     page.nofollow |= d.nofollow;
 }
 
+/// `<meta>` names (any case) that state a page's author, site name and date.
+const AUTHOR_NAMES: [&str; 4] = ["author", "dc.creator", "byl", "article:author"];
+const SITE_NAMES: [&str; 2] = ["og:site_name", "application-name"];
+const DATE_NAMES: [&str; 11] = [
+    "article:published_time",
+    "article:modified_time",
+    "date",
+    "dc.date",
+    "dcterms.created",
+    "dcterms.modified",
+    "datepublished",
+    "datemodified",
+    "pubdate",
+    "publishdate",
+    "last-modified",
+];
+
 /// The author, site name and date a `<meta>` states (the first of each),
-/// by `name`, `property` or `itemprop`.
+/// by `name`, `property`, `itemprop` or `http-equiv`. Other metas cost no
+/// allocation.
 pub(super) fn meta_head(tag: &tl::HTMLTag, head: &mut PageHead) {
     let Some(key) = attr(tag, "name")
         .or_else(|| attr(tag, "property"))
@@ -56,32 +74,26 @@ pub(super) fn meta_head(tag: &tl::HTMLTag, head: &mut PageHead) {
     else {
         return;
     };
-    let Some(content) = attr(tag, "content") else {
+    let key = key.trim();
+    let is = |names: &[&str]| names.iter().any(|n| key.eq_ignore_ascii_case(n));
+    let slot = if is(&AUTHOR_NAMES) {
+        &mut head.author
+    } else if is(&SITE_NAMES) {
+        &mut head.site_name
+    } else if is(&DATE_NAMES) {
+        &mut head.date
+    } else {
         return;
     };
-    let content = content.split_whitespace().collect::<Vec<_>>().join(" ");
-    if content.is_empty() {
+    if slot.is_some() {
         return;
     }
-    let slot = match key.trim().to_ascii_lowercase().as_str() {
-        // article:author is often a profile URL, not a name.
-        "author" | "dc.creator" | "byl" => &mut head.author,
-        "article:author" if !content.starts_with("http") => &mut head.author,
-        "og:site_name" | "application-name" => &mut head.site_name,
-        "article:published_time"
-        | "article:modified_time"
-        | "date"
-        | "dc.date"
-        | "dcterms.created"
-        | "dcterms.modified"
-        | "datepublished"
-        | "datemodified"
-        | "pubdate"
-        | "publishdate"
-        | "last-modified" => &mut head.date,
-        _ => return,
-    };
-    slot.get_or_insert(content);
+    let content = collapse(&attr(tag, "content").unwrap_or_default());
+    // article:author is often a profile URL, not a name.
+    let url_author = key.eq_ignore_ascii_case("article:author") && content.starts_with("http");
+    if !content.is_empty() && !url_author {
+        *slot = Some(content);
+    }
 }
 
 /// The robots directives a crawler acts on.

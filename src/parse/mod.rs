@@ -3,9 +3,7 @@
 //! `decode` picks the charset (BOM ▸ HTTP header ▸ `<meta>` ▸ sniffing);
 //! `html` walks the tl DOM once to collect everything later stages need.
 
-mod dates;
 mod decode;
-pub mod denoise;
 mod html;
 mod mask;
 mod meta;

@@ -6,23 +6,8 @@
 
 use super::ReplayGraph;
 use crate::frontier::learned::{Features, LinkModel, features, link_context};
+use crate::model::UrlId;
 use crate::store::Store;
-
-/// Where a replay reads link features from.
-pub trait LinkFeatures {
-    /// The features of each of node `n`'s replay links whose target is
-    /// `wanted` (aligned with `g.links(n)`, None for the others; empty
-    /// when its row cannot be read). Most links lead to pages queued
-    /// already: their features are not computed.
-    fn of_links(
-        &mut self,
-        g: &ReplayGraph,
-        n: u32,
-        wanted: &dyn Fn(u32) -> bool,
-    ) -> Vec<Option<Features>>;
-    /// The features of node `n`'s URL alone (a seed).
-    fn of_url(&mut self, g: &ReplayGraph, n: u32) -> Features;
-}
 
 /// Link features from the db's `links` and `urls` rows.
 pub struct StoredFeatures<'a> {
@@ -39,10 +24,12 @@ impl<'a> StoredFeatures<'a> {
             unreadable: 0,
         }
     }
-}
 
-impl LinkFeatures for StoredFeatures<'_> {
-    fn of_links(
+    /// The features of each of node `n`'s replay links whose target is
+    /// `wanted` (aligned with `g.links(n)`, None for the others; empty
+    /// when its row cannot be read). Most links lead to pages queued
+    /// already: their features are not computed.
+    pub fn of_links(
         &mut self,
         g: &ReplayGraph,
         n: u32,
@@ -60,12 +47,7 @@ impl LinkFeatures for StoredFeatures<'_> {
                     if !wanted(m) {
                         return None;
                     }
-                    // A schema-4-or-older record names its target by id only.
-                    let stored = match l.dst_url {
-                        "" => store.url(*dst).ok().flatten(),
-                        u => Some(u.to_string()),
-                    };
-                    let Some(url) = stored.and_then(|u| url::Url::parse(&u).ok()) else {
+                    let Some(url) = stored_url(store, *dst, l.dst_url) else {
                         unparsed += 1;
                         return Some(Features::new());
                     };
@@ -86,9 +68,9 @@ impl LinkFeatures for StoredFeatures<'_> {
         })
     }
 
-    fn of_url(&mut self, g: &ReplayGraph, n: u32) -> Features {
-        let url = self.store.url(g.id(n)).ok().flatten();
-        match url.and_then(|u| url::Url::parse(&u).ok()) {
+    /// The features of node `n`'s URL alone (a seed).
+    pub fn of_url(&mut self, g: &ReplayGraph, n: u32) -> Features {
+        match stored_url(self.store, g.id(n), "") {
             Some(u) => features(&u, None),
             None => {
                 self.unreadable += 1;
@@ -98,15 +80,25 @@ impl LinkFeatures for StoredFeatures<'_> {
     }
 }
 
-/// The replay's model and the features of the nodes it has queued.
-pub(super) struct Learner<'a> {
-    model: LinkModel,
-    queued: Vec<Option<Features>>,
-    source: &'a mut dyn LinkFeatures,
+/// URL `id`, parsed: `known` when the row holding the link named it, else
+/// read from `urls` (a schema-4-or-older link record names its target by
+/// id only). None when it cannot be read or parsed.
+fn stored_url(store: &Store, id: UrlId, known: &str) -> Option<url::Url> {
+    match known {
+        "" => url::Url::parse(&store.url(id).ok()??).ok(),
+        u => url::Url::parse(u).ok(),
+    }
 }
 
-impl<'a> Learner<'a> {
-    pub fn new(g: &ReplayGraph, source: &'a mut dyn LinkFeatures) -> Learner<'a> {
+/// The replay's model and the features of the nodes it has queued.
+pub(super) struct Learner<'a, 's> {
+    model: LinkModel,
+    queued: Vec<Option<Features>>,
+    source: &'a mut StoredFeatures<'s>,
+}
+
+impl<'a, 's> Learner<'a, 's> {
+    pub fn new(g: &ReplayGraph, source: &'a mut StoredFeatures<'s>) -> Learner<'a, 's> {
         Learner {
             model: LinkModel::default(),
             queued: vec![None; g.len()],

@@ -16,7 +16,7 @@ use std::collections::{BinaryHeap, HashSet};
 
 pub use graph::{ReplayGraph, ReplayLink};
 use learned::Learner;
-pub use learned::{LinkFeatures, StoredFeatures};
+pub use learned::StoredFeatures;
 
 use crate::frontier::order::{importance, shark_inherited};
 use crate::frontier::{Focus, Order, OrderSettings};
@@ -73,7 +73,7 @@ pub fn replay(
     order: &OrderSettings,
     focus: Focus,
     budget: usize,
-    source: &mut dyn LinkFeatures,
+    source: &mut StoredFeatures<'_>,
 ) -> Replay {
     let mut r = Replayer {
         nodes: vec![Node::default(); g.len()],
@@ -138,14 +138,14 @@ pub fn replay(
 }
 
 /// A replay's queue: every node's state and the heap of priorities.
-struct Replayer<'a> {
+struct Replayer<'a, 's> {
     nodes: Vec<Node>,
     heap: BinaryHeap<Reverse<(u64, u32)>>,
     order: &'a OrderSettings,
-    learner: Option<Learner<'a>>,
+    learner: Option<Learner<'a, 's>>,
 }
 
-impl Replayer<'_> {
+impl Replayer<'_, '_> {
     /// Queues the links of taken node `n` (its links `tunnel` under soft
     /// focus when it is irrelevant); a link to a queued node raises its IB.
     fn follow(&mut self, g: &ReplayGraph, n: u32, tunnel: bool, next_seq: &mut u64) {

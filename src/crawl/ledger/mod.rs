@@ -29,12 +29,12 @@ use super::marks::{self, MarkBook};
 use super::settings::CrawlSettings;
 use super::traps::QueryVariants;
 use crate::fetch::{NetGuard, RobotsRules};
+use crate::filter::denoise::Denoiser;
 use crate::filter::scope::ScopeRule;
 use crate::filter::{FilterSettings, Filters};
 use crate::frontier::learned::LinkModel;
 use crate::frontier::{Boosts, HostQueue, SeenFront, SettledSet};
 use crate::model::{HostId, UrlId};
-use crate::parse::denoise::DenoiseRules;
 use crate::schema::tables::{CountersRow, RunKey, Runs};
 use crate::schema::{Counters, HostRecord, OrderState, RankRun, RunProgress, RunRecord};
 use crate::store::{Store, StoreError};
@@ -124,8 +124,8 @@ pub(super) struct Ledger {
     pub targets_fetched: u64,
     /// The `crawl.stop_when` rule that fired, with its figures.
     pub stop_fired: Option<String>,
-    /// The rules fetch tasks denoise pages with (shared: no copy a page).
-    pub denoise: Option<Arc<DenoiseRules>>,
+    /// What fetch tasks denoise pages with (shared: no copy a page).
+    pub denoise: Option<Arc<Denoiser>>,
 }
 
 impl Ledger {
@@ -137,7 +137,7 @@ impl Ledger {
         marks: MarkBook,
     ) -> Result<Ledger, StoreError> {
         let mut l = Ledger {
-            denoise: settings.denoise.active().cloned().map(Arc::new),
+            denoise: settings.denoise.denoiser().map(Arc::new),
             clock: Clock::start(),
             agent: settings.agent_token().to_string(),
             counters: store.counters()?,
@@ -316,7 +316,7 @@ impl Ledger {
         }
         let refilter = new.filter != self.settings.filter;
         let limits = new.link_limits() != self.settings.link_limits();
-        self.denoise = new.denoise.active().cloned().map(Arc::new);
+        self.denoise = new.denoise.denoiser().map(Arc::new);
         self.settings = new;
         // `targets import` in the shell tells a running crawl this way.
         if let Err(e) = self.load_targets() {

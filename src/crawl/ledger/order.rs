@@ -107,11 +107,7 @@ impl Ledger {
             {
                 s.model = m.score_queued(e.depth, &features(&url, e.link.as_ref()));
             }
-            let entry = FrontierEntry {
-                scores: Some(s.clone()),
-                ..e.clone()
-            };
-            (order.priority(e.depth, &s), entry)
+            (order.priority(e.depth, &s), s)
         };
         // The URL's `seen` row names its new key (see `apply_boosts`).
         let moved_to = |b: &mut Batch<'_>, to: &FrontierKey, e: &FrontierEntry| {

@@ -8,11 +8,11 @@ use super::discover::ScoreFrom;
 use super::{Discovery, Ledger, PageWrite, VIA_REDIRECT, bump};
 use crate::crawl::worker::{PageData, PageJob, ParsedHtml};
 use crate::fetch::{FetchError, is_backoff, retry_after_ms};
+use crate::filter::denoise::{Denoised, clean_text};
 use crate::filter::judge::{LinkJudge, LinkText, judge_link};
 use crate::filter::links;
 use crate::frontier::Focus;
 use crate::model::{self};
-use crate::parse::denoise::{Denoised, clean_text, noise_of};
 use crate::schema::tables::{Details, Docs, Pages, Verdicts};
 use crate::schema::{
     DenoiseRecord, DetailRecord, DocRecord, FilterReason, FrontierEntry, InLinkKey, LinkView,
@@ -240,15 +240,15 @@ impl Ledger {
     ) -> Result<(), StoreError> {
         let id = job.url.id();
         let page = html.page;
-        let denoise = html.denoised.map(|d| denoise_record(&d));
+        let denoised = html.denoised;
         // The filters read the denoised title and text unless told not to.
-        let clean = denoise
+        let clean = denoised
             .as_ref()
-            .filter(|_| !self.settings.denoise.filters_read_raw)
+            .filter(|_| self.settings.denoise.filters_read_denoised())
             .map(|d| {
                 (
                     d.title.as_str(),
-                    clean_text(&page.text, &noise_of(&d.noise)),
+                    clean_text(&page.text, d.noise.iter().copied()),
                 )
             });
         let (title, text) = match &clean {
@@ -291,7 +291,7 @@ impl Ledger {
             nofollow: page.nofollow,
             outlinks: page.links.len() as u32,
             duplicate_of: duplicate_of.map(|d| d.0),
-            denoise,
+            denoise: denoised.as_ref().map(denoise_record),
             topic_score: verdict.topic_score,
             relevance: verdict.relevance,
             verdict: verdict.verdict,

@@ -140,7 +140,7 @@ impl Ledger {
             follow_nofollow: self.settings.follow_nofollow,
             soft_focus: self.settings.order.focus == Focus::Soft,
             domain_mode: self.settings.filter.mode == Mode::Domain,
-            denoised_text: self.settings.denoise.enabled && !self.settings.denoise.filters_read_raw,
+            denoised_text: self.settings.denoise.filters_read_denoised(),
             dry_run,
         };
         // Work crosses threads in chunks: one wake-up per chunk, not per page.

@@ -8,11 +8,11 @@
 use std::borrow::Cow;
 
 use crate::crawl::ledger::rejudge_reconsiders;
+use crate::filter::denoise::{clean_text, noise_of};
 use crate::filter::judge::{LinkDecision, LinkJudge, LinkText, judge_link};
 use crate::filter::links::{self, LinkType};
 use crate::filter::{Filters, Mode, PageVerdict};
 use crate::model::{self, CanonicalUrl, LinkVerdict, UrlId, Verdict};
-use crate::parse::denoise::{clean_text, noise_of};
 use crate::schema::{DocView, FilterReason, LinkView, PageLinksBuilder, VerdictRecord, Versioned};
 use crate::store::{Cursor, PageLinkRows, Store, StoreError};
 
@@ -196,7 +196,7 @@ fn judge_text(
         t => String::from_utf8_lossy(t),
     };
     if let Some(d) = doc.denoise.as_ref().filter(|_| denoised) {
-        let clean = clean_text(&text, &noise_of(&d.noise));
+        let clean = clean_text(&text, noise_of(&d.noise));
         return Ok(filters.page(host, &d.title, &clean));
     }
     Ok(filters.page(host, &String::from_utf8_lossy(doc.title), &text))

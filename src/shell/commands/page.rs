@@ -6,9 +6,9 @@
 use serde_json::json;
 
 use super::{Call, Command, no_detail, urls};
+use crate::filter::denoise::{clean_text, noise_of, removed};
 use crate::frontier::order::backlink_importance;
 use crate::model::UrlId;
-use crate::parse::denoise::{clean_text, noise_of, removed};
 use crate::schema::tables::{RankRow, Ranks};
 use crate::schema::{DocRecord, LinkRecord, PageRecord};
 use crate::shell::error::{Result, ShellError};
@@ -104,9 +104,8 @@ fn text_view(sh: &Shell, u: &crate::model::CanonicalUrl, noise: bool) -> Result<
             json!({"url": u.as_str(), "denoised": false, "text": doc.text}),
         ));
     };
-    let rules = noise_of(&d.noise);
     if noise {
-        let removed = removed(&doc.text, &rules);
+        let removed = removed(&doc.text, noise_of(&d.noise));
         let text = removed
             .iter()
             .map(|(rule, line)| format!("{:<10}  {line}", rule.name()))
@@ -123,7 +122,7 @@ fn text_view(sh: &Shell, u: &crate::model::CanonicalUrl, noise: bool) -> Result<
         };
         return Ok(Reply::with(text, json!({"url": u.as_str(), "noise": json})));
     }
-    let clean = clean_text(&doc.text, &rules);
+    let clean = clean_text(&doc.text, noise_of(&d.noise));
     Ok(Reply::with(
         clean.clone(),
         json!({"url": u.as_str(), "denoised": true, "title": d.title, "author": d.author, "date": d.date, "text": clean}),

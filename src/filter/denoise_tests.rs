@@ -14,7 +14,7 @@ fn page(html: &str) -> ParsedPage {
 
 /// Each removed line's rule and text.
 fn noise_of(p: &ParsedPage, d: &Denoised) -> Vec<(&'static str, String)> {
-    removed(&p.text, &d.noise)
+    removed(&p.text, d.noise.iter().copied())
         .into_iter()
         .map(|(r, t)| (r.name(), t))
         .collect()
@@ -44,7 +44,7 @@ fn an_english_news_page_loses_its_noise_and_keeps_its_story() {
          </body></html>"
     );
     let p = page(&html);
-    let d = denoise(&p, &DenoiseRules::default());
+    let d = denoise(&p, &Denoiser::new(&DenoiseRules::default()));
     assert_eq!(d.title, "Council expands riverside park");
     assert_eq!(d.author.as_deref(), Some("Ann Lee"));
     assert_eq!(d.date.as_deref(), Some("2009-03-05"));
@@ -67,7 +67,7 @@ fn an_english_news_page_loses_its_noise_and_keeps_its_story() {
             ),
         ]
     );
-    let text = clean_text(&p.text, &d.noise);
+    let text = clean_text(&p.text, d.noise.iter().copied());
     // The title, author and date lines are short and kept: step 1 comes
     // before the ad rule.
     assert!(
@@ -93,14 +93,14 @@ fn a_chinese_page_counts_each_character_as_a_word() {
         <p>版权所有 © 2009 某某网络公司 联系邮箱 news@example.cn</p>\
         </body></html>";
     let p = page(html);
-    let d = denoise(&p, &DenoiseRules::default());
+    let d = denoise(&p, &Denoiser::new(&DenoiseRules::default()));
     // The <title> is the site's name (og:site_name): the <h1> names the page.
     assert_eq!(d.title, "市政府扩建滨江公园");
     assert_eq!(d.author.as_deref(), Some("张三"));
     assert_eq!(d.date.as_deref(), Some("2009-03-05"));
     let rules: Vec<_> = noise_of(&p, &d).into_iter().map(|(r, _)| r).collect();
     assert_eq!(rules, ["navigation", "ad", "copyright"]);
-    let text = clean_text(&p.text, &d.noise);
+    let text = clean_text(&p.text, d.noise.iter().copied());
     assert!(text.contains("市议会周二投票决定"), "{text}");
     assert!(
         text.contains("作者：张三") && text.contains("2009年3月5日"),
@@ -116,15 +116,15 @@ fn a_clean_article_loses_nothing() {
         "<html><head><title>Park vote</title></head><body><h1>Park vote</h1>{ARTICLE}</body></html>"
     );
     let p = page(&html);
-    let d = denoise(&p, &DenoiseRules::default());
+    let d = denoise(&p, &Denoiser::new(&DenoiseRules::default()));
     assert_eq!(d.noise, []);
-    assert_eq!(clean_text(&p.text, &d.noise), p.text);
+    assert_eq!(clean_text(&p.text, d.noise.iter().copied()), p.text);
 }
 
 #[test]
 fn thresholds_are_the_rules_settings() {
     let p = page("<p><a href=/x>one short linked line</a></p><p>Home | About</p>");
-    let d = denoise(&p, &DenoiseRules::default());
+    let d = denoise(&p, &Denoiser::new(&DenoiseRules::default()));
     // One separator is not navigation by default; the link line is an ad.
     assert_eq!(d.noise, [(0, Rule::Ad)]);
     let loose = DenoiseRules {
@@ -132,7 +132,10 @@ fn thresholds_are_the_rules_settings() {
         nav_separators: 1,
         ..DenoiseRules::default()
     };
-    assert_eq!(denoise(&p, &loose).noise, [(1, Rule::Navigation)]);
+    assert_eq!(
+        denoise(&p, &Denoiser::new(&loose)).noise,
+        [(1, Rule::Navigation)]
+    );
 }
 
 #[test]

@@ -24,8 +24,12 @@
 //! so the text itself is stored once (in the page frame) and the denoised
 //! text is [`clean_text`] of the two.
 
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
 use super::dates::find_date;
-use super::html::ParsedPage;
+use super::keywords::Keywords;
+use crate::parse::ParsedPage;
 
 /// The thresholds (document 003's values by default).
 #[derive(Clone, Debug, PartialEq)]
@@ -40,7 +44,8 @@ pub struct DenoiseRules {
     pub ad_link_ratio: f64,
     /// A line with a copyright word and fewer words than this is dropped.
     pub copyright_words: u32,
-    /// Words that mark a copyright line (any case).
+    /// Words that mark a copyright line (ASCII letters in any case, as
+    /// the keyword filters match).
     pub copyright_terms: Vec<String>,
 }
 
@@ -83,9 +88,31 @@ pub struct DenoiseSettings {
 }
 
 impl DenoiseSettings {
-    /// The rules a page is denoised with, when it is.
-    pub fn active(&self) -> Option<&DenoiseRules> {
-        self.enabled.then_some(&self.rules)
+    /// What pages are denoised with, when they are: built once a settings
+    /// change, shared by the fetch tasks.
+    pub fn denoiser(&self) -> Option<Denoiser> {
+        self.enabled.then(|| Denoiser::new(&self.rules))
+    }
+
+    /// Whether the page filters read the denoised text of a page that has
+    /// one.
+    pub fn filters_read_denoised(&self) -> bool {
+        self.enabled && !self.filters_read_raw
+    }
+}
+
+/// The rules, with the copyright terms made into one automaton.
+pub struct Denoiser {
+    rules: DenoiseRules,
+    copyright: Keywords,
+}
+
+impl Denoiser {
+    pub fn new(rules: &DenoiseRules) -> Denoiser {
+        Denoiser {
+            copyright: Keywords::new(&rules.copyright_terms),
+            rules: rules.clone(),
+        }
     }
 }
 
@@ -130,7 +157,7 @@ pub struct Denoised {
 }
 
 /// Denoises a parsed page.
-pub fn denoise(page: &ParsedPage, rules: &DenoiseRules) -> Denoised {
+pub fn denoise(page: &ParsedPage, d: &Denoiser) -> Denoised {
     let lines: Vec<&str> = page.text.split('\n').collect();
     let links = links_per_line(&page.text, &page.link_starts);
     let title = choose_title(&page.title, &page.head.h1, page.head.site_name.as_deref());
@@ -152,7 +179,7 @@ pub fn denoise(page: &ParsedPage, rules: &DenoiseRules) -> Denoised {
         .zip(&links)
         .enumerate()
         .filter(|(i, _)| !kept.contains(&Some(*i)))
-        .filter_map(|(i, (line, &n))| Some((i as u32, line_rule(line, n, rules)?)))
+        .filter_map(|(i, (line, &n))| Some((i as u32, line_rule(line, n, d)?)))
         .collect();
     Denoised {
         title,
@@ -163,7 +190,8 @@ pub fn denoise(page: &ParsedPage, rules: &DenoiseRules) -> Denoised {
 }
 
 /// The first rule that removes or cuts `line`, which holds `links` links.
-fn line_rule(line: &str, links: u32, r: &DenoiseRules) -> Option<Rule> {
+fn line_rule(line: &str, links: u32, d: &Denoiser) -> Option<Rule> {
+    let r = &d.rules;
     let words = words(line);
     let separators = separators(line);
     if separators >= r.nav_separators.max(1)
@@ -179,55 +207,50 @@ fn line_rule(line: &str, links: u32, r: &DenoiseRules) -> Option<Rule> {
     if bracketed(line).is_some() {
         return Some(Rule::Bracketed);
     }
-    let lower = line.to_lowercase();
-    if words < r.copyright_words as usize
-        && r.copyright_terms
-            .iter()
-            .any(|t| !t.is_empty() && lower.contains(&t.to_lowercase()))
-    {
+    if words < r.copyright_words as usize && d.copyright.total(line) > 0 {
         return Some(Rule::Copyright);
     }
     None
 }
 
-/// The denoised text: `text` without the lines `noise` removed, with the
-/// `<…>` spans cut from the lines it names for that.
-pub fn clean_text(text: &str, noise: &[(u32, Rule)]) -> String {
+/// The denoised text: `text` without the lines `noise` removed (in line
+/// order), with the `<…>` spans cut from the lines it names for that.
+pub fn clean_text(text: &str, noise: impl IntoIterator<Item = (u32, Rule)>) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut next = noise.iter().peekable();
+    let mut next = noise.into_iter().peekable();
     for (i, line) in text.split('\n').enumerate() {
-        let rule = next.next_if(|(n, _)| *n as usize == i).map(|(_, r)| *r);
+        let rule = next.next_if(|(n, _)| *n as usize == i).map(|(_, r)| r);
         let kept = match rule {
-            None => line.to_string(),
-            Some(Rule::Bracketed) => cut_bracketed(line),
+            None => Cow::Borrowed(line),
+            Some(Rule::Bracketed) => Cow::Owned(cut_bracketed(line)),
             Some(_) => continue,
         };
-        if kept.trim().is_empty() {
+        let kept = kept.trim();
+        if kept.is_empty() {
             continue;
         }
         if !out.is_empty() {
             out.push('\n');
         }
-        out.push_str(kept.trim());
+        out.push_str(kept);
     }
     out
 }
 
 /// Stored noise (line, rule number) as rules; a number no rule has
 /// (written by a later trawl) is left out.
-pub fn noise_of(stored: &[(u32, u8)]) -> Vec<(u32, Rule)> {
+pub fn noise_of(stored: &[(u32, u8)]) -> impl Iterator<Item = (u32, Rule)> + '_ {
     stored
         .iter()
         .filter_map(|&(line, tag)| Some((line, Rule::from_tag(tag)?)))
-        .collect()
 }
 
 /// What each rule took from `text`: (rule, the line or the cut spans).
-pub fn removed(text: &str, noise: &[(u32, Rule)]) -> Vec<(Rule, String)> {
+pub fn removed(text: &str, noise: impl IntoIterator<Item = (u32, Rule)>) -> Vec<(Rule, String)> {
     let lines: Vec<&str> = text.split('\n').collect();
     noise
-        .iter()
-        .filter_map(|&(i, rule)| {
+        .into_iter()
+        .filter_map(|(i, rule)| {
             let line = lines.get(i as usize)?;
             let what = match rule {
                 Rule::Bracketed => spans(line)
@@ -369,7 +392,8 @@ pub fn choose_title(title: &str, h1: &str, site_name: Option<&str>) -> String {
     }
 }
 
-/// Words that introduce an author, lower case; the name follows.
+/// Words that introduce an author (ASCII letters in any case); the name
+/// follows.
 const AUTHOR_MARKS: [&str; 10] = [
     "by ",
     "written by ",
@@ -391,28 +415,23 @@ fn find_author(lines: &[&str]) -> Option<(String, usize)> {
         if words(t) > 16 {
             return None;
         }
-        let lower = t.to_lowercase();
-        let mark = AUTHOR_MARKS.iter().find(|m| lower.starts_with(*m))?;
-        // The mark is ASCII or matched as written: its length is the same
-        // in `t`.
-        let rest = t.get(mark.len()..)?;
-        let name = rest
+        let mark = AUTHOR_MARKS
+            .iter()
+            .find(|m| t.get(..m.len()).is_some_and(|p| p.eq_ignore_ascii_case(m)))?;
+        let name = t[mark.len()..]
             .split(['|', '｜', ',', '，', '·'])
             .next()?
             .split(" on ")
-            .next()?
+            .next()?;
+        let name = name[..name
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(name.len())]
             .trim();
-        let name: String = name
-            .chars()
-            .take_while(|c| !c.is_ascii_digit())
-            .collect::<String>()
-            .trim()
-            .to_string();
-        (!name.is_empty() && words(&name) <= 8).then_some((name, i))
+        (!name.is_empty() && words(name) <= 8).then(|| (name.to_string(), i))
     })
 }
 
-/// Words that introduce a date, lower case.
+/// Words that introduce a date (ASCII letters in any case).
 const DATE_MARKS: [&str; 10] = [
     "last modified",
     "last updated",
@@ -430,9 +449,9 @@ const DATE_MARKS: [&str; 10] = [
 /// else a short line with a date within five lines after `near` (the
 /// title's or author's line). The date and the line's number.
 fn find_dated_line(lines: &[&str], near: Option<usize>) -> Option<(String, usize)> {
+    static MARKS: LazyLock<Keywords> = LazyLock::new(|| Keywords::new(&DATE_MARKS));
     let marked = lines.iter().enumerate().find_map(|(i, line)| {
-        let lower = line.to_lowercase();
-        if words(line) > 24 || !DATE_MARKS.iter().any(|m| lower.contains(m)) {
+        if words(line) > 24 || MARKS.total(line) == 0 {
             return None;
         }
         Some((find_date(line)?, i))
