@@ -62,7 +62,11 @@ fn main() {
     let run = |mode: Mode, dry_run: bool| {
         let mut s = CrawlSettings::default();
         s.filter.mode = mode;
-        let r = crawl::refilter(store.clone(), s, dry_run, &mut |_, _| true).expect("refilter");
+        let how = crawl::RefilterRun {
+            dry_run,
+            ..Default::default()
+        };
+        let r = crawl::refilter(store.clone(), s, how, &mut |_, _| true).expect("refilter");
         let secs = r.elapsed.as_secs_f64();
         let label = if dry_run {
             format!("{} (dry run)", mode.name())

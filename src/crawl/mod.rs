@@ -29,7 +29,7 @@ pub use audit::audit;
 pub use frame::FrameWriter;
 pub use handle::{CrawlHandle, CrawlState, Snapshot};
 pub use ledger::{CRASH_LOOP_DEATHS, forget_in_flight};
-pub use refilter::{RefilterReport, refilter};
+pub use refilter::{DenoiseCounts, RefilterReport, RefilterRun, refilter};
 pub use scheduler::{CrawlError, Summary, start};
 pub use settings::{CrawlSettings, Scope};
 pub use traps::TrapLimits;

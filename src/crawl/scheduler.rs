@@ -31,6 +31,8 @@ pub enum CrawlError {
     Client(#[from] ClientError),
     #[error("bad seed: {0}")]
     Seed(#[from] UrlError),
+    #[error("refilter --denoise needs denoising on: set denoise.enabled true first")]
+    DenoiseOff,
 }
 
 /// What one run did.

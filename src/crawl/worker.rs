@@ -226,7 +226,8 @@ pub fn process(
             page.nofollow |= d.nofollow;
         }
         ParsedHtml {
-            denoised: denoise.map(|d| crate::filter::denoise::denoise(&page, d)),
+            denoised: denoise
+                .map(|d| crate::filter::denoise::denoise(&page, url.host_str().unwrap_or(""), d)),
             page,
             charset: decoded.charset.name(),
             charset_source: decoded.source.name(),

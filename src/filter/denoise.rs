@@ -29,6 +29,7 @@ use std::sync::LazyLock;
 
 use super::dates::find_date;
 use super::keywords::Keywords;
+use super::site_titles::SiteTitles;
 use crate::parse::ParsedPage;
 
 /// The thresholds (document 003's values by default).
@@ -101,10 +102,12 @@ impl DenoiseSettings {
     }
 }
 
-/// The rules, with the copyright terms made into one automaton.
+/// The rules, with the copyright terms made into one automaton, and the
+/// titles seen so far on each host.
 pub struct Denoiser {
     rules: DenoiseRules,
     copyright: Keywords,
+    titles: SiteTitles,
 }
 
 impl Denoiser {
@@ -112,6 +115,7 @@ impl Denoiser {
         Denoiser {
             copyright: Keywords::new(&rules.copyright_terms),
             rules: rules.clone(),
+            titles: SiteTitles::default(),
         }
     }
 }
@@ -156,11 +160,13 @@ pub struct Denoised {
     pub noise: Vec<(u32, Rule)>,
 }
 
-/// Denoises a parsed page.
-pub fn denoise(page: &ParsedPage, d: &Denoiser) -> Denoised {
+/// Denoises a parsed page of `host`.
+pub fn denoise(page: &ParsedPage, host: &str, d: &Denoiser) -> Denoised {
     let lines: Vec<&str> = page.text.split('\n').collect();
     let links = links_per_line(&page.text, &page.link_starts);
-    let title = choose_title(&page.title, &page.head.h1, page.head.site_name.as_deref());
+    let site_wide = d.titles.site_wide(host, &page.title, &page.head.h1);
+    let site_name = page.head.site_name.as_deref();
+    let title = choose_title(&page.title, &page.head.h1, (site_name, site_wide));
     let title_line = lines
         .iter()
         .position(|l| !title.is_empty() && l.trim() == title);
@@ -375,15 +381,16 @@ const GENERIC_TITLES: [&str; 16] = [
 ];
 
 /// The page's title: its `<h1>` when the `<title>` is empty, generic, the
-/// site's name, or the `<h1>` with the site's name around it
+/// site's name (as `og:site_name` says, or `site_wide` because other pages
+/// of the host carry it), or the `<h1>` with the site's name around it
 /// ("Headline | Site"); else the `<title>`.
-pub fn choose_title(title: &str, h1: &str, site_name: Option<&str>) -> String {
+pub fn choose_title(title: &str, h1: &str, (site_name, site_wide): (Option<&str>, bool)) -> String {
     let (t, h) = (title.trim(), h1.trim());
     if h.is_empty() {
         return t.to_string();
     }
     let lower = t.to_lowercase();
-    let site_wide = site_name.is_some_and(|s| s.trim().eq_ignore_ascii_case(t));
+    let site_wide = site_wide || site_name.is_some_and(|s| s.trim().eq_ignore_ascii_case(t));
     let wraps_h1 = lower != h.to_lowercase() && lower.contains(&h.to_lowercase());
     if t.is_empty() || GENERIC_TITLES.contains(&lower.as_str()) || site_wide || wraps_h1 {
         h.to_string()

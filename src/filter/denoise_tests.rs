@@ -44,7 +44,7 @@ fn an_english_news_page_loses_its_noise_and_keeps_its_story() {
          </body></html>"
     );
     let p = page(&html);
-    let d = denoise(&p, &Denoiser::new(&DenoiseRules::default()));
+    let d = denoise(&p, "news.example", &Denoiser::new(&DenoiseRules::default()));
     assert_eq!(d.title, "Council expands riverside park");
     assert_eq!(d.author.as_deref(), Some("Ann Lee"));
     assert_eq!(d.date.as_deref(), Some("2009-03-05"));
@@ -93,7 +93,7 @@ fn a_chinese_page_counts_each_character_as_a_word() {
         <p>版权所有 © 2009 某某网络公司 联系邮箱 news@example.cn</p>\
         </body></html>";
     let p = page(html);
-    let d = denoise(&p, &Denoiser::new(&DenoiseRules::default()));
+    let d = denoise(&p, "news.example", &Denoiser::new(&DenoiseRules::default()));
     // The <title> is the site's name (og:site_name): the <h1> names the page.
     assert_eq!(d.title, "市政府扩建滨江公园");
     assert_eq!(d.author.as_deref(), Some("张三"));
@@ -116,7 +116,7 @@ fn a_clean_article_loses_nothing() {
         "<html><head><title>Park vote</title></head><body><h1>Park vote</h1>{ARTICLE}</body></html>"
     );
     let p = page(&html);
-    let d = denoise(&p, &Denoiser::new(&DenoiseRules::default()));
+    let d = denoise(&p, "news.example", &Denoiser::new(&DenoiseRules::default()));
     assert_eq!(d.noise, []);
     assert_eq!(clean_text(&p.text, d.noise.iter().copied()), p.text);
 }
@@ -124,7 +124,7 @@ fn a_clean_article_loses_nothing() {
 #[test]
 fn thresholds_are_the_rules_settings() {
     let p = page("<p><a href=/x>one short linked line</a></p><p>Home | About</p>");
-    let d = denoise(&p, &Denoiser::new(&DenoiseRules::default()));
+    let d = denoise(&p, "news.example", &Denoiser::new(&DenoiseRules::default()));
     // One separator is not navigation by default; the link line is an ad.
     assert_eq!(d.noise, [(0, Rule::Ad)]);
     let loose = DenoiseRules {
@@ -133,7 +133,7 @@ fn thresholds_are_the_rules_settings() {
         ..DenoiseRules::default()
     };
     assert_eq!(
-        denoise(&p, &Denoiser::new(&loose)).noise,
+        denoise(&p, "news.example", &Denoiser::new(&loose)).noise,
         [(1, Rule::Navigation)]
     );
 }
@@ -141,18 +141,57 @@ fn thresholds_are_the_rules_settings() {
 #[test]
 fn the_h1_replaces_only_a_title_that_names_no_page() {
     assert_eq!(
-        choose_title("Untitled Document", "Real headline", None),
+        choose_title("Untitled Document", "Real headline", (None, false)),
         "Real headline"
     );
     assert_eq!(
-        choose_title("Real headline | Site", "Real headline", None),
+        choose_title("Real headline | Site", "Real headline", (None, false)),
         "Real headline"
     );
-    assert_eq!(choose_title("Site", "Headline", Some("site")), "Headline");
     assert_eq!(
-        choose_title("A good title", "Section", None),
+        choose_title("Site", "Headline", (Some("site"), false)),
+        "Headline"
+    );
+    assert_eq!(
+        choose_title("A good title", "Section", (None, false)),
         "A good title"
     );
-    assert_eq!(choose_title("A good title", "", None), "A good title");
-    assert_eq!(choose_title("", "Headline", None), "Headline");
+    assert_eq!(
+        choose_title("A good title", "", (None, false)),
+        "A good title"
+    );
+    assert_eq!(choose_title("", "Headline", (None, false)), "Headline");
+}
+
+#[test]
+fn a_title_the_sites_pages_share_gives_way_to_each_h1() {
+    let d = Denoiser::new(&DenoiseRules::default());
+    let story = |h1: &str| {
+        page(&format!(
+            "<title>The Riverside Courier</title><h1>{h1}</h1>{ARTICLE}"
+        ))
+    };
+    let titles: Vec<String> = ["Park expands", "Budget passes", "Rail yard sold"]
+        .iter()
+        .map(|h1| denoise(&story(h1), "news.example", &d).title)
+        .collect();
+    // The third page shows the title is the site's; the first two were
+    // denoised before that was known.
+    assert_eq!(
+        titles,
+        [
+            "The Riverside Courier",
+            "The Riverside Courier",
+            "Rail yard sold"
+        ]
+    );
+    assert_eq!(
+        denoise(&story("Mayor resigns"), "news.example", &d).title,
+        "Mayor resigns"
+    );
+    // Another site with the same title is counted apart.
+    assert_eq!(
+        denoise(&story("Mayor resigns"), "other.example", &d).title,
+        "The Riverside Courier"
+    );
 }

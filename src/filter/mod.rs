@@ -23,6 +23,7 @@ pub mod links;
 pub mod relevance;
 pub mod robots_tag;
 pub mod scope;
+mod site_titles;
 pub mod topic;
 
 use crate::model::{LinkVerdict, Verdict};

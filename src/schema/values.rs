@@ -215,6 +215,23 @@ impl PageRecord {
             return Ok(None);
         }
         let mut frame = self.frame()?;
+        let text = self.split_text(&mut frame)?;
+        Ok(Some(text))
+    }
+
+    /// The body and the text after it, from one decompression.
+    pub fn body_and_text(&self) -> std::io::Result<(Vec<u8>, Option<String>)> {
+        let mut frame = self.frame()?;
+        if self.text_len == 0 {
+            frame.truncate(self.body_len.min(frame.len() as u64) as usize);
+            return Ok((frame, None));
+        }
+        let text = self.split_text(&mut frame)?;
+        Ok((frame, Some(text)))
+    }
+
+    /// Takes the text off the end of `frame`, leaving the body.
+    fn split_text(&self, frame: &mut Vec<u8>) -> std::io::Result<String> {
         let (start, end) = (
             self.body_len as usize,
             (self.body_len + self.text_len) as usize,
@@ -224,14 +241,13 @@ impl PageRecord {
                 "the stored frame is shorter than its lengths",
             ));
         }
-        // The text in place: no copy when it is valid UTF-8 (it always is
-        // when trawl wrote it).
         frame.truncate(end);
-        frame.drain(..start);
-        Ok(Some(match String::from_utf8(frame) {
+        let text = frame.split_off(start);
+        // No copy when it is valid UTF-8 (it always is when trawl wrote it).
+        Ok(match String::from_utf8(text) {
             Ok(text) => text,
             Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        }))
+        })
     }
 
     /// The whole decompressed frame (body, then text).

@@ -208,6 +208,11 @@ impl Batch<'_> {
         self.put_raw(CF_LINKS, key, value);
     }
 
+    /// A `docs` row already encoded by a refilter scanner.
+    pub fn put_doc_encoded(&mut self, page: &[u8], value: &[u8]) {
+        self.put_raw(super::CF_DOCS, page, value);
+    }
+
     /// A `verdicts` row already encoded by a refilter scanner.
     pub fn put_verdict_encoded(&mut self, page: &[u8], value: &[u8]) {
         self.put_raw(CF_VERDICTS, page, value);

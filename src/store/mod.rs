@@ -336,11 +336,19 @@ impl Store {
     /// [`Store::pages_cursor`]): a scan in key order joins pages to it
     /// without a point lookup each.
     pub fn page_text_at(cursor: &mut Cursor<'_>, id: UrlId) -> Result<Option<String>> {
+        match Store::page_at(cursor, id)? {
+            Some(page) => text_of(&page),
+            None => Ok(None),
+        }
+    }
+
+    /// A page's `pages` row read through `cursor`, as [`Store::page_text_at`].
+    pub fn page_at(cursor: &mut Cursor<'_>, id: UrlId) -> Result<Option<PageRecord>> {
         let Some(v) = cursor.row_at(&id.to_bytes())? else {
             return Ok(None);
         };
         let page = PageRecord::decode(v).map_err(|err| StoreError::Codec { cf: CF_PAGES, err })?;
-        text_of(&page)
+        Ok(Some(page))
     }
 
     /// A host's state with its robots.txt record, which schema 6 keeps in

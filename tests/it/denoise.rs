@@ -3,7 +3,8 @@
 //! denoised text (so keywords found only in a navigation bar and an ad do
 //! not make a page relevant) unless `denoise.filter_text raw`; the shell
 //! shows the denoised text and the noise; refilter judges the stored
-//! denoised text; a GBK-encoded Chinese page is denoised after decoding.
+//! denoised text; `refilter --denoise` denoises stored pages again from
+//! their bodies; a GBK-encoded Chinese page is denoised after decoding.
 
 use crate::common;
 
@@ -124,6 +125,70 @@ async fn the_filters_read_the_denoised_text_and_the_shell_shows_the_noise() {
         err.contains("was not denoised (set denoise.enabled true"),
         "{err}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refilter_denoise_recomputes_stored_pages_without_refetching() {
+    // Crawled raw: the keywords in the navigation bar and the ad make the
+    // home page relevant.
+    let f = Fixture::start(news).await;
+    let db = Db::new();
+    let mut s = settings(false, false);
+    s.max_depth = Some(0);
+    db.crawl(s, &[f.url("/")]).await;
+    let home = f.url("/");
+    assert_eq!(db.doc(&home).unwrap().verdict, Verdict::Keep);
+    let fetched = f.fetched().len();
+
+    // Denoised from the stored body: the page is irrelevant now.
+    let out = common::shell(
+        db.store.clone(),
+        vec![
+            "set filter.mode relevance".into(),
+            "set relevance.keywords casino:1,poker:1".into(),
+            "set relevance.threshold 0.05".into(),
+            "set denoise.enabled true".into(),
+            "refilter --denoise".into(),
+            format!("page {home} --noise"),
+        ],
+    )
+    .await;
+    assert!(
+        out.contains("denoised again: 1 changed, 0 as they were"),
+        "{out}"
+    );
+    assert!(out.contains("ad          Casino poker bonus"), "{out}");
+    let doc = db.doc(&home).unwrap();
+    assert_eq!(doc.verdict, Verdict::Relevance);
+    let d = doc.denoise.expect("denoised");
+    assert_eq!(d.title, "Council expands riverside park");
+    assert_eq!(d.noise.len(), 3);
+
+    // A threshold changed: the ad line (3 words, 1 link) stays under
+    // ad_words 3 and a link ratio of 0.4; the same settings again change
+    // nothing.
+    let out = common::shell(
+        db.store.clone(),
+        vec![
+            "set denoise.ad_words 3".into(),
+            "set denoise.ad_link_ratio 0.4".into(),
+            "refilter --denoise".into(),
+            "refilter --denoise".into(),
+            format!("page {home} --noise"),
+        ],
+    )
+    .await;
+    assert!(
+        out.contains("denoised again: 1 changed, 0 as they were"),
+        "{out}"
+    );
+    assert!(
+        out.contains("denoised again: 0 changed, 1 as they were"),
+        "{out}"
+    );
+    assert!(!out.contains("ad          Casino poker bonus"), "{out}");
+    assert_eq!(db.doc(&home).unwrap().denoise.unwrap().noise.len(), 2);
+    assert_eq!(f.fetched().len(), fetched, "refilter fetched nothing");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -213,7 +213,7 @@ async fn relevance_modes_follow_links_of_relevant_pages_by_type() {
         ..common::fast()
     };
     let r = tokio::task::spawn_blocking(move || {
-        trawl::crawl::refilter(store, s, false, &mut |_, _| true).unwrap()
+        trawl::crawl::refilter(store, s, Default::default(), &mut |_, _| true).unwrap()
     })
     .await
     .unwrap();
@@ -294,7 +294,11 @@ async fn refilter_requeues_and_drops_without_fetching() {
     let run = |mode, dry| {
         let store = db.store.clone();
         let s = settings(mode);
-        move || trawl::crawl::refilter(store, s, dry, &mut |_, _| true).unwrap()
+        let run = trawl::crawl::RefilterRun {
+            dry_run: dry,
+            ..Default::default()
+        };
+        move || trawl::crawl::refilter(store, s, run, &mut |_, _| true).unwrap()
     };
 
     // A dry run reports but writes nothing.

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 pub(super) use discover::{Discovery, rejudge_reconsiders};
 pub use inflight::{CRASH_LOOP_DEATHS, forget_in_flight};
+pub(crate) use page::denoise_record;
 pub(super) use seeds::VIA_REDIRECT;
 pub(super) use write::{PageWrite, bump};
 

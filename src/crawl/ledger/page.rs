@@ -411,7 +411,7 @@ fn hold_until(host: &mut crate::schema::HostRecord, at: u64) {
 }
 
 /// A page's denoising as its `docs` row keeps it.
-fn denoise_record(d: &Denoised) -> DenoiseRecord {
+pub(crate) fn denoise_record(d: &Denoised) -> DenoiseRecord {
     DenoiseRecord {
         title: d.title.clone(),
         author: d.author.clone(),

@@ -9,9 +9,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+mod redenoise;
 mod scan;
 
-use scan::{Cursors, Judging, PageWork, judge_page};
+use redenoise::{Outcome, Redenoise};
+use scan::{Cursors, Judging, PageWork, Scan, judge_page};
 
 use super::ledger::{Discovery, Ledger, PageWrite, bump};
 use super::scheduler::CrawlError;
@@ -43,6 +45,31 @@ pub struct RefilterReport {
     pub unreadable_links: u64,
     /// What the run noticed on the way (rows it could not read).
     pub notices: Vec<String>,
+    /// What `--denoise` did, when asked.
+    pub denoise: Option<DenoiseCounts>,
+}
+
+/// Pages by what denoising them again came to.
+#[derive(Debug, Default)]
+pub struct DenoiseCounts {
+    /// A new denoising was stored.
+    pub changed: u64,
+    /// The stored one stands.
+    pub same: u64,
+    /// The body parses to other text than was stored (an older trawl's
+    /// parser): left as they were.
+    pub text_differs: u64,
+    /// No body to parse.
+    pub no_body: u64,
+}
+
+/// How a refilter runs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RefilterRun {
+    /// Work everything out, write nothing.
+    pub dry_run: bool,
+    /// Denoise every stored HTML page again from its body first.
+    pub denoise: bool,
 }
 
 /// Refilters `store` with `settings`. `progress(done, total)` is called
@@ -50,11 +77,14 @@ pub struct RefilterReport {
 pub fn refilter(
     store: Arc<Store>,
     settings: CrawlSettings,
-    dry_run: bool,
+    run: RefilterRun,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RefilterReport, CrawlError> {
+    if run.denoise && !settings.denoise.enabled {
+        return Err(CrawlError::DenoiseOff);
+    }
     let mut ledger = Ledger::offline(store, settings)?;
-    Ok(ledger.refilter(dry_run, progress)?)
+    Ok(ledger.refilter(run, progress)?)
 }
 
 /// Pages per chunk sent from a scanner to the applier.
@@ -75,13 +105,12 @@ struct Applying<'a> {
 /// A scanner thread: judges the pages of its share (`part` of
 /// [`SCANNERS`]) of the `docs` key space and sends them in chunks.
 fn scan_part(
-    store: &Store,
-    filters: &crate::filter::Filters,
-    judging: Judging,
+    scan: &Scan<'_>,
     part: u8,
     stop: &AtomicBool,
     tx: &std::sync::mpsc::SyncSender<Chunk>,
 ) {
+    let store = scan.store;
     let from = [part * (256 / SCANNERS as u16) as u8];
     let to = (part + 1 < SCANNERS).then(|| [(part + 1) * (256 / SCANNERS as u16) as u8]);
     let to = to.as_ref().map(|t| &t[..]);
@@ -97,7 +126,7 @@ fn scan_part(
         if stop.load(Ordering::Relaxed) {
             return;
         }
-        let work = row.and_then(|(k, v)| judge_page(store, filters, judging, &mut cursors, k, &v));
+        let work = row.and_then(|(k, v)| judge_page(scan, &mut cursors, k, &v));
         match work {
             Ok(Some(w)) => chunk.push(w),
             Ok(None) => {}
@@ -122,15 +151,17 @@ const SCANNERS: u8 = 2;
 impl Ledger {
     fn refilter(
         &mut self,
-        dry_run: bool,
+        run: RefilterRun,
         progress: &mut dyn FnMut(u64, u64) -> bool,
     ) -> Result<RefilterReport, StoreError> {
+        let dry_run = run.dry_run;
         let start = Instant::now();
         let store = self.store.clone();
         let total = self.counters.fetched;
         let queued_before = self.counters.queued;
         let mut report = RefilterReport {
             dry_run,
+            denoise: run.denoise.then(DenoiseCounts::default),
             ..RefilterReport::default()
         };
         let mut unfollowed: HashSet<UrlId> = HashSet::new();
@@ -143,12 +174,27 @@ impl Ledger {
             denoised_text: self.settings.denoise.filters_read_denoised(),
             dry_run,
         };
+        // Owned here: the scanners run while the applier borrows the ledger.
+        let (denoiser, agent) = (
+            self.denoise.clone().filter(|_| run.denoise),
+            self.agent.clone(),
+        );
+        let scan = Scan {
+            store: &store,
+            filters: &filters,
+            judging,
+            redenoise: denoiser.as_deref().map(|denoiser| Redenoise {
+                denoiser,
+                agent: &agent,
+                max_links: self.settings.max_outlinks,
+            }),
+        };
         // Work crosses threads in chunks: one wake-up per chunk, not per page.
         let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(64);
         std::thread::scope(|scope| -> Result<(), StoreError> {
             for part in 0..SCANNERS {
-                let (tx, store, filters, stop) = (tx.clone(), &store, &filters, &stop);
-                scope.spawn(move || scan_part(store, filters, judging, part, stop, &tx));
+                let (tx, scan, stop) = (tx.clone(), &scan, &stop);
+                scope.spawn(move || scan_part(scan, part, stop, &tx));
             }
             drop(tx);
             let mut applying = Applying {
@@ -237,6 +283,12 @@ impl Ledger {
             }
         }
         report.links_changed += w.links_changed;
+        if let (Some(counts), Some(outcome)) = (&mut report.denoise, w.denoised) {
+            counts.add(outcome);
+        }
+        if let Some(v) = &w.doc_value {
+            b.put_doc_encoded(&w.key, v);
+        }
         report.unreadable_links += w.unreadable_links;
         // A dry run never writes its batches: skip encoding into them.
         // Encoded by the scanners; a dry run's are never encoded.
@@ -275,6 +327,17 @@ impl Ledger {
         } else {
             self.finish(w.b, &w.touched)
         }
+    }
+}
+
+impl DenoiseCounts {
+    fn add(&mut self, outcome: Outcome) {
+        *match outcome {
+            Outcome::Changed => &mut self.changed,
+            Outcome::Same => &mut self.same,
+            Outcome::TextDiffers => &mut self.text_differs,
+            Outcome::NoBody => &mut self.no_body,
+        } += 1;
     }
 }
 

@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 
+use super::redenoise::{Fresh, Outcome, Redenoise};
 use crate::crawl::ledger::rejudge_reconsiders;
 use crate::filter::denoise::{clean_text, noise_of};
 use crate::filter::judge::{LinkDecision, LinkJudge, LinkText, judge_link};
@@ -37,6 +38,10 @@ pub(super) struct PageWork {
     pub unfollowed: Vec<UrlId>,
     /// Links rows of the page that could not be read.
     pub unreadable_links: u64,
+    /// The page's `docs` value with its new denoising (never in a dry run).
+    pub doc_value: Option<Vec<u8>>,
+    /// What denoising the page again came to, when asked.
+    pub denoised: Option<Outcome>,
 }
 
 /// A scanner's cursors over the column families keyed like `docs` (by
@@ -98,22 +103,32 @@ struct Judged {
     forced: Option<FilterReason>,
 }
 
+/// What a scanner thread judges pages with.
+pub(super) struct Scan<'a> {
+    pub store: &'a Store,
+    pub filters: &'a Filters,
+    pub judging: Judging,
+    /// Set by `refilter --denoise`.
+    pub redenoise: Option<Redenoise<'a>>,
+}
+
 /// Refilters one page (`key`, its `docs` row `value`).
 pub(super) fn judge_page(
-    store: &Store,
-    filters: &Filters,
-    judging: Judging,
+    scan: &Scan<'_>,
     cursors: &mut Cursors<'_>,
     key: Box<[u8]>,
     value: &[u8],
 ) -> Result<Option<PageWork>, StoreError> {
+    let (store, filters, judging) = (scan.store, scan.filters, scan.judging);
     let (Some(id), Ok(doc)) = (UrlId::from_slice(&key), DocView::decode(value)) else {
         return Ok(None);
     };
     // A schema-1 doc carries its own verdict: copied into `verdicts` by the
     // migration, unless a trawl of schema 2 to 7 reopened the db first
     // (those stamped the version without converting).
-    let stored = stored_verdict(&mut cursors.verdicts, &key)?
+    let in_verdicts = stored_verdict(&mut cursors.verdicts, &key)?;
+    let legacy = in_verdicts.is_none() && doc.legacy_verdict.is_some();
+    let stored = in_verdicts
         .or_else(|| doc.legacy_verdict.clone())
         .unwrap_or_default();
     let mut page = Page {
@@ -126,10 +141,17 @@ pub(super) fn judge_page(
     if filters.settings.mode == Mode::DomainTopic && page.src()?.is_none() {
         return Ok(None);
     }
+    let fresh = match &scan.redenoise {
+        Some(r) => {
+            let url = page.src()?.map(|u| u.url());
+            Some(r.page(&mut cursors.pages, (id, url), value)?)
+        }
+        None => None,
+    };
     let verdict = judge_text(
         &mut cursors.pages,
         filters,
-        &doc,
+        (&doc, fresh.as_ref()),
         (id, page.src.as_ref()),
         judging.denoised_text,
     )?;
@@ -145,7 +167,12 @@ pub(super) fn judge_page(
         queue: Vec::new(),
         unfollowed: Vec::new(),
         unreadable_links: 0,
+        doc_value: None,
+        denoised: fresh.as_ref().map(|f| f.outcome),
     };
+    if !judging.dry_run {
+        w.doc_value = fresh.and_then(|f| f.doc_value);
+    }
     let rows = PageLinkRows::read(&mut cursors.links, &key)?;
     // A links row that cannot be read is left as it is, and counted.
     let (entries, unreadable) = rows.links();
@@ -153,7 +180,10 @@ pub(super) fn judge_page(
     let maybe_queue = judge_links(&mut page, &entries, doc.nofollow, &verdict, &mut w)?;
     w.queue = still_to_queue(store, maybe_queue)?;
     w.src = page.src;
-    if scores_changed(&verdict, &stored) && !judging.dry_run {
+    // A doc rewritten in the current version no longer carries a legacy
+    // verdict: it goes to `verdicts` then.
+    let keep_legacy = legacy && w.doc_value.is_some();
+    if (scores_changed(&verdict, &stored) || keep_legacy) && !judging.dry_run {
         let v = VerdictRecord {
             topic_score: verdict.topic_score,
             relevance: verdict.relevance,
@@ -176,12 +206,13 @@ fn stored_verdict(
 }
 
 /// The page filters' verdict on the stored title and text (validated only
-/// when the mode reads them), denoised when `denoised` and the page was.
-/// From schema 9 the text is in the page's frame, read only then.
+/// when the mode reads them), denoised when `denoised` and the page was
+/// (as `fresh` says when it was denoised again, else as stored). From
+/// schema 9 the text is in the page's frame, read only then.
 fn judge_text(
     pages: &mut Cursor<'_>,
     filters: &Filters,
-    doc: &DocView<'_>,
+    (doc, fresh): (&DocView<'_>, Option<&Fresh>),
     (id, src): (UrlId, Option<&CanonicalUrl>),
     denoised: bool,
 ) -> Result<PageVerdict, StoreError> {
@@ -189,13 +220,19 @@ fn judge_text(
     if !filters.reads_text() {
         return Ok(filters.page(host, "", ""));
     }
-    let text = match doc.text {
-        b"" => Store::page_text_at(pages, id)?
-            .map(Cow::Owned)
-            .unwrap_or_default(),
-        t => String::from_utf8_lossy(t),
+    let (text, record) = match fresh {
+        Some(f) => (Cow::Borrowed(f.text.as_str()), f.record.as_ref()),
+        None => match doc.text {
+            b"" => (
+                Store::page_text_at(pages, id)?
+                    .map(Cow::Owned)
+                    .unwrap_or_default(),
+                doc.denoise.as_ref(),
+            ),
+            t => (String::from_utf8_lossy(t), doc.denoise.as_ref()),
+        },
     };
-    if let Some(d) = doc.denoise.as_ref().filter(|_| denoised) {
+    if let Some(d) = record.filter(|_| denoised) {
         let clean = clean_text(&text, noise_of(&d.noise));
         return Ok(filters.page(host, &d.title, &clean));
     }

@@ -1,5 +1,7 @@
-//! `refilter [--dry-run]`: judge every stored page and link again under the
-//! current settings, without fetching; print what changed.
+//! `refilter [--dry-run] [--denoise]`: judge every stored page and link
+//! again under the current settings, without fetching (with `--denoise`,
+//! denoising each HTML page again from its stored body first); print what
+//! changed.
 
 use std::time::{Duration, Instant};
 
@@ -11,10 +13,16 @@ use crate::shell::{Shell, table};
 
 pub const COMMAND: Command = Command {
     name: "refilter",
-    usage: "refilter [--dry-run]",
-    summary: "recompute every stored page's scores and verdicts with the current settings (no fetching); queue links of pages that now pass, drop queued URLs nothing passing links to",
-    examples: &["set topic.threshold 0.3", "refilter --dry-run", "refilter"],
-    arity: (0, Some(1)),
+    usage: "refilter [--dry-run] [--denoise]",
+    summary: "recompute every stored page's scores and verdicts with the current settings (no fetching); queue links of pages that now pass, drop queued URLs nothing passing links to; --denoise denoises the stored pages again first",
+    examples: &[
+        "set topic.threshold 0.3",
+        "refilter --dry-run",
+        "refilter",
+        "set denoise.ad_words 6",
+        "refilter --denoise",
+    ],
+    arity: (0, Some(2)),
     subs: &[],
     writes: true,
     complete: nothing,
@@ -23,11 +31,14 @@ pub const COMMAND: Command = Command {
 };
 
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
-    let dry_run = match call.args[..] {
-        [] => false,
-        ["--dry-run"] => true,
-        _ => return Err(ShellError::Usage),
-    };
+    let mut run = crawl::RefilterRun::default();
+    for arg in &call.args {
+        match *arg {
+            "--dry-run" if !run.dry_run => run.dry_run = true,
+            "--denoise" if !run.denoise => run.denoise = true,
+            _ => return Err(ShellError::Usage),
+        }
+    }
     if sh.crawl.is_some() {
         bail!(
             "a crawl is running; crawl stop first (refilter rewrites verdicts and the frontier), then crawl start"
@@ -47,13 +58,8 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
         }
         !interrupt.swap(false, std::sync::atomic::Ordering::SeqCst)
     };
-    let r = crawl::refilter(
-        sh.store.clone(),
-        sh.settings.clone(),
-        dry_run,
-        &mut progress,
-    )
-    .map_err(|e| e.to_string())?;
+    let r = crawl::refilter(sh.store.clone(), sh.settings.clone(), run, &mut progress)
+        .map_err(|e| e.to_string())?;
     if tty {
         eprint!("\r\x1b[K");
     }
@@ -107,6 +113,21 @@ fn report(r: &RefilterReport, width: usize) -> Reply {
             r.unreadable_links
         );
     }
+    if let Some(d) = &r.denoise {
+        t += &format!(
+            "\ndenoised again: {} changed, {} as they were",
+            d.changed, d.same
+        );
+        if d.text_differs > 0 {
+            t += &format!(
+                "\n{} page(s) left as they were: their body parses to other text than was stored (an older trawl's parser); refetch them to denoise them",
+                d.text_differs
+            );
+        }
+        if d.no_body > 0 {
+            t += &format!("\n{} page(s) have no readable stored body", d.no_body);
+        }
+    }
     for n in &r.notices {
         t += &format!("\nnote: {n}");
     }
@@ -116,6 +137,9 @@ fn report(r: &RefilterReport, width: usize) -> Reply {
         "sample": r.sample.iter().map(|(u, a, b)| serde_json::json!({"url": u, "before": a, "after": b})).collect::<Vec<_>>(),
         "links_changed": r.links_changed, "enqueued": r.enqueued, "dropped": r.dropped,
         "unreadable_links": r.unreadable_links, "notices": r.notices,
+        "denoise": r.denoise.as_ref().map(|d| serde_json::json!({
+            "changed": d.changed, "same": d.same, "text_differs": d.text_differs, "no_body": d.no_body,
+        })),
     });
     Reply::with(t, j)
 }
@@ -132,6 +156,13 @@ mod tests {
         let out = t.ok("refilter --dry-run");
         assert!(out.contains("dry run, nothing written"), "{out}");
         assert!(t.ok("count pages where verdict = 'keep'").trim() != "0");
-        assert_eq!(t.err("refilter now"), "usage: refilter [--dry-run]");
+        assert_eq!(
+            t.err("refilter now"),
+            "usage: refilter [--dry-run] [--denoise]"
+        );
+        assert_eq!(
+            t.err("refilter --denoise"),
+            "refilter --denoise needs denoising on: set denoise.enabled true first"
+        );
     }
 }

@@ -287,7 +287,7 @@ pub async fn refilter(
 ) -> trawl::crawl::RefilterReport {
     tokio::task::spawn_blocking(move || {
         let mut calls = 0;
-        crawl::refilter(store, s, false, &mut |_, _| {
+        crawl::refilter(store, s, crawl::RefilterRun::default(), &mut |_, _| {
             calls += 1;
             !(stop_at_first && calls == 1)
         })
