@@ -169,8 +169,9 @@ async fn run(
                     url.url(),
                     "trawl",
                     trawl::parse::DEFAULT_MAX_LINKS,
-                    // The floor is the crawl's default work: no denoising.
-                    None,
+                    // The floor is the crawl's default work: no denoising,
+                    // no simhash.
+                    (None, false),
                     dict.as_deref(),
                 );
                 match &writer {

@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Modules, lowest first: [`model`] (ids, canonical URLs), [`schema`] (the
-//! on-disk format, mirrored by `schema/v15.md`), [`store`] (the only code
+//! on-disk format, mirrored by `schema/v16.md`), [`store`] (the only code
 //! that touches RocksDB), [`fetch`], [`parse`], [`frontier`], [`crawl`]
 //! (the engine and its handle), [`graph`] (the link graph in memory:
 //! PageRank), [`shell`] (the query shell and `.crawlrc`
@@ -20,6 +20,7 @@
 
 pub mod cli;
 pub mod crawl;
+pub mod dedup;
 pub mod fetch;
 pub mod filter;
 pub mod frontier;

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::focus::StopRule;
 use super::traps::TrapLimits;
+use crate::dedup::DedupSettings;
 use crate::fetch::FetchSettings;
 use crate::filter::FilterSettings;
 use crate::filter::denoise::DenoiseSettings;
@@ -62,6 +63,8 @@ pub struct CrawlSettings {
     pub stop_when: Vec<StopRule>,
     /// Page denoising (document 003), off by default.
     pub denoise: DenoiseSettings,
+    /// Near-duplicate detection, off by default.
+    pub dedup: DedupSettings,
 }
 
 impl Default for CrawlSettings {
@@ -91,6 +94,7 @@ impl Default for CrawlSettings {
             order: OrderSettings::default(),
             stop_when: Vec::new(),
             denoise: DenoiseSettings::default(),
+            dedup: DedupSettings::default(),
         }
     }
 }
@@ -147,6 +151,16 @@ impl CrawlSettings {
                     (false, _) => "false".to_string(),
                     (true, false) => "true (filters read the denoised text)".to_string(),
                     (true, true) => "true (filters read the raw text)".to_string(),
+                },
+            ),
+            (
+                "dedup.near",
+                match &self.dedup {
+                    d if !d.near => "false".to_string(),
+                    d => format!(
+                        "true (distance {}, cluster budget {})",
+                        d.distance, d.cluster_budget
+                    ),
                 },
             ),
         ]

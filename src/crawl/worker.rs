@@ -49,6 +49,11 @@ pub struct ParsedHtml {
     pub page: ParsedPage,
     /// What denoising removed, when it is on.
     pub denoised: Option<Denoised>,
+    /// The denoised text, when denoising is on.
+    pub clean: Option<String>,
+    /// The simhash of the (denoised) text, when near-duplicates are looked
+    /// for and the text is long enough.
+    pub simhash: Option<u64>,
     pub charset: &'static str,
     pub charset_source: &'static str,
 }
@@ -71,6 +76,8 @@ pub(super) struct PageWork {
     pub max_links: usize,
     /// What pages are denoised with, when denoising is on.
     pub denoise: Option<Arc<Denoiser>>,
+    /// Whether the page's simhash is computed (`dedup.near`).
+    pub simhash: bool,
     /// The zstd dictionary frames are compressed with.
     pub dictionary: std::sync::Arc<PageDictionary>,
     /// Where the page is marked in flight while processed.
@@ -85,6 +92,7 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
         agent,
         max_links,
         denoise,
+        simhash,
         dictionary,
         marks,
         deaths,
@@ -100,6 +108,7 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
                     agent,
                     max_links,
                     denoise,
+                    simhash,
                     dictionary,
                 };
                 process_off_reactor(fetched, &job, how).await
@@ -128,6 +137,7 @@ struct How {
     agent: String,
     max_links: usize,
     denoise: Option<Arc<Denoiser>>,
+    simhash: bool,
     dictionary: std::sync::Arc<PageDictionary>,
 }
 
@@ -172,7 +182,7 @@ fn process_guarded(fetched: Fetched, url: &url::Url, how: &How) -> Result<PageDa
             url,
             &how.agent,
             how.max_links,
-            how.denoise.as_deref(),
+            (how.denoise.as_deref(), how.simhash),
             dict,
         )
     }))
@@ -199,15 +209,15 @@ fn internal(what: &str) -> FetchError {
 }
 
 /// MD5, zstd (with `dict`, the db's dictionary, if any), charset decoding,
-/// parsing (at most `max_links` links) and denoising (with `denoise`, when
-/// on) of one fetched body: the CPU work a fetch task does before the
-/// engine commits the page.
+/// parsing (at most `max_links` links), denoising (with `denoise`, when
+/// on) and the simhash (when `simhash`) of one fetched body: the CPU work a
+/// fetch task does before the engine commits the page.
 pub fn process(
     mut fetched: Fetched,
     url: &url::Url,
     agent: &str,
     max_links: usize,
-    denoise: Option<&Denoiser>,
+    (denoise, simhash): (Option<&Denoiser>, bool),
     dict: Option<&Dictionary>,
 ) -> PageData {
     crash_hook::check(&fetched.body);
@@ -225,9 +235,18 @@ pub fn process(
             page.noindex |= d.noindex;
             page.nofollow |= d.nofollow;
         }
+        let host = url.host_str().unwrap_or("");
+        let denoised = denoise.map(|d| crate::filter::denoise::denoise(&page, host, d));
+        let clean = denoised
+            .as_ref()
+            .map(|d| crate::filter::denoise::clean_text(&page.text, d.noise.iter().copied()));
+        let simhash = simhash
+            .then(|| crate::dedup::simhash(clean.as_deref().unwrap_or(&page.text)))
+            .flatten();
         ParsedHtml {
-            denoised: denoise
-                .map(|d| crate::filter::denoise::denoise(&page, url.host_str().unwrap_or(""), d)),
+            denoised,
+            clean,
+            simhash,
             page,
             charset: decoded.charset.name(),
             charset_source: decoded.source.name(),

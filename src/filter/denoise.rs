@@ -311,7 +311,7 @@ pub fn words(s: &str) -> usize {
     n
 }
 
-fn is_cjk(c: char) -> bool {
+pub(crate) fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF      // hiragana, katakana
         | 0x3400..=0x4DBF    // CJK extension A

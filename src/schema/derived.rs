@@ -24,6 +24,11 @@ pub struct DocRecord {
     pub duplicate_of: Option<u128>,
     /// What denoising found (version 4; None when it was off).
     pub denoise: Option<DenoiseRecord>,
+    /// The simhash of the page's (denoised) text (version 5; None when
+    /// near-duplicate detection was off or the text too short).
+    pub simhash: Option<u64>,
+    /// The nearest stored page it is a near-duplicate of (version 5).
+    pub near: Option<NearRecord>,
     // Version 2 stored the page's verdict here; from version 3 it lives in
     // `verdicts` (a small value, so refilter rewrites no text) and these
     // fields are filled from there by `Store::doc`.
@@ -53,6 +58,20 @@ pub struct DenoiseRecord {
     /// the rule's number: 3 navigation, 4 ad, 5 text in `<…>` cut from the
     /// line, 6 copyright.
     pub noise: Vec<(u32, u8)>,
+}
+
+/// A page's nearest near-duplicate when it was stored.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct NearRecord {
+    /// Url id of the stored page nearest to it.
+    pub of: u128,
+    /// Bits their simhashes differ in.
+    pub distance: u8,
+    /// Url id of the first page of the cluster (the `clusters` key).
+    pub cluster: u128,
+    /// False when the cluster was past its budget: the page's links were
+    /// not followed.
+    pub expanded: bool,
 }
 
 impl DocRecord {
@@ -166,7 +185,7 @@ impl Versioned for VerdictRecord {
 }
 
 impl Versioned for DocRecord {
-    const VERSION: u8 = 4;
+    const VERSION: u8 = 5;
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
         match bytes.first() {
@@ -182,8 +201,9 @@ impl Versioned for DocRecord {
                 }
                 Ok(doc)
             }
-            // Version 3 lacks `denoise` (one 0 byte: None).
-            _ => super::decode_appended(bytes, 3, &[1]),
+            // Version 3 lacks `denoise` (one 0 byte: None), version 4
+            // `simhash` and `near`.
+            _ => super::decode_appended(bytes, 3, &[1, 2]),
         }
     }
 }

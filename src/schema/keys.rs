@@ -162,3 +162,44 @@ mod tests {
         assert_eq!(InLinkKey::from_key(&[0; 31]), None);
     }
 }
+
+/// `simhash` keys: band (1) ‖ the hash's block in that band (u16 BE) ‖ the
+/// whole hash (u64 BE) ‖ url id (16); the value is the url id (16 bytes,
+/// no version byte) of the first page of the page's near-duplicate cluster.
+/// A page has one row per band: its near-duplicates share a block with it
+/// in at least one band (see `dedup`), found by a 3-byte prefix seek.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimhashKey {
+    pub band: u8,
+    pub hash: u64,
+    pub page: UrlId,
+}
+
+impl SimhashKey {
+    pub const LEN: usize = 27;
+
+    pub fn to_key(&self) -> [u8; Self::LEN] {
+        let mut k = [0u8; Self::LEN];
+        k[..3].copy_from_slice(&Self::prefix(self.band, self.hash));
+        k[3..11].copy_from_slice(&self.hash.to_be_bytes());
+        k[11..].copy_from_slice(&self.page.to_bytes());
+        k
+    }
+
+    /// The rows whose hash has `hash`'s block in `band`.
+    pub fn prefix(band: u8, hash: u64) -> [u8; 3] {
+        let b = crate::dedup::block(hash, band).to_be_bytes();
+        [band, b[0], b[1]]
+    }
+
+    pub fn from_key(k: &[u8]) -> Option<Self> {
+        if k.len() != Self::LEN {
+            return None;
+        }
+        Some(SimhashKey {
+            band: k[0],
+            hash: u64::from_be_bytes(k[3..11].try_into().ok()?),
+            page: UrlId::from_slice(&k[11..])?,
+        })
+    }
+}

@@ -6,11 +6,12 @@
 //! them without a word.
 
 use super::{
-    CF_DETAILS, CF_DOCS, CF_FRONTIER, CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT, CF_META, CF_PAGES,
-    CF_RANKS, CF_ROBOTS, CF_SEEN, CF_TARGETS, CF_VERDICTS, ConfigEntries, Counters, DetailRecord,
-    DocRecord, FrontierEntry, FrontierKey, HostRankRecord, HostRecord, InFlightRecord, LinkLimits,
-    ModelRecord, OrderState, PageRecord, RankRecord, RankRun, RobotsRecord, RunRecord, SeedList,
-    SeenRecord, TargetRecord, VerdictRecord, Versioned, meta_keys,
+    CF_CLUSTERS, CF_DETAILS, CF_DOCS, CF_FRONTIER, CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT, CF_META,
+    CF_PAGES, CF_RANKS, CF_ROBOTS, CF_SEEN, CF_TARGETS, CF_VERDICTS, ClusterRecord, ConfigEntries,
+    Counters, DetailRecord, DocRecord, FrontierEntry, FrontierKey, HostRankRecord, HostRecord,
+    InFlightRecord, LinkLimits, ModelRecord, OrderState, PageRecord, RankRecord, RankRun,
+    RobotsRecord, RunRecord, SeedList, SeenRecord, TargetRecord, VerdictRecord, Versioned,
+    meta_keys,
 };
 use crate::model::{HostId, UrlId};
 
@@ -117,6 +118,10 @@ table!(
 table!(
     /// Each page's verdict and scores.
     Verdicts: CF_VERDICTS, UrlId => VerdictRecord
+);
+table!(
+    /// Near-duplicate clusters, by their first page.
+    Clusters: CF_CLUSTERS, UrlId => ClusterRecord
 );
 table!(
     /// The text behind a URL's failure.

@@ -287,13 +287,19 @@ pub struct Counters {
     // Version 2: the current run, kept with the counters (written in every
     // batch) so that a killed run's record can be completed on resume.
     pub run: RunProgress,
+    // Version 4:
+    /// Pages stored as a near-duplicate of a stored page.
+    pub near_duplicates: u64,
+    /// Of those, the pages past their cluster's budget, links not followed.
+    pub unexpanded: u64,
 }
 impl Versioned for Counters {
-    const VERSION: u8 = 3;
+    const VERSION: u8 = 4;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
-        // Version 3 appended three fields to `run`, the last field.
-        super::decode_appended(bytes, 1, &[4, 3])
+        // Version 3 appended three fields to `run`, then the last field;
+        // version 4 two after it.
+        super::decode_appended(bytes, 1, &[4, 3, 2])
     }
 }
 
@@ -469,6 +475,18 @@ pub struct HostRankRecord {
     pub rank: f64,
 }
 impl Versioned for HostRankRecord {
+    const VERSION: u8 = 1;
+}
+
+/// `clusters` value: a near-duplicate cluster, keyed by its first page.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct ClusterRecord {
+    /// Pages in it, the first included.
+    pub pages: u32,
+    /// Pages stored past `dedup.cluster_budget`, their links not followed.
+    pub unexpanded: u32,
+}
+impl Versioned for ClusterRecord {
     const VERSION: u8 = 1;
 }
 

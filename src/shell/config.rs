@@ -78,12 +78,16 @@ macro_rules! key {
     (@at_start at_start) => { true };
 }
 
+mod dedup_keys;
 mod denoise_keys;
 mod keys;
 
 /// Every setting, in the order `config` lists them.
 pub fn keys() -> impl Iterator<Item = &'static Key> {
-    keys::CRAWL_KEYS.iter().chain(denoise_keys::DENOISE_KEYS)
+    keys::CRAWL_KEYS
+        .iter()
+        .chain(denoise_keys::DENOISE_KEYS)
+        .chain(dedup_keys::DEDUP_KEYS)
 }
 
 pub fn find(name: &str) -> Option<&'static Key> {

@@ -62,6 +62,8 @@ pub struct Row<'a> {
     /// The frontier scores it was queued with (from its `seen` row).
     pub scores: Option<&'a FrontierScores>,
     pub pagerank: Option<f64>,
+    /// The URL of its nearest near-duplicate.
+    pub near_of: Option<&'a str>,
     pub now_ms: f64,
 }
 
@@ -71,6 +73,7 @@ pub struct Extra {
     pub inlinks: u64,
     pub scores: Option<FrontierScores>,
     pub pagerank: Option<f64>,
+    pub near_of: Option<String>,
 }
 
 impl<'a> Row<'a> {
@@ -85,6 +88,7 @@ impl<'a> Row<'a> {
             inlinks: x.inlinks,
             scores: x.scores.as_ref(),
             pagerank: x.pagerank,
+            near_of: x.near_of.as_deref(),
             now_ms,
         }
     }
@@ -201,6 +205,34 @@ pub static FIELDS: &[Field] = &[
         None,
         "its text is another page's",
         |r| { doc(r, |d| Val::Bool(d.duplicate_of.is_some())) }
+    ),
+    field!(
+        "near_duplicate",
+        Bool,
+        Doc,
+        None,
+        "its simhash was within dedup.distance bits of a stored page's when it was stored",
+        |r| { doc(r, |d| Val::Bool(d.near.is_some())) }
+    ),
+    field!(
+        "near_duplicate_of",
+        Str,
+        Doc,
+        None,
+        "the URL of the stored page nearest to it (empty when none was near)",
+        |r| { Val::Str(r.near_of.unwrap_or("").to_string()) }
+    ),
+    field!(
+        "near_distance",
+        Num,
+        Doc,
+        None,
+        "bits its simhash differs in from its nearest near-duplicate's",
+        |r| {
+            doc(r, |d| {
+                Val::Num(d.near.map_or(f64::NAN, |n| f64::from(n.distance)))
+            })
+        }
     ),
     field!(
         "truncated",
@@ -349,6 +381,7 @@ mod tests {
             inlinks: 0,
             scores: None,
             pagerank: None,
+            near_of: None,
             now_ms: 0.0,
         };
         assert_eq!(value("status", &row), Val::Num(404.0));

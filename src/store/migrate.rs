@@ -102,6 +102,11 @@ static STEPS: &[Step] = &[
         what: "none (docs gain what denoising found, read as none in older rows)",
         run: None,
     },
+    Step {
+        to: 16,
+        what: "none (docs gain a simhash and their nearest near-duplicate, read as none in older rows; new column families simhash and clusters)",
+        run: None,
+    },
 ];
 
 /// What a step did.

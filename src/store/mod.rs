@@ -13,10 +13,12 @@ mod dictionaries;
 mod links;
 mod lookups;
 mod migrate;
+mod near;
 mod reindex;
 mod typed;
 pub use batch::Batch;
 pub use links::PageLinkRows;
+pub use near::NearMatch;
 pub use typed::Rows;
 
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@ use rocksdb::{
 use super::{Result, StoreError};
 use crate::schema::{
     self, CF_CONTENT, CF_DOCS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGE_INDEX, CF_PAGES, CF_SEEN,
-    CF_URLS, CF_VERDICTS, SCHEMA_VERSION, meta_keys,
+    CF_SIMHASH, CF_URLS, CF_VERDICTS, SCHEMA_VERSION, meta_keys,
 };
 
 /// Total memtable budget across CFs: keeps RSS bounded however many CFs are
@@ -178,6 +178,19 @@ fn cf_options(name: &str, cache: &Cache) -> Options {
     }
     if name == CF_LINKS || name == CF_INLINKS {
         o.set_compaction_style(rocksdb::DBCompactionStyle::Universal);
+    }
+    if name == CF_SIMHASH {
+        // Read by 3-byte prefix (band and block): prefix blooms let a seek
+        // into a block no stored page has skip the memtable and each file.
+        o.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(3));
+        o.set_memtable_prefix_bloom_ratio(0.05);
+        let mut table = BlockBasedOptions::default();
+        table.set_block_cache(cache);
+        table.set_cache_index_and_filter_blocks(true);
+        table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+        table.set_bloom_filter(10.0, false);
+        table.set_whole_key_filtering(false);
+        o.set_block_based_table_factory(&table);
     }
     o
 }

@@ -10,6 +10,7 @@ mod cli;
 mod compat;
 mod crash;
 mod crawl_loop;
+mod dedup;
 mod denoise;
 mod fetch_parse;
 mod focused;

@@ -10,6 +10,7 @@ mod discover;
 mod drops;
 mod inflight;
 mod learned;
+mod near;
 mod order;
 mod page;
 mod seeds;

@@ -8,7 +8,7 @@ use super::discover::ScoreFrom;
 use super::{Discovery, Ledger, PageWrite, VIA_REDIRECT, bump};
 use crate::crawl::worker::{PageData, PageJob, ParsedHtml};
 use crate::fetch::{FetchError, is_backoff, retry_after_ms};
-use crate::filter::denoise::{Denoised, clean_text};
+use crate::filter::denoise::Denoised;
 use crate::filter::judge::{LinkJudge, LinkText, judge_link};
 use crate::filter::links;
 use crate::frontier::Focus;
@@ -244,15 +244,10 @@ impl Ledger {
         // The filters read the denoised title and text unless told not to.
         let clean = denoised
             .as_ref()
-            .filter(|_| self.settings.denoise.filters_read_denoised())
-            .map(|d| {
-                (
-                    d.title.as_str(),
-                    clean_text(&page.text, d.noise.iter().copied()),
-                )
-            });
-        let (title, text) = match &clean {
-            Some((title, text)) => (*title, text.as_str()),
+            .zip(html.clean.as_deref())
+            .filter(|_| self.settings.denoise.filters_read_denoised());
+        let (title, text) = match clean {
+            Some((d, text)) => (d.title.as_str(), text),
             None => (page.title.as_str(), page.text.as_str()),
         };
         let duplicate_of = match self.store.content_owner(&md5)? {
@@ -267,9 +262,13 @@ impl Ledger {
         let kept = verdict.verdict == model::Verdict::Keep;
         self.judged(kept, text);
         self.learn(&mut w.b, job, kept);
+        let placed = match (html.simhash, duplicate_of) {
+            (Some(hash), None) => Some(self.place_near(&mut w.b, id, hash)?),
+            _ => None,
+        };
         if duplicate_of.is_some() {
             self.counters.duplicates += 1;
-        } else {
+        } else if placed.as_ref().is_none_or(|p| p.expand) {
             self.record_links(w, job, &page, (title, text), &verdict, kept)?;
         }
         if let Some(counter) = verdict.verdict.counter() {
@@ -292,6 +291,8 @@ impl Ledger {
             outlinks: page.links.len() as u32,
             duplicate_of: duplicate_of.map(|d| d.0),
             denoise: denoised.as_ref().map(denoise_record),
+            simhash: html.simhash,
+            near: placed.and_then(|p| p.near),
             topic_score: verdict.topic_score,
             relevance: verdict.relevance,
             verdict: verdict.verdict,

@@ -19,6 +19,7 @@ mod host;
 mod hosts;
 mod learned;
 mod links;
+mod near;
 mod page;
 mod pages;
 mod quit;
@@ -59,6 +60,7 @@ pub static COMMANDS: &[&Command] = &[
     &why::COMMAND,
     &runs::COMMAND,
     &learned::COMMAND,
+    &near::COMMAND,
     &simulate::COMMAND,
     &targets::COMMAND,
     &refilter::COMMAND,

@@ -9,7 +9,7 @@ use super::{Call, Command, no_detail, urls};
 use crate::filter::denoise::{clean_text, noise_of, removed};
 use crate::frontier::order::backlink_importance;
 use crate::model::UrlId;
-use crate::schema::tables::{RankRow, Ranks};
+use crate::schema::tables::{Clusters, RankRow, Ranks};
 use crate::schema::{DocRecord, LinkRecord, PageRecord};
 use crate::shell::error::{Result, ShellError};
 use crate::shell::reply::Reply;
@@ -72,9 +72,21 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
         Some(dup) => Some(sh.store.url(UrlId(dup))?.unwrap_or_default()),
         None => None,
     };
+    let near = match doc.as_ref().and_then(|d| d.near) {
+        Some(n) => Some((sh.store.url(UrlId(n.of))?.unwrap_or_default(), n)),
+        None => None,
+    };
     let mut t = head(&page);
     if let Some(d) = &doc {
         t += &doc_lines(d, duplicate_of.as_deref());
+    }
+    if let Some((u, n)) = &near {
+        let cluster = sh.store.row::<Clusters>(&UrlId(n.cluster))?;
+        t += &format!(
+            "near dup of   {u} ({} bits apart; cluster of {} pages)\n",
+            n.distance,
+            cluster.map_or(1, |c| c.pages)
+        );
     }
     let (lines, scores) = score_lines(sh, u.id())?;
     t += &lines;
@@ -82,6 +94,8 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     t += &tail(&page, &d, &outs, &ins);
     let mut j = page_json(&page, &d, &outs, &ins);
     j["ranking"] = scores;
+    j["simhash"] = json!(d.simhash.map(|h| format!("{h:016x}")));
+    j["near_duplicate_of"] = json!(near.map(|(u, n)| json!({"url": u, "distance": n.distance})));
     Ok(Reply::with(t.trim_end().to_string(), j))
 }
 
@@ -196,6 +210,9 @@ fn doc_lines(d: &DocRecord, duplicate_of: Option<&str>) -> String {
     }
     if let Some(dup) = duplicate_of {
         t += &format!("duplicate of  {dup}\n");
+    }
+    if let Some(h) = d.simhash {
+        t += &format!("simhash       {h:016x}\n");
     }
     let detail = if d.verdict_detail.is_empty() {
         String::new()

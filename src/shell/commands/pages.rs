@@ -196,6 +196,7 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
     let named = |f: &str| q.filter.uses(f) || q.order.is_some_and(|o| o.0 == f);
     let needs_inlinks = named("inlinks");
     let needs_rank = named("pagerank");
+    let needs_near = named("near_duplicate_of");
     let needs_scores = fields::names_reading(Reads::Scores).into_iter().any(named);
     let now = now_ms() as f64;
     let total = sh.store.counters()?.fetched;
@@ -260,6 +261,10 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
             pagerank: match needs_rank {
                 true => sh.store.row::<Ranks>(&id)?.map(|r| r.pagerank),
                 false => None,
+            },
+            near_of: match doc.near.filter(|_| needs_near) {
+                Some(n) => sh.store.url(UrlId(n.of))?,
+                None => None,
             },
         };
         let row = Row::full(&page, &doc, &extra, now);
@@ -366,6 +371,7 @@ fn light_match(sh: &Shell, filter: &expr::Expr, id: UrlId, now: f64) -> Result<O
         inlinks: 0,
         scores: seen.scores.as_ref(),
         pagerank: None,
+        near_of: None,
         now_ms: now,
     };
     Ok(Some(filter.eval(&|f| fields::value(f, &row), now)))

@@ -61,6 +61,13 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
     h += &format!("failed      {}{}\n", n(failed), breakdown(&c.failed));
     h += &format!("filtered    {}{}\n", n(filtered), breakdown(&c.filtered));
     h += &format!("duplicates  {}\n", n(c.duplicates));
+    if c.near_duplicates > 0 || sh.settings.dedup.near {
+        h += &format!(
+            "near dups   {} ({} past their cluster's budget, links not followed)\n",
+            n(c.near_duplicates),
+            n(c.unexpanded)
+        );
+    }
     h += &format!("pages/s     {recent:.0} (last 10 s), {overall:.0} (this run)\n");
     h += &format!("bytes       {}\n", table::bytes(c.bytes));
     h += &format!("hosts       {active} active\n");
@@ -71,6 +78,7 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
     let j = json!({
         "state": state, "fetched": c.fetched, "run_fetched": run_fetched, "queued": c.queued,
         "failed": c.failed, "filtered": c.filtered, "duplicates": c.duplicates, "links": c.links,
+        "near_duplicates": c.near_duplicates, "unexpanded": c.unexpanded,
         "pages_per_sec_10s": recent, "pages_per_sec_run": overall, "bytes": c.bytes,
         "active_hosts": active, "elapsed_secs": elapsed, "tlp": tlp, "by_status": c.by_status,
         "focus": focus.json(),

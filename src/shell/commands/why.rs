@@ -153,7 +153,8 @@ impl Shell {
             .as_ref()
             .map(|p| table::time(p.fetched_ms))
             .unwrap_or_default();
-        let verdict = match self.store.doc(u.id())? {
+        let doc = self.store.doc(u.id())?;
+        let verdict = match &doc {
             Some(d) if d.verdict != Verdict::Keep => format!(
                 "; its links are not followed: {} filter ({})",
                 d.verdict.name(),
@@ -162,6 +163,7 @@ impl Shell {
             Some(d) if !d.verdict_detail.is_empty() => format!("; kept ({})", d.verdict_detail),
             _ => String::new(),
         };
+        let verdict = verdict + &self.explain_copies(doc.as_ref())?;
         let redirect = match &page {
             Some(p) if (300..400).contains(&status) => {
                 let location = p
@@ -189,6 +191,34 @@ impl Shell {
         Ok(format!(
             "fetched {when} with status {status}, depth {depth}{parent}{verdict}{redirect}"
         ))
+    }
+
+    /// What the page repeats: an earlier page's body (its links are not
+    /// followed), or a near-duplicate's text.
+    fn explain_copies(&self, doc: Option<&crate::schema::DocRecord>) -> Result<String> {
+        let Some(d) = doc else {
+            return Ok(String::new());
+        };
+        let url =
+            |id: u128| -> Result<String> { Ok(self.store.url(UrlId(id))?.unwrap_or_default()) };
+        if let Some(first) = d.duplicate_of {
+            return Ok(format!(
+                "; its links are not followed: its body repeats {}",
+                url(first)?
+            ));
+        }
+        let Some(n) = d.near else {
+            return Ok(String::new());
+        };
+        let of = url(n.of)?;
+        Ok(if n.expanded {
+            format!("; a near-duplicate of {of} ({} bits apart)", n.distance)
+        } else {
+            format!(
+                "; its links are not followed: a near-duplicate of {of} ({} bits apart) in a cluster past dedup.cluster_budget",
+                n.distance
+            )
+        })
     }
 
     fn explain_filter(

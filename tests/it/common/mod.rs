@@ -307,7 +307,8 @@ pub struct Measured {
     pub status: std::process::ExitStatus,
     pub stdout: String,
     pub stderr: String,
-    /// Peak RSS of the process, in bytes (getrusage's ru_maxrss).
+    /// Peak RSS of the process, in bytes (its VmHWM, last read at most
+    /// 10 ms before it ended).
     pub max_rss: u64,
 }
 
@@ -337,13 +338,22 @@ pub fn run_measured(mut cmd: std::process::Command) -> Measured {
     // and the test fails instead of hanging.
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watched = done.clone();
+    // The peak is read from the child's own VmHWM while it runs: wait4's
+    // ru_maxrss starts from the test process's peak at the fork (Linux
+    // carries the old mm's high-water mark across exec), which with other
+    // tests running reached 290 MB before the child allocated anything.
+    let peak = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let seen_peak = peak.clone();
     std::thread::spawn(move || {
         let deadline = Instant::now() + PROCESS_LIMIT;
         while Instant::now() < deadline {
             if watched.load(std::sync::atomic::Ordering::SeqCst) {
                 return;
             }
-            std::thread::sleep(Duration::from_millis(50));
+            if let Some(hwm) = vm_hwm(pid) {
+                seen_peak.fetch_max(hwm, std::sync::atomic::Ordering::SeqCst);
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
         // SAFETY: signalling a pid; the child is not reaped until wait4.
         unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -358,8 +368,19 @@ pub fn run_measured(mut cmd: std::process::Command) -> Measured {
         status: std::process::ExitStatus::from_raw(status),
         stdout: out_t.join().unwrap(),
         stderr: err_t.join().unwrap(),
-        max_rss: usage.ru_maxrss as u64 * 1024,
+        max_rss: match peak.load(std::sync::atomic::Ordering::SeqCst) {
+            0 => usage.ru_maxrss as u64 * 1024,
+            hwm => hwm,
+        },
     }
+}
+
+/// A running process's peak resident memory (VmHWM), in bytes.
+fn vm_hwm(pid: libc::pid_t) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// `trawl` with `args`, as a command to run.
