@@ -86,10 +86,9 @@ impl Store {
         let mut it = self.db.raw_iterator_cf_opt(self.cf(CF_SIMHASH), opts);
         it.seek_to_first();
         while let (Some(k), Some(v)) = (it.key(), it.value()) {
-            let (k, v) = (k.to_vec(), v.to_vec());
+            let row = SimhashKey::from_key(k).zip(UrlId::from_slice(v));
             it.next();
-            let (Some(key), Some(cluster)) = (SimhashKey::from_key(&k), UrlId::from_slice(&v))
-            else {
+            let Some((key, cluster)) = row else {
                 continue;
             };
             if key.page == cluster || !clusters.contains(&cluster) {

@@ -27,7 +27,8 @@ pub(super) enum Outcome {
     /// parser stored it): the stored lines would not match, so the page
     /// keeps what it has.
     TextDiffers,
-    /// No stored body (or it could not be read): nothing to parse.
+    /// No stored body (or it could not be read, or no URL to parse it
+    /// against): judged as stored.
     NoBody,
 }
 
@@ -37,26 +38,28 @@ pub(super) struct Fresh {
     pub text: String,
     pub record: Option<DenoiseRecord>,
     pub doc_value: Option<Vec<u8>>,
+    /// Same, Changed or TextDiffers (a page without a body has no Fresh).
     pub outcome: Outcome,
 }
 
 impl Redenoise<'_> {
     /// Denoises page `id` (at `url`, its `docs` value `doc_value`) again
-    /// from its stored body, read through `pages`.
+    /// from its stored body, read through `pages`; None when there is no
+    /// body to parse (the page is then judged as stored).
     pub fn page(
         &self,
         pages: &mut Cursor<'_>,
         (id, url): (UrlId, Option<&url::Url>),
         doc_value: &[u8],
-    ) -> Result<Fresh, StoreError> {
-        let Ok(mut doc) = DocRecord::decode(doc_value) else {
-            return Ok(no_body(String::new(), None));
+    ) -> Result<Option<Fresh>, StoreError> {
+        let (Ok(mut doc), Some(url)) = (DocRecord::decode(doc_value), url) else {
+            return Ok(None);
         };
-        let (Some(page), Some(url)) = (Store::page_at(pages, id)?, url) else {
-            return Ok(no_body(doc.text, doc.denoise));
+        let Some(page) = Store::page_at(pages, id)? else {
+            return Ok(None);
         };
         let Ok((body, frame_text)) = page.body_and_text() else {
-            return Ok(no_body(doc.text, doc.denoise));
+            return Ok(None);
         };
         // The text is in the frame, or in the doc for a page too large to
         // stream; a noindex page's was not stored.
@@ -76,12 +79,12 @@ impl Redenoise<'_> {
         // Without stored text (noindex), the lines are the parse's.
         let text = match stored_text {
             Some(t) if t != parsed.text => {
-                return Ok(Fresh {
+                return Ok(Some(Fresh {
                     text: t,
                     record: doc.denoise,
                     doc_value: None,
                     outcome: Outcome::TextDiffers,
-                });
+                }));
             }
             Some(t) => t,
             None => String::new(),
@@ -89,28 +92,19 @@ impl Redenoise<'_> {
         let host = url.host_str().unwrap_or("");
         let record = crate::crawl::ledger::denoise_record(&denoise(&parsed, host, self.denoiser));
         if doc.denoise.as_ref() == Some(&record) {
-            return Ok(Fresh {
+            return Ok(Some(Fresh {
                 text,
                 record: doc.denoise,
                 doc_value: None,
                 outcome: Outcome::Same,
-            });
+            }));
         }
         doc.denoise = Some(record.clone());
-        Ok(Fresh {
+        Ok(Some(Fresh {
             text,
             record: Some(record),
             doc_value: Some(doc.encode()),
             outcome: Outcome::Changed,
-        })
-    }
-}
-
-fn no_body(text: String, record: Option<DenoiseRecord>) -> Fresh {
-    Fresh {
-        text,
-        record,
-        doc_value: None,
-        outcome: Outcome::NoBody,
+        }))
     }
 }

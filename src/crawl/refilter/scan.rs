@@ -141,12 +141,14 @@ pub(super) fn judge_page(
     if filters.settings.mode == Mode::DomainTopic && page.src()?.is_none() {
         return Ok(None);
     }
-    let fresh = match &scan.redenoise {
+    let (fresh, denoised) = match &scan.redenoise {
         Some(r) => {
             let url = page.src()?.map(|u| u.url());
-            Some(r.page(&mut cursors.pages, (id, url), value)?)
+            let fresh = r.page(&mut cursors.pages, (id, url), value)?;
+            let outcome = fresh.as_ref().map_or(Outcome::NoBody, |f| f.outcome);
+            (fresh, Some(outcome))
         }
-        None => None,
+        None => (None, None),
     };
     let verdict = judge_text(
         &mut cursors.pages,
@@ -168,7 +170,7 @@ pub(super) fn judge_page(
         unfollowed: Vec::new(),
         unreadable_links: 0,
         doc_value: None,
-        denoised: fresh.as_ref().map(|f| f.outcome),
+        denoised,
     };
     if !judging.dry_run {
         w.doc_value = fresh.and_then(|f| f.doc_value);
