@@ -18,7 +18,6 @@ mod reindex;
 mod typed;
 pub use batch::Batch;
 pub use links::PageLinkRows;
-pub use near::NearMatch;
 pub use typed::Rows;
 
 use std::path::{Path, PathBuf};

@@ -24,13 +24,14 @@ const POINT_LOOKUP_CFS: [&str; 6] = [CF_SEEN, CF_URLS, CF_CONTENT, CF_PAGES, CF_
 
 /// The CFs the crawl writes and does not read back: whatever reads them
 /// (the shell, refilter, rank) reads through a bloom filter or a scan.
-const APPEND_CFS: [&str; 6] = [
+const APPEND_CFS: [&str; 7] = [
     CF_INLINKS,
     CF_PAGE_INDEX,
     CF_LINKS,
     CF_PAGES,
     CF_DOCS,
     CF_VERDICTS,
+    CF_SIMHASH,
 ];
 
 fn db_options(path: &Path) -> Options {
@@ -178,19 +179,6 @@ fn cf_options(name: &str, cache: &Cache) -> Options {
     }
     if name == CF_LINKS || name == CF_INLINKS {
         o.set_compaction_style(rocksdb::DBCompactionStyle::Universal);
-    }
-    if name == CF_SIMHASH {
-        // Read by 3-byte prefix (band and block): prefix blooms let a seek
-        // into a block no stored page has skip the memtable and each file.
-        o.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(3));
-        o.set_memtable_prefix_bloom_ratio(0.05);
-        let mut table = BlockBasedOptions::default();
-        table.set_block_cache(cache);
-        table.set_cache_index_and_filter_blocks(true);
-        table.set_pin_l0_filter_and_index_blocks_in_cache(true);
-        table.set_bloom_filter(10.0, false);
-        table.set_whole_key_filtering(false);
-        o.set_block_based_table_factory(&table);
     }
     o
 }

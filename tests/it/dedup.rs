@@ -179,3 +179,20 @@ async fn dedup_settings_are_checked() {
     .await;
     assert!(out.contains("no near-duplicate clusters"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_run_finds_near_duplicates_of_what_an_earlier_run_stored() {
+    // The crawl holds the band index in memory: a new run loads it from the
+    // db, so a page fetched now joins the cluster of one stored before.
+    let f = Fixture::start(site).await;
+    let db = Db::new();
+    db.crawl(settings(true, 5), &[f.url("/a")]).await;
+    assert!(db.doc(&f.url("/a")).unwrap().near.is_none());
+    db.crawl(settings(true, 5), &[f.url("/b"), f.url("/other")])
+        .await;
+    let near = db.doc(&f.url("/b")).unwrap().near.expect("/b near /a");
+    let a = trawl::model::UrlId::of(&f.url("/a")).0;
+    assert_eq!((near.of, near.cluster), (a, a));
+    assert!(db.doc(&f.url("/other")).unwrap().near.is_none());
+    assert_eq!(db.store.counters().unwrap().near_duplicates, 1);
+}

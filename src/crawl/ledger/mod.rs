@@ -30,6 +30,7 @@ use super::focus::FocusWindow;
 use super::marks::{self, MarkBook};
 use super::settings::CrawlSettings;
 use super::traps::QueryVariants;
+use crate::dedup::BandIndex;
 use crate::fetch::{NetGuard, RobotsRules};
 use crate::filter::denoise::Denoiser;
 use crate::filter::scope::ScopeRule;
@@ -128,6 +129,8 @@ pub(super) struct Ledger {
     pub stop_fired: Option<String>,
     /// What fetch tasks denoise pages with (shared: no copy a page).
     pub denoise: Option<Arc<Denoiser>>,
+    /// The near-duplicate band index, loaded when a page is first hashed.
+    bands: Option<BandIndex>,
 }
 
 impl Ledger {
@@ -140,6 +143,7 @@ impl Ledger {
     ) -> Result<Ledger, StoreError> {
         let mut l = Ledger {
             denoise: settings.denoise.denoiser().map(Arc::new),
+            bands: None,
             clock: Clock::start(),
             agent: settings.agent_token().to_string(),
             counters: store.counters()?,

@@ -21,7 +21,8 @@ pub(super) struct Placed {
 
 impl Ledger {
     /// Finds page `id`'s nearest stored page by `hash`, and adds the page
-    /// to the index and to that page's cluster.
+    /// to the index (in memory, loaded from the store at the first page,
+    /// and in the batch) and to that page's cluster.
     pub(super) fn place_near(
         &mut self,
         b: &mut Batch<'_>,
@@ -30,8 +31,14 @@ impl Ledger {
     ) -> Result<Placed, StoreError> {
         let d = &self.settings.dedup;
         let (distance, budget) = (d.distance.min(MAX_DISTANCE), d.cluster_budget);
-        let found = self.store.nearest_simhash(hash, distance, id)?;
-        b.put_simhash(hash, id, found.map_or(id, |m| m.cluster));
+        if self.bands.is_none() {
+            self.bands = Some(self.store.load_band_index()?);
+        }
+        let bands = self.bands.get_or_insert_default();
+        let found = bands.nearest(hash, distance, id);
+        let cluster = found.map_or(id, |m| m.cluster);
+        bands.insert(hash, id, cluster);
+        b.put_simhash(hash, id, cluster);
         let Some(m) = found else {
             return Ok(Placed {
                 near: None,
