@@ -3,10 +3,13 @@
 //! loaded once, then looked up without touching RocksDB. Four prefix seeks
 //! a page cost the ledger — the crawl's one serial stage — about a fifth of
 //! its throughput on the benchmark web; four hash lookups cost nothing
-//! measurable. Pages recorded in the same batch also see one another.
+//! measurable.
 //!
-//! Memory: 40 bytes a hashed page, plus four 4-byte positions in the block
-//! lists (about 60 MB for a million hashed pages).
+//! Memory grows with the hashed pages of the db: 40 bytes each in the page
+//! lists, four 4-byte positions in the block lists, and the lists' own
+//! overhead (the crawl's peak RSS rose 7-14 MB over 100,000 hashed pages).
+//! A block keeps at most [`MAX_ROWS_PER_BLOCK`] pages: past that no lookup
+//! would read them.
 
 use std::collections::HashMap;
 
@@ -17,7 +20,8 @@ use crate::model::UrlId;
 /// block holds one page per 65,536, and a block crowded past this (pages
 /// of a template or a calendar, near one another) has plenty of matches in
 /// its first rows; the cap keeps such a site from making each lookup a
-/// scan of it.
+/// scan of it. They are the first added (after a restart, the first in
+/// the column family's key order, which sorts by hash).
 const MAX_ROWS_PER_BLOCK: usize = 256;
 
 /// A stored page near a hash.
@@ -47,7 +51,10 @@ impl BandIndex {
         self.pages.push(page);
         self.clusters.push(cluster);
         for band in 0..BANDS {
-            self.blocks.entry(key(band, hash)).or_default().push(at);
+            let rows = self.blocks.entry(key(band, hash)).or_default();
+            if rows.len() < MAX_ROWS_PER_BLOCK {
+                rows.push(at);
+            }
         }
     }
 
@@ -63,7 +70,6 @@ impl BandIndex {
             };
             let best = rows
                 .iter()
-                .take(MAX_ROWS_PER_BLOCK)
                 .map(|&at| at as usize)
                 .filter(|&at| self.pages[at] != page)
                 .map(|at| (distance(hash, self.hashes[at]), at))

@@ -167,7 +167,7 @@ mod tests {
 /// whole hash (u64 BE) ‖ url id (16); the value is the url id (16 bytes,
 /// no version byte) of the first page of the page's near-duplicate cluster.
 /// A page has one row per band: its near-duplicates share a block with it
-/// in at least one band (see `dedup`), found by a 3-byte prefix seek.
+/// in at least one band (see `dedup`): the rows of a 3-byte prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SimhashKey {
     pub band: u8,

@@ -45,6 +45,8 @@ impl Store {
         let mut opts = ReadOptions::default();
         opts.set_total_order_seek(true);
         opts.set_iterate_upper_bound(vec![1u8]);
+        // Read once: its blocks would only push hot ones out of the cache.
+        opts.fill_cache(false);
         let mut it = self.db.raw_iterator_cf_opt(self.cf(CF_SIMHASH), opts);
         it.seek_to_first();
         while let (Some(k), Some(v)) = (it.key(), it.value()) {
