@@ -171,7 +171,7 @@ async fn run(
                     trawl::parse::DEFAULT_MAX_LINKS,
                     // The floor is the crawl's default work: no denoising,
                     // no simhash.
-                    (None, false),
+                    trawl::crawl::TextWork::default(),
                     dict.as_deref(),
                 );
                 match &writer {

@@ -45,6 +45,7 @@ impl Scheduler {
                 agent: self.ledger.agent.clone(),
                 max_links: self.ledger.settings.max_outlinks,
                 denoise: self.ledger.denoise.clone(),
+                filters_read_clean: self.ledger.settings.denoise.filters_read_denoised(),
                 simhash: self.ledger.settings.dedup.near,
                 dictionary: self.dictionary.clone(),
                 // The page is marked in flight while it is processed (see

@@ -34,4 +34,4 @@ pub use scheduler::{CrawlError, Summary, start};
 pub use settings::{CrawlSettings, Scope};
 pub use traps::TrapLimits;
 /// A fetch task's CPU work on a body, public for the crawl-floor benchmark.
-pub use worker::{PageData, ParsedHtml, process as process_page};
+pub use worker::{PageData, ParsedHtml, TextWork, process as process_page};

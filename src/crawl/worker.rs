@@ -49,7 +49,9 @@ pub struct ParsedHtml {
     pub page: ParsedPage,
     /// What denoising removed, when it is on.
     pub denoised: Option<Denoised>,
-    /// The denoised text, when denoising is on.
+    /// The denoised text, when denoising is on and the page filters or the
+    /// simhash read it (a page in flight across a settings change may lack
+    /// it: the filters then read the visible text).
     pub clean: Option<String>,
     /// The simhash of the (denoised) text, when near-duplicates are looked
     /// for and the text is long enough.
@@ -76,6 +78,8 @@ pub(super) struct PageWork {
     pub max_links: usize,
     /// What pages are denoised with, when denoising is on.
     pub denoise: Option<Arc<Denoiser>>,
+    /// Whether the page filters read the denoised text.
+    pub filters_read_clean: bool,
     /// Whether the page's simhash is computed (`dedup.near`).
     pub simhash: bool,
     /// The zstd dictionary frames are compressed with.
@@ -92,6 +96,7 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
         agent,
         max_links,
         denoise,
+        filters_read_clean,
         simhash,
         dictionary,
         marks,
@@ -108,6 +113,7 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
                     agent,
                     max_links,
                     denoise,
+                    filters_read_clean,
                     simhash,
                     dictionary,
                 };
@@ -137,6 +143,7 @@ struct How {
     agent: String,
     max_links: usize,
     denoise: Option<Arc<Denoiser>>,
+    filters_read_clean: bool,
     simhash: bool,
     dictionary: std::sync::Arc<PageDictionary>,
 }
@@ -182,7 +189,11 @@ fn process_guarded(fetched: Fetched, url: &url::Url, how: &How) -> Result<PageDa
             url,
             &how.agent,
             how.max_links,
-            (how.denoise.as_deref(), how.simhash),
+            TextWork {
+                denoise: how.denoise.as_deref(),
+                filters_read_clean: how.filters_read_clean,
+                simhash: how.simhash,
+            },
             dict,
         )
     }))
@@ -208,16 +219,27 @@ fn internal(what: &str) -> FetchError {
     }
 }
 
+/// What a fetch task makes of a page's text besides parsing it.
+#[derive(Clone, Copy, Default)]
+pub struct TextWork<'a> {
+    /// Denoise with this, when denoising is on.
+    pub denoise: Option<&'a Denoiser>,
+    /// Keep the denoised text for the page filters.
+    pub filters_read_clean: bool,
+    /// Compute the simhash (of the denoised text when there is one).
+    pub simhash: bool,
+}
+
 /// MD5, zstd (with `dict`, the db's dictionary, if any), charset decoding,
-/// parsing (at most `max_links` links), denoising (with `denoise`, when
-/// on) and the simhash (when `simhash`) of one fetched body: the CPU work a
-/// fetch task does before the engine commits the page.
+/// parsing (at most `max_links` links), and what `work` asks of the text
+/// (denoising, the simhash) of one fetched body: the CPU work a fetch task
+/// does before the engine commits the page.
 pub fn process(
     mut fetched: Fetched,
     url: &url::Url,
     agent: &str,
     max_links: usize,
-    (denoise, simhash): (Option<&Denoiser>, bool),
+    work: TextWork<'_>,
     dict: Option<&Dictionary>,
 ) -> PageData {
     crash_hook::check(&fetched.body);
@@ -236,11 +258,16 @@ pub fn process(
             page.nofollow |= d.nofollow;
         }
         let host = url.host_str().unwrap_or("");
-        let denoised = denoise.map(|d| crate::filter::denoise::denoise(&page, host, d));
+        let denoised = work
+            .denoise
+            .map(|d| crate::filter::denoise::denoise(&page, host, d));
+        // The denoised copy of the text only for what reads it.
         let clean = denoised
             .as_ref()
+            .filter(|_| work.filters_read_clean || work.simhash)
             .map(|d| crate::filter::denoise::clean_text(&page.text, d.noise.iter().copied()));
-        let simhash = simhash
+        let simhash = work
+            .simhash
             .then(|| crate::dedup::simhash(clean.as_deref().unwrap_or(&page.text)))
             .flatten();
         ParsedHtml {
