@@ -71,6 +71,16 @@ impl Scheduler {
         self.ledger.host(id, "")?;
         // A queue keyed under an older order is re-keyed before its pop.
         self.ledger.ensure_keyed(id)?;
+        if self.ledger.site_budget_spent(id) {
+            // Held while its seed site's max_pages are fetched: a `seed
+            // set` that raises them touches the host, which schedules it.
+            self.ledger
+                .hosts
+                .get_mut(&id)
+                .expect("host loaded")
+                .scheduled = false;
+            return Ok(None);
+        }
         let h = self.ledger.hosts.get_mut(&id).expect("host loaded");
         h.scheduled = false;
         if h.robots_in_flight || h.queue.in_flight() >= per_host {
@@ -125,7 +135,7 @@ impl Scheduler {
             return Ok(None);
         }
         let more = h.queue.in_flight() < per_host && !h.queue.is_drained() && !others_wait;
-        let delay = self.ledger.delay_ms(&self.ledger.hosts[&id]);
+        let delay = self.ledger.delay_ms(id);
         self.pages_in_flight += 1;
         if more {
             self.schedule(id, now + delay)?;

@@ -37,11 +37,19 @@ pub struct Snapshot {
     pub targets: (u64, u64),
 }
 
+/// What the shell changed in the seed library of a running crawl.
+pub(super) enum SeedChange {
+    /// New seeds, to queue.
+    Add(Vec<crate::model::CanonicalUrl>),
+    /// Sites' own settings (`seed set`, `seed import`): read them again.
+    Sites,
+}
+
 pub(super) struct Shared {
     pub stop: watch::Sender<bool>,
     pub paused: watch::Sender<bool>,
     pub settings: watch::Sender<super::CrawlSettings>,
-    pub seeds: tokio::sync::mpsc::UnboundedSender<Vec<crate::model::CanonicalUrl>>,
+    pub seeds: tokio::sync::mpsc::UnboundedSender<SeedChange>,
     pub snapshot: Mutex<Snapshot>,
     /// Things worth telling the user (a capped Crawl-delay, a host given up).
     pub notices: Mutex<Vec<String>>,
@@ -84,7 +92,12 @@ impl CrawlHandle {
             .iter()
             .filter_map(|u| crate::model::normalize(u).ok())
             .collect();
-        let _ = self.shared.seeds.send(seeds);
+        let _ = self.shared.seeds.send(SeedChange::Add(seeds));
+    }
+
+    /// Tells the crawl that seed sites' own settings changed in the db.
+    pub fn sites_changed(&self) {
+        let _ = self.shared.seeds.send(SeedChange::Sites);
     }
 
     /// The settings the crawl runs with now.

@@ -21,6 +21,7 @@ mod refilter;
 mod robots;
 mod scheduler;
 mod settings;
+pub mod sites;
 pub mod traps;
 mod worker;
 

@@ -140,7 +140,7 @@ impl Scheduler {
             + if r.unreachable {
                 r.wait_ms
             } else {
-                l.delay_ms(&l.hosts[&id])
+                l.delay_ms(id)
             };
         if let Some(d) = r.capped_from {
             l.notice(format!(

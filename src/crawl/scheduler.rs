@@ -12,7 +12,7 @@ use tokio::task::JoinSet;
 
 use super::dictionary::PageDictionary;
 use super::dispatch::Running;
-use super::handle::{CrawlHandle, CrawlState, Shared, Snapshot};
+use super::handle::{CrawlHandle, CrawlState, SeedChange, Shared, Snapshot};
 use super::ledger::Ledger;
 use super::marks::{self, Marks};
 use super::settings::CrawlSettings;
@@ -58,7 +58,7 @@ struct Control {
     stop: watch::Receiver<bool>,
     paused: watch::Receiver<bool>,
     settings: watch::Receiver<CrawlSettings>,
-    seeds: tokio::sync::mpsc::UnboundedReceiver<Vec<crate::model::CanonicalUrl>>,
+    seeds: tokio::sync::mpsc::UnboundedReceiver<SeedChange>,
 }
 
 /// Pages a host may take from the warm lane in a row (see `rejoin`).
@@ -292,9 +292,10 @@ impl Scheduler {
                 Ok(()) = control.paused.changed() => {
                     paused = *control.paused.borrow();
                 }
-                Some(seeds) = control.seeds.recv() => {
-                    self.ledger.add_seeds(&seeds)?;
-                }
+                Some(change) = control.seeds.recv() => match change {
+                    SeedChange::Add(seeds) => self.ledger.add_seeds(&seeds)?,
+                    SeedChange::Sites => self.ledger.reload_sites()?,
+                },
                 Ok(()) = control.settings.changed() => {
                     let new = control.settings.borrow_and_update().clone();
                     self.apply_settings(new);

@@ -111,6 +111,8 @@ impl CrawlSettings {
             max_segment_repeats: t.max_segment_repeats,
             max_query_variants: t.max_query_variants,
             max_host_urls: t.max_host_urls,
+            // The ledger adds the seed sites' own.
+            site_depths: Vec::new(),
         }
     }
 

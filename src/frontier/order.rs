@@ -177,7 +177,12 @@ impl OrderSettings {
     /// The URL's score under the score orders (0 to 1; breadth- and
     /// depth-first have none and give 0).
     pub fn score(&self, s: &FrontierScores) -> f64 {
-        match self.order {
+        self.score_as(self.order, s)
+    }
+
+    /// The URL's score under `order`, with these parameters.
+    pub fn score_as(&self, order: Order, s: &FrontierScores) -> f64 {
+        match order {
             Order::Bfs | Order::Dfs => 0.0,
             Order::Shark => shark_potential(self.gamma, s),
             Order::Importance => importance(self.alpha, self.beta, s),
@@ -187,13 +192,18 @@ impl OrderSettings {
 
     /// The frontier priority (lowest first) of a URL at `depth` with scores `s`.
     pub fn priority(&self, depth: u16, s: &FrontierScores) -> u64 {
+        self.priority_as(self.order, depth, s)
+    }
+
+    /// The priority under `order` (a seed site's own), with these parameters.
+    pub fn priority_as(&self, order: Order, depth: u16, s: &FrontierScores) -> u64 {
         let low = if s.tunnel { LOW } else { 0 };
         let depth = u64::from(depth.min(0x7FFF));
-        low | match self.order {
+        low | match order {
             Order::Bfs => (depth << 48) | (s.seq & SEQ48),
             Order::Dfs => ((0x7FFF - depth) << 48) | (SEQ48 - (s.seq & SEQ48)),
             Order::Shark | Order::Importance | Order::Learned => {
-                let score = self.score(s).clamp(0.0, 1.0);
+                let score = self.score_as(order, s).clamp(0.0, 1.0);
                 let rank = ((1.0 - score) * SCORE_STEPS).round() as u64;
                 (rank << 40) | (s.seq & SEQ40)
             }

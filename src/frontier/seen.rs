@@ -128,7 +128,7 @@ impl SettledSet {
     }
 
     /// The URL's verdict may change again (it was filtered for depth).
-    fn remove(&mut self, id: UrlId) {
+    pub fn remove(&mut self, id: UrlId) {
         let k = id.0 as u64;
         self.young.remove(&k);
         self.old.remove(&k);

@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v16.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v17.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -19,7 +19,7 @@ pub use links::*;
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 16;
+pub const SCHEMA_VERSION: u32 = 17;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -42,9 +42,10 @@ pub const CF_HOST_RANKS: &str = "host_ranks";
 pub const CF_TARGETS: &str = "targets";
 pub const CF_SIMHASH: &str = "simhash";
 pub const CF_CLUSTERS: &str = "clusters";
+pub const CF_SITES: &str = "sites";
 
 /// Every column family trawl opens, in documentation order.
-pub const COLUMN_FAMILIES: [&str; 21] = [
+pub const COLUMN_FAMILIES: [&str; 22] = [
     CF_META,
     CF_URLS,
     CF_SEEN,
@@ -66,6 +67,7 @@ pub const COLUMN_FAMILIES: [&str; 21] = [
     CF_TARGETS,
     CF_SIMHASH,
     CF_CLUSTERS,
+    CF_SITES,
 ];
 
 /// Names of the `meta` column family's keys.
@@ -206,11 +208,11 @@ pub(crate) fn malformed(e: postcard::Error) -> CodecError {
 mod tests {
     use super::*;
 
-    /// `schema/v16.md` has one `## \`name\`` section per column family the
+    /// `schema/v17.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v16.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v17.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -218,7 +220,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v16.md sections vs COLUMN_FAMILIES"
+            "schema/v17.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"

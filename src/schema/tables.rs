@@ -7,11 +7,11 @@
 
 use super::{
     CF_CLUSTERS, CF_DETAILS, CF_DOCS, CF_FRONTIER, CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT, CF_META,
-    CF_PAGES, CF_RANKS, CF_ROBOTS, CF_SEEN, CF_TARGETS, CF_VERDICTS, ClusterRecord, ConfigEntries,
-    Counters, DetailRecord, DocRecord, FrontierEntry, FrontierKey, HostRankRecord, HostRecord,
-    InFlightRecord, LinkLimits, ModelRecord, OrderState, PageRecord, RankRecord, RankRun,
-    RobotsRecord, RunRecord, SeedList, SeenRecord, TargetRecord, VerdictRecord, Versioned,
-    meta_keys,
+    CF_PAGES, CF_RANKS, CF_ROBOTS, CF_SEEN, CF_SITES, CF_TARGETS, CF_VERDICTS, ClusterRecord,
+    ConfigEntries, Counters, DetailRecord, DocRecord, FrontierEntry, FrontierKey, HostRankRecord,
+    HostRecord, InFlightRecord, LinkLimits, ModelRecord, OrderState, PageRecord, RankRecord,
+    RankRun, RobotsRecord, RunRecord, SeedList, SeenRecord, SiteRecord, TargetRecord,
+    VerdictRecord, Versioned, meta_keys,
 };
 use crate::model::{HostId, UrlId};
 
@@ -138,6 +138,10 @@ table!(
 table!(
     /// Each host's rank in the host graph (`rank hosts`).
     HostRanks: CF_HOST_RANKS, HostId => HostRankRecord
+);
+table!(
+    /// The seed library: each seed site's metadata and own settings.
+    Sites: CF_SITES, HostId => SiteRecord
 );
 table!(
     /// URLs known to be relevant, for target recall.

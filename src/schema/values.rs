@@ -390,13 +390,51 @@ pub struct LinkLimits {
     pub max_segment_repeats: Option<u16>,
     pub max_query_variants: Option<u32>,
     pub max_host_urls: Option<u64>,
+    // Version 3: the seed sites' own depth limits.
+    /// (host id, depth) of every host a seed site's `depth` governs, by
+    /// host id.
+    pub site_depths: Vec<(u64, u16)>,
 }
 impl Versioned for LinkLimits {
-    const VERSION: u8 = 2;
+    const VERSION: u8 = 3;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
-        super::decode_appended(bytes, 1, &[4])
+        super::decode_appended(bytes, 1, &[4, 1])
     }
+}
+
+/// `sites` value: a seed site of the library (document 003), keyed by the
+/// host id of its origin: what the person knows of it, and the crawl
+/// settings of its own that override the crawl's on its pages.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct SiteRecord {
+    /// `scheme://host[:port]`.
+    pub origin: String,
+    /// The subject field it belongs to.
+    pub subject: String,
+    /// Where it was found (a directory, a colleague, co-link discovery).
+    pub source: String,
+    /// What it holds (papers, news, a forum…).
+    pub content_type: String,
+    pub notes: String,
+    pub added_ms: u64,
+    pub settings: SiteSettings,
+}
+impl Versioned for SiteRecord {
+    const VERSION: u8 = 1;
+}
+
+/// A seed site's own crawl settings; None: the crawl's.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct SiteSettings {
+    pub depth: Option<u16>,
+    /// A `filter.mode` name.
+    pub filter: Option<String>,
+    pub delay_ms: Option<u64>,
+    /// Pages fetched from the site's hosts at most.
+    pub max_pages: Option<u64>,
+    /// A `crawl.order` name.
+    pub order: Option<String>,
 }
 
 /// `meta/config`: settings changed from their defaults with the shell's

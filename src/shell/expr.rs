@@ -204,7 +204,9 @@ fn lex_number(chars: &[(usize, char)], i: usize) -> (Result<Tok, String>, usize)
     (tok, end)
 }
 
-struct Parser {
+struct Parser<'f> {
+    /// The fields a row has: name and type.
+    fields: &'f [(&'static str, Type)],
     toks: Vec<(Tok, usize)>,
     pos: usize,
     end: usize,
@@ -221,7 +223,7 @@ const MAX_NESTING: usize = 64;
 /// one level per term when evaluated).
 const MAX_NODES: usize = 1000;
 
-impl Parser {
+impl Parser<'_> {
     fn peek(&self) -> Option<&Tok> {
         self.toks.get(self.pos).map(|t| &t.0)
     }
@@ -360,18 +362,22 @@ impl Parser {
             return self.err("a field name");
         };
         let lower = w.to_ascii_lowercase();
-        match FIELDS.iter().find(|f| f.name == lower) {
-            Some(f) => {
+        match self.fields.iter().find(|f| f.0 == lower) {
+            Some(&(name, ty)) => {
                 self.pos += 1;
-                Ok((f.name, f.ty))
+                Ok((name, ty))
             }
             None => {
-                let hint = super::config::nearest(&lower, FIELDS.iter().map(|f| f.name))
+                let hint = super::config::nearest(&lower, self.fields.iter().map(|f| f.0))
                     .map(|n| format!("; did you mean {n}?"))
                     .unwrap_or_else(|| {
                         format!(
                             "; fields: {}",
-                            FIELDS.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
+                            self.fields
+                                .iter()
+                                .map(|f| f.0)
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         )
                     });
                 Err(format!("column {}: unknown field {w:?}{hint}", self.col()))
@@ -383,8 +389,19 @@ impl Parser {
 /// Parses `[where] EXPR [order by FIELD [asc|desc]] [limit N]`; `base` is
 /// the column offset of `src` in the command line.
 pub fn parse_query(src: &str, base: usize) -> Result<Query, String> {
+    let fields: Vec<(&'static str, Type)> = FIELDS.iter().map(|f| (f.name, f.ty)).collect();
+    parse_query_over(src, base, &fields)
+}
+
+/// [`parse_query`] over rows with other fields (`seeds where …`).
+pub fn parse_query_over(
+    src: &str,
+    base: usize,
+    fields: &[(&'static str, Type)],
+) -> Result<Query, String> {
     let lexed = lex(src, base)?;
     let mut p = Parser {
+        fields,
         toks: lexed.toks,
         pos: 0,
         end: lexed.end,

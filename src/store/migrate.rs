@@ -107,6 +107,11 @@ static STEPS: &[Step] = &[
         what: "none (docs gain a simhash and their nearest near-duplicate, read as none in older rows; new column families simhash and clusters)",
         run: None,
     },
+    Step {
+        to: 17,
+        what: "none (new column family sites, the seed library; link limits gain the sites' depths, read as none in older rows)",
+        run: None,
+    },
 ];
 
 /// What a step did.

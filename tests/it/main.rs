@@ -26,6 +26,7 @@ mod ranking;
 mod resume;
 mod review;
 mod robots_politeness;
+mod seeds;
 mod shell;
 mod simulate;
 mod storage;

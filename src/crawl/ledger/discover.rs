@@ -65,6 +65,9 @@ pub struct Discovery<'a> {
     /// A filter that dropped the link before the seen check (domain, link type).
     filtered: Option<FilterReason>,
     from: ScoreFrom<'a>,
+    /// The host of the page it was found on, whose seed site's depth
+    /// limit applies (None: the URL's own host's).
+    found_on: Option<HostId>,
 }
 
 impl<'a> Discovery<'a> {
@@ -78,6 +81,7 @@ impl<'a> Discovery<'a> {
             rejudge: false,
             filtered: None,
             from: ScoreFrom::Nothing,
+            found_on: None,
         }
     }
 
@@ -97,6 +101,7 @@ impl<'a> Discovery<'a> {
             rejudge: false,
             filtered,
             from: ScoreFrom::Nothing,
+            found_on: None,
         }
     }
 
@@ -119,6 +124,14 @@ impl<'a> Discovery<'a> {
         Discovery { from, ..self }
     }
 
+    /// The same discovery, found on a page of `host`.
+    pub fn found_on(self, host: HostId) -> Discovery<'a> {
+        Discovery {
+            found_on: Some(host),
+            ..self
+        }
+    }
+
     /// A link from page `parent` that refilter now follows (or drops with
     /// `filtered`): one hop deeper than the page, its old verdict void.
     /// `parent_depth` is the page's depth, if it has one.
@@ -135,6 +148,7 @@ impl<'a> Discovery<'a> {
             rejudge: true,
             filtered,
             from: ScoreFrom::Nothing,
+            found_on: None,
         }
     }
 }
@@ -151,9 +165,10 @@ fn reopens(prior: &SeenRecord, d: &Discovery<'_>, within_depth: bool) -> bool {
             d.seed || (d.depth < prior.depth && within_depth)
         }
         SeenState::Filtered(FilterReason::Scope) => d.seed,
-        SeenState::Filtered(FilterReason::LinkType | FilterReason::Refiltered) => {
-            d.filtered.is_none()
-        }
+        // A seed site's own filter may follow what another's dropped.
+        SeenState::Filtered(
+            FilterReason::LinkType | FilterReason::Refiltered | FilterReason::Domain,
+        ) => d.filtered.is_none(),
         _ => false,
     }
 }
@@ -182,7 +197,7 @@ impl Ledger {
     /// filtered for depth or scope are judged again under the new limits
     /// (one scan of `seen`, only on such a change).
     pub fn rejudge_if_limits_changed(&mut self) -> Result<(), StoreError> {
-        let now = self.settings.link_limits();
+        let now = self.link_limits();
         let before: Option<LinkLimits> = self.store.meta::<LinkLimitsRow>()?;
         if before.as_ref() == Some(&now) {
             return Ok(());
@@ -220,7 +235,16 @@ impl Ledger {
             let Some(url) = store.url(id)?.and_then(|u| model::normalize(&u).ok()) else {
                 continue;
             };
-            let within = self.settings.max_depth.is_none_or(|m| rec.depth <= m);
+            // The depth limit of the site of the page that linked it.
+            let parent_url = match rec.parent {
+                Some(p) => store.url(UrlId(p))?,
+                None => None,
+            };
+            let found_on = parent_url
+                .and_then(|u| model::normalize(&u).ok())
+                .map(|u| u.host_id());
+            let limit = self.max_depth(found_on.unwrap_or(url.host_id()));
+            let within = limit.is_none_or(|m| rec.depth <= m);
             if within && self.scope.allows(self.settings.scope, &url) {
                 let d = Discovery {
                     depth: rec.depth,
@@ -230,6 +254,7 @@ impl Ledger {
                     rejudge: true,
                     filtered: None,
                     from: ScoreFrom::Nothing,
+                    found_on,
                 };
                 self.discover(&mut w, &url, d)?;
             }
@@ -262,11 +287,12 @@ impl Ledger {
         } else {
             None
         };
-        let within_depth = d.seed || self.settings.max_depth.is_none_or(|m| d.depth <= m);
+        let limit = self.max_depth(d.found_on.unwrap_or(url.host_id()));
+        let within_depth = d.seed || limit.is_none_or(|m| d.depth <= m);
         if let Some(prior) = &prior {
             if !reopens(prior, &d, within_depth) {
                 if ordinary {
-                    self.settled.record(id, prior.state);
+                    self.settle(id, prior.state);
                 }
                 if prior.state == SeenState::Queued {
                     self.boost(url, &d);
@@ -303,7 +329,7 @@ impl Ledger {
             _ => rec.priority = Some(self.enqueue(w, url, &d, now)?),
         }
         w.b.put_row::<Seen>(&id, &rec);
-        self.settled.record(id, state);
+        self.settle(id, state);
         Ok(())
     }
 
@@ -343,7 +369,10 @@ impl Ledger {
         let host = HostId::of(&origin);
         let link = self.link_context(d);
         let scores = self.scores_for(url, d, self.counters.next_seq, link.as_ref());
-        let priority = self.settings.order.priority(d.depth, &scores);
+        let priority = self
+            .settings
+            .order
+            .priority_as(self.order_of(host), d.depth, &scores);
         self.counters.next_seq += 1;
         let entry = FrontierEntry {
             url: url.as_str().to_string(),

@@ -14,6 +14,7 @@ mod near;
 mod order;
 mod page;
 mod seeds;
+mod sites;
 mod write;
 
 use std::collections::{HashMap, HashSet};
@@ -29,6 +30,7 @@ use super::clock::Clock;
 use super::focus::FocusWindow;
 use super::marks::{self, MarkBook};
 use super::settings::CrawlSettings;
+use super::sites::SiteRules;
 use super::traps::QueryVariants;
 use crate::dedup::BandIndex;
 use crate::fetch::{NetGuard, RobotsRules};
@@ -131,6 +133,9 @@ pub(super) struct Ledger {
     pub denoise: Option<Arc<Denoiser>>,
     /// The near-duplicate band index, loaded when a page is first hashed.
     bands: Option<BandIndex>,
+    /// The seed sites' own settings, and the page filters of their modes.
+    sites: SiteRules,
+    site_filters: Vec<(crate::filter::Mode, Filters)>,
 }
 
 impl Ledger {
@@ -144,6 +149,8 @@ impl Ledger {
         let mut l = Ledger {
             denoise: settings.denoise.denoiser().map(Arc::new),
             bands: None,
+            sites: SiteRules::default(),
+            site_filters: Vec::new(),
             clock: Clock::start(),
             agent: settings.agent_token().to_string(),
             counters: store.counters()?,
@@ -180,6 +187,8 @@ impl Ledger {
             stop_fired: None,
         };
         l.load_model();
+        // The sites' orders are part of the order's fingerprint.
+        l.load_sites()?;
         l.load_order()?;
         l.load_targets()?;
         l.load_seen_front()?;
@@ -285,8 +294,9 @@ impl Ledger {
     }
 
     /// Delay between two requests to a host: ours or its Crawl-delay.
-    pub fn delay_ms(&self, h: &HostState) -> u64 {
-        let d = (self.settings.delay.as_millis() as u64).max(h.record.crawl_delay_ms.unwrap_or(0));
+    pub fn delay_ms(&self, id: HostId) -> u64 {
+        let crawl_delay = self.hosts.get(&id).and_then(|h| h.record.crawl_delay_ms);
+        let d = self.own_delay_ms(id).max(crawl_delay.unwrap_or(0));
         // The clock counts whole milliseconds: from a truncated now, a wait
         // of d could end up to 1 ms short of d (a politeness test saw a
         // 149.x ms gap under a 150 ms delay).
@@ -352,6 +362,7 @@ impl Ledger {
     pub fn filters_for(&mut self, list: &crate::schema::SeedList) {
         let seeds = list.urls.iter().chain(list.derived.iter().map(|d| &d.url));
         self.filters = Filters::for_seeds(&self.settings.filter, seeds);
+        self.site_filters_for(list);
     }
 
     /// Writes this run's record: at its start (`ended` None), and with its

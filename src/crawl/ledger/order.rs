@@ -65,6 +65,11 @@ impl Ledger {
         if self.settings.order.order == Order::Learned {
             fingerprint += &format!(" epoch={}", self.model.epoch());
         }
+        // A seed site's own order keys its hosts' queues.
+        let orders = self.sites.orders();
+        if !orders.is_empty() {
+            fingerprint += &format!(" sites={orders}");
+        }
         (fingerprint != self.order.fingerprint).then(|| OrderState {
             fingerprint,
             generation: self.order.generation + 1,
@@ -82,6 +87,7 @@ impl Ledger {
     fn rekey(&mut self, id: HostId) -> Result<u64, StoreError> {
         let generation = self.order.generation;
         let order = self.settings.order.clone();
+        let own = self.order_of(id);
         let store = self.store.clone();
         let ranked = self.ranking_in_keys().map(|r| r.nodes as f64);
         let model = (order.order == Order::Learned).then(|| self.epoch_model.clone());
@@ -107,7 +113,7 @@ impl Ledger {
             {
                 s.model = m.score_queued(e.depth, &features(&url, e.link.as_ref()));
             }
-            (order.priority(e.depth, &s), s)
+            (order.priority_as(own, e.depth, &s), s)
         };
         // The URL's `seen` row names its new key (see `apply_boosts`).
         let moved_to = |b: &mut Batch<'_>, to: &FrontierKey, e: &FrontierEntry| {
@@ -155,6 +161,7 @@ impl Ledger {
         }
         let store = self.store.clone();
         let order = self.settings.order.clone();
+        let own = self.order_of(id);
         // URLs fetched since their in-link was noted have nothing to raise.
         let boosts: Vec<_> = boosts
             .into_iter()
@@ -186,7 +193,7 @@ impl Ledger {
             };
             let mut s = scores_of(&key, &e);
             s.backlinks += w;
-            let priority = order.priority(e.depth, &s);
+            let priority = order.priority_as(own, e.depth, &s);
             e.scores = Some(s);
             let to = FrontierKey { priority, ..key };
             moved += u64::from(to != key);

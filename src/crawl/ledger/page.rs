@@ -31,7 +31,7 @@ impl Ledger {
         let store = self.store.clone();
         let host = job.key.host;
         self.host(host, &job.url.host_key())?;
-        let delay = self.delay_ms(&self.hosts[&host]);
+        let delay = self.delay_ms(host);
         let mut w = PageWrite::new(&store);
         w.pending.insert(job.url.id());
         w.touch(host);
@@ -221,7 +221,9 @@ impl Ledger {
                 scores: &scores,
                 link: job.entry.link.as_ref(),
             };
-            Discovery::found(depth, id, hops, None).scored(from)
+            Discovery::found(depth, id, hops, None)
+                .scored(from)
+                .found_on(job.url.host_id())
         };
         self.discover(w, &target, d)?;
         Ok(Some(target.as_str().to_string()))
@@ -258,7 +260,8 @@ impl Ledger {
                 None
             }
         };
-        let verdict = self.filters.page(job.url.host(), title, text);
+        let filters = self.page_filters(job.url.host_id());
+        let verdict = filters.page(job.url.host(), title, text);
         let kept = verdict.verdict == model::Verdict::Keep;
         self.judged(kept, text);
         self.learn(&mut w.b, job, kept);
@@ -327,10 +330,11 @@ impl Ledger {
             !verdict.follow,
         );
         let soft_focus = self.settings.order.focus == Focus::Soft;
+        let host_id = job.url.host_id();
         for link in &page.links {
             let kind = links::classify(job.url.url(), link.url.url());
             let judge = LinkJudge {
-                filters: &self.filters,
+                filters: self.page_filters(host_id),
                 follow_nofollow: self.settings.follow_nofollow,
                 soft_focus,
             };
@@ -368,13 +372,15 @@ impl Ledger {
             w.b.put_inlink(inlink);
             if follow {
                 let depth = job.entry.depth.saturating_add(1);
-                let d = Discovery::found(depth, id, 0, forced).scored(ScoreFrom::Link {
-                    page: from_page,
-                    kind,
-                    before: &link.before,
-                    anchor: &link.anchor,
-                    after: &link.after,
-                });
+                let d = Discovery::found(depth, id, 0, forced)
+                    .found_on(host_id)
+                    .scored(ScoreFrom::Link {
+                        page: from_page,
+                        kind,
+                        before: &link.before,
+                        anchor: &link.anchor,
+                        after: &link.after,
+                    });
                 self.discover(w, &link.url, d)?;
             }
         }

@@ -90,6 +90,11 @@ impl Ledger {
                 .iter()
                 .any(|d| d.url == target.as_str() && d.via == via);
         self.note_derived(target, via);
+        // The target is the same seed site as the URL that led there.
+        if let Ok(from_url) = model::normalize(from) {
+            self.sites
+                .add_redirect(from_url.host_id(), target.host_id());
+        }
         if known {
             return Ok(false);
         }

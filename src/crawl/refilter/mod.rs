@@ -18,7 +18,6 @@ use scan::{Cursors, Judging, PageWork, Scan, judge_page};
 use super::ledger::{Discovery, Ledger, PageWrite, bump};
 use super::scheduler::CrawlError;
 use super::settings::CrawlSettings;
-use crate::filter::Mode;
 use crate::frontier::Focus;
 use crate::model::{self, UrlId};
 use crate::store::{Store, StoreError};
@@ -166,11 +165,10 @@ impl Ledger {
         };
         let mut unfollowed: HashSet<UrlId> = HashSet::new();
         let stop = AtomicBool::new(false);
-        let filters = self.filters.clone();
+        let filters = self.all_page_filters();
         let judging = Judging {
             follow_nofollow: self.settings.follow_nofollow,
             soft_focus: self.settings.order.focus == Focus::Soft,
-            domain_mode: self.settings.filter.mode == Mode::Domain,
             denoised_text: self.settings.denoise.filters_read_denoised(),
             dry_run,
         };
@@ -306,7 +304,10 @@ impl Ledger {
                     Some(d) => d,
                     None => *depth.insert(self.store.seen(w.id)?.map(|s| s.depth)),
                 };
-                let disc = Discovery::rejudged(w.id, parent_depth, forced);
+                let mut disc = Discovery::rejudged(w.id, parent_depth, forced);
+                if let Some(src) = &w.src {
+                    disc = disc.found_on(src.host_id());
+                }
                 self.discover(write, &d, disc)?;
             }
         }

@@ -9,6 +9,7 @@ use std::borrow::Cow;
 
 use super::redenoise::{Fresh, Outcome, Redenoise};
 use crate::crawl::ledger::rejudge_reconsiders;
+use crate::crawl::sites::PageFilters;
 use crate::filter::denoise::{clean_text, noise_of};
 use crate::filter::judge::{LinkDecision, LinkJudge, LinkText, judge_link};
 use crate::filter::links::{self, LinkType};
@@ -58,7 +59,6 @@ pub(super) struct Cursors<'a> {
 pub(super) struct Judging {
     pub follow_nofollow: bool,
     pub soft_focus: bool,
-    pub domain_mode: bool,
     /// The filters read a page's stored denoised text, when it has one.
     pub denoised_text: bool,
     pub dry_run: bool,
@@ -106,7 +106,8 @@ struct Judged {
 /// What a scanner thread judges pages with.
 pub(super) struct Scan<'a> {
     pub store: &'a Store,
-    pub filters: &'a Filters,
+    /// The crawl's filters and the seed sites' own.
+    pub filters: &'a PageFilters,
     pub judging: Judging,
     /// Set by `refilter --denoise`.
     pub redenoise: Option<Redenoise<'a>>,
@@ -119,7 +120,7 @@ pub(super) fn judge_page(
     key: Box<[u8]>,
     value: &[u8],
 ) -> Result<Option<PageWork>, StoreError> {
-    let (store, filters, judging) = (scan.store, scan.filters, scan.judging);
+    let (store, judging) = (scan.store, scan.judging);
     let (Some(id), Ok(doc)) = (UrlId::from_slice(&key), DocView::decode(value)) else {
         return Ok(None);
     };
@@ -133,11 +134,18 @@ pub(super) fn judge_page(
         .unwrap_or_default();
     let mut page = Page {
         store,
-        filters,
+        filters: &scan.filters.global,
         judging,
         id,
         src: None,
     };
+    // A seed site's own filter mode judges its pages: read the URL then.
+    if scan.filters.per_site()
+        && let Some(host) = page.src()?.map(CanonicalUrl::host_id)
+    {
+        page.filters = scan.filters.for_host(host);
+    }
+    let filters = page.filters;
     if filters.settings.mode == Mode::DomainTopic && page.src()?.is_none() {
         return Ok(None);
     }
@@ -323,7 +331,8 @@ fn judge_one(
         }
     };
     // Records before v3 lack the host: read it from the stored URL.
-    if page.judging.domain_mode && rec.dst_host.is_empty() && text.is_none() {
+    let domain_mode = page.filters.settings.mode == Mode::Domain;
+    if domain_mode && rec.dst_host.is_empty() && text.is_none() {
         text = target_url(page.store)?;
     }
     let host: Option<&str> = if !rec.dst_host.is_empty() {

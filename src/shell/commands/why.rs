@@ -6,6 +6,7 @@
 use serde_json::json;
 
 use super::{Call, Command, no_detail, urls};
+use crate::crawl::sites::SiteRules;
 use crate::crawl::traps;
 use crate::fetch::RobotsRules;
 use crate::model::{self, LinkVerdict, UrlId, Verdict};
@@ -84,9 +85,19 @@ impl Shell {
                 "filtered",
                 format!(
                     "skipped: {}{parent}",
-                    self.explain_filter(&u, r, seen.depth, seen.redirects)?
+                    self.explain_filter(&u, r, (seen.depth, seen.parent), seen.redirects)?
                 ),
             ),
+        };
+        // A seed site's own settings decide for its hosts' pages.
+        let (rules, _) = SiteRules::load(&self.store)?;
+        let reason = match rules.get(u.host_id()) {
+            Some(rule) => format!(
+                "{reason}; seed site {}'s own settings apply: {}",
+                rule.site,
+                rule.describe()
+            ),
+            None => reason,
         };
         let t = format!("{u}: {reason}");
         let mut j =
@@ -225,7 +236,7 @@ impl Shell {
         &self,
         u: &model::CanonicalUrl,
         r: FilterReason,
-        depth: u16,
+        (depth, parent): (u16, Option<u128>),
         redirects: u8,
     ) -> Result<String> {
         let host = self.store.host(u.host_id())?;
@@ -243,10 +254,7 @@ impl Shell {
                 limits.scope,
                 self.store.seeds()?.urls.join(" ")
             ),
-            FilterReason::Depth => format!(
-                "depth {depth} is over crawl.depth = {}",
-                limits.max_depth.map_or("none".into(), |d| d.to_string())
-            ),
+            FilterReason::Depth => self.explain_depth(u, (depth, parent), &limits)?,
             FilterReason::RedirectChain => format!(
                 "reached after {redirects} redirects, over crawl.max_redirects = {}",
                 self.settings.max_redirects
@@ -267,6 +275,36 @@ impl Shell {
                 let via = self.link_verdict_into(u)?;
                 format!("dropped by the {} filter{via}", r.name())
             }
+        })
+    }
+
+    /// Which depth limit a URL was over: that of the seed site of the
+    /// page that linked it (or its own), else `crawl.depth`.
+    fn explain_depth(
+        &self,
+        u: &model::CanonicalUrl,
+        (depth, parent): (u16, Option<u128>),
+        limits: &LinkLimits,
+    ) -> Result<String> {
+        let parent_url = match parent {
+            Some(p) => self.store.url(UrlId(p))?,
+            None => None,
+        };
+        let host = parent_url
+            .and_then(|p| model::normalize(&p).ok())
+            .map_or(u.host_id(), |p| p.host_id());
+        // As the crawl judges now: a host a seed redirected to during the
+        // run is its site's, though the stored limits predate it.
+        let (rules, _) = SiteRules::load(&self.store)?;
+        let own = rules.get(host).and_then(|r| r.depth);
+        Ok(match own {
+            Some(d) => format!(
+                "depth {depth} is over the depth = {d} of the seed site it was linked from (seed set HOST depth N changes it)"
+            ),
+            None => format!(
+                "depth {depth} is over crawl.depth = {}",
+                limits.max_depth.map_or("none".into(), |d| d.to_string())
+            ),
         })
     }
 

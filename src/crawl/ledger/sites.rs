@@ -1,0 +1,132 @@
+//! The seed sites' own settings in the ledger (see `crawl::sites`): the
+//! rules loaded from the library, the page filters of each filter mode a
+//! site sets, and the per-host answers the crawl's decisions ask for.
+
+use super::Ledger;
+use crate::crawl::sites::{self, PageFilters, SiteRules};
+use crate::filter::Filters;
+use crate::frontier::Order;
+use crate::model::{HostId, UrlId};
+use crate::schema::{FilterReason, LinkLimits, SeedList, SeenState};
+use crate::store::StoreError;
+
+impl Ledger {
+    /// Reads the library's rules; a host whose rule changed is touched (a
+    /// host held at its site's page budget may go on).
+    pub(super) fn load_sites(&mut self) -> Result<(), StoreError> {
+        let (rules, problems) = SiteRules::load(&self.store)?;
+        for p in problems {
+            self.notice(format!("seed site settings not obeyed: {p}"));
+        }
+        self.touched.extend(rules.changed_hosts(&self.sites));
+        self.sites = rules;
+        Ok(())
+    }
+
+    /// The library changed (`seed add`, `seed set`): its rules apply from
+    /// the next decision — a new order re-keys queues, new filters judge
+    /// pages, URLs filtered for depth are judged again under new depths.
+    pub fn reload_sites(&mut self) -> Result<(), StoreError> {
+        self.load_sites()?;
+        self.note_order()?;
+        self.rebuild_filters()?;
+        self.rejudge_if_limits_changed()
+    }
+
+    /// Builds the page filters of the modes sites set, for the seeds in
+    /// `list` (the same key domains as the crawl's).
+    pub(super) fn site_filters_for(&mut self, list: &SeedList) {
+        let global = self.settings.filter.mode;
+        let by_mode = self
+            .sites
+            .modes(global)
+            .into_iter()
+            .map(|mode| {
+                let mut settings = self.settings.filter.clone();
+                settings.mode = mode;
+                let seeds = list.urls.iter().chain(list.derived.iter().map(|d| &d.url));
+                (mode, Filters::for_seeds(&settings, seeds))
+            })
+            .collect();
+        self.site_filters = by_mode;
+    }
+
+    /// The page filters a page of `host` is judged by (and its links).
+    pub fn page_filters(&self, host: HostId) -> &Filters {
+        sites::filters_for(&self.filters, &self.site_filters, &self.sites, host)
+    }
+
+    /// The crawl's page filters and the sites' own, owned.
+    pub fn all_page_filters(&self) -> PageFilters {
+        PageFilters {
+            global: self.filters.clone(),
+            by_mode: self.site_filters.clone(),
+            rules: self.sites.clone(),
+        }
+    }
+
+    /// The depth limit links found on a page of `host` are followed to.
+    pub fn max_depth(&self, host: HostId) -> Option<u16> {
+        self.sites
+            .get(host)
+            .and_then(|r| r.depth)
+            .or(self.settings.max_depth)
+    }
+
+    /// The order `host`'s queue is keyed in.
+    pub fn order_of(&self, host: HostId) -> Order {
+        self.sites
+            .get(host)
+            .and_then(|r| r.order)
+            .unwrap_or(self.settings.order.order)
+    }
+
+    /// Our pause between two requests to host `h` (before its Crawl-delay).
+    pub(super) fn own_delay_ms(&self, id: HostId) -> u64 {
+        match self.sites.get(id).and_then(|r| r.delay_ms) {
+            Some(ms) => ms,
+            None => self.settings.delay.as_millis() as u64,
+        }
+    }
+
+    /// Whether host `id` may not be asked for another page: its site's
+    /// `max_pages` are fetched (or in flight) over the site's hosts.
+    pub fn site_budget_spent(&self, id: HostId) -> bool {
+        let Some(rule) = self.sites.get(id) else {
+            return false;
+        };
+        let Some(max) = rule.max_pages else {
+            return false;
+        };
+        let used: u64 = rule
+            .hosts
+            .iter()
+            .map(|h| match self.hosts.get(h) {
+                Some(s) => s.record.fetched + s.queue.in_flight() as u64,
+                // A host of the site this run has not loaded yet.
+                None => self.store.host(*h).ok().flatten().map_or(0, |r| r.fetched),
+            })
+            .sum();
+        used >= max
+    }
+
+    /// Keeps `id` in the settled set if `state` is settled. A URL the
+    /// domain filter dropped is not, while a seed site filters by its own
+    /// mode: a link from a site without that filter may still queue it.
+    pub(super) fn settle(&mut self, id: UrlId, state: SeenState) {
+        let domain = state == SeenState::Filtered(FilterReason::Domain);
+        if domain && !self.site_filters.is_empty() {
+            self.settled.remove(id);
+        } else {
+            self.settled.record(id, state);
+        }
+    }
+
+    /// The limits links are judged by: the settings' and the sites' depths.
+    pub fn link_limits(&self) -> LinkLimits {
+        LinkLimits {
+            site_depths: self.sites.depths(),
+            ..self.settings.link_limits()
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! `seeds [where EXPR] [order by FIELD [desc]] [limit N]`: the seed-site
+//! library as a table — each seed site with its metadata, reachability,
+//! host-level PageRank, pages and own settings — and the library as the
+//! other seed commands read it.
+
+use std::collections::HashMap;
+
+use serde_json::json;
+
+use super::site_fields::{SITE_FIELDS, SiteRow};
+use super::{Call, Command};
+use crate::crawl::sites::SiteRule;
+use crate::model::{self, HostId};
+use crate::schema::tables::{HostRankRow, HostRanks, Sites};
+use crate::schema::{RobotsOutcome, SeenState, SiteRecord};
+use crate::shell::error::Result;
+use crate::shell::expr::{Type, Val, parse_query_over};
+use crate::shell::reply::Reply;
+use crate::shell::{Shell, rest_after_words, table};
+
+pub const COMMAND: Command = Command {
+    name: "seeds",
+    usage: "seeds [where EXPR] [order by FIELD [desc]] [limit N]",
+    summary: "the seed-site library: each seed site's metadata, reachability, host rank, pages and own settings",
+    examples: &[
+        "seeds",
+        "seeds where subject = 'physics' order by rank desc",
+        "seeds where home >= 400 or robots = 'unreachable'",
+    ],
+    arity: (0, None),
+    subs: &[],
+    writes: false,
+    complete: |_, _| SITE_FIELDS.iter().map(|f| f.name.to_string()).collect(),
+    detail,
+    run,
+};
+
+fn detail() -> String {
+    let mut s = String::from("Fields (also the columns of seed import and seed export):\n");
+    for f in SITE_FIELDS {
+        let set = if f.write.is_some() { " (seed set)" } else { "" };
+        s.push_str(&format!("  {:<10} {}{set}\n", f.name, f.meaning));
+    }
+    s
+}
+
+/// A seed site: its host, its record (a default one for a seed added
+/// before the library kept records) and its seed URLs.
+pub(super) struct Site {
+    pub host: HostId,
+    pub rec: SiteRecord,
+    pub urls: Vec<String>,
+    /// Its host and the hosts its seeds redirected to.
+    pub hosts: Vec<HostId>,
+}
+
+impl Shell {
+    /// Every seed site, in the order their first seeds were given.
+    pub(super) fn library(&self) -> Result<Vec<Site>> {
+        let list = self.store.seeds()?;
+        let mut sites: Vec<Site> = Vec::new();
+        let mut index: HashMap<HostId, usize> = HashMap::new();
+        for url in &list.urls {
+            let Ok(u) = model::normalize(url) else {
+                continue;
+            };
+            let host = u.host_id();
+            if let Some(&i) = index.get(&host) {
+                sites[i].urls.push(url.clone());
+                continue;
+            }
+            let rec = self
+                .store
+                .row::<Sites>(&host)?
+                .unwrap_or_else(|| SiteRecord {
+                    origin: u.host_key(),
+                    ..SiteRecord::default()
+                });
+            index.insert(host, sites.len());
+            sites.push(Site {
+                host,
+                rec,
+                urls: vec![url.clone()],
+                hosts: vec![host],
+            });
+        }
+        for d in &list.derived {
+            let (Ok(from), Ok(to)) = (model::normalize(&d.from), model::normalize(&d.url)) else {
+                continue;
+            };
+            if let Some(&i) = index.get(&from.host_id())
+                && !index.contains_key(&to.host_id())
+            {
+                index.insert(to.host_id(), i);
+                sites[i].hosts.push(to.host_id());
+            }
+        }
+        Ok(sites)
+    }
+
+    /// What the crawl knows of `site`, as a row of fields.
+    pub(super) fn site_facts(&self, site: &Site) -> Result<Facts> {
+        let home = match site.urls.first().and_then(|u| model::normalize(u).ok()) {
+            Some(u) => match self.store.seen(u.id())?.map(|s| s.state) {
+                Some(SeenState::Fetched { status }) => Some(status),
+                _ => None,
+            },
+            None => None,
+        };
+        let (mut robots, mut checked_ms, mut fetched, mut queued) = ("-".to_string(), 0, 0, 0);
+        for (i, h) in site.hosts.iter().enumerate() {
+            let Some(rec) = self.store.host(*h)? else {
+                continue;
+            };
+            fetched += rec.fetched;
+            queued += rec.queued;
+            if i == 0
+                && let Some(r) = &rec.robots
+            {
+                robots = match &r.outcome {
+                    RobotsOutcome::Fetched { status } | RobotsOutcome::Unavailable { status } => {
+                        status.to_string()
+                    }
+                    RobotsOutcome::Unreachable { .. } => "unreachable".into(),
+                    RobotsOutcome::TooManyRedirects => "redirects".into(),
+                };
+                checked_ms = r.fetched_ms;
+            }
+        }
+        let nodes = self.store.meta::<HostRankRow>()?.map(|r| r.nodes as f64);
+        let rank = match (self.store.row::<HostRanks>(&site.host)?, nodes) {
+            (Some(r), Some(n)) => Some(r.rank * n),
+            _ => None,
+        };
+        Ok(Facts {
+            home,
+            robots,
+            checked_ms,
+            rank,
+            fetched,
+            queued,
+        })
+    }
+}
+
+/// What the crawl knows of a site (see [`SiteRow`]).
+pub(super) struct Facts {
+    home: Option<u16>,
+    robots: String,
+    checked_ms: u64,
+    rank: Option<f64>,
+    fetched: u64,
+    queued: u64,
+}
+
+impl Facts {
+    pub fn row<'a>(&self, site: &'a Site) -> SiteRow<'a> {
+        SiteRow {
+            rec: &site.rec,
+            urls: &site.urls,
+            home: self.home,
+            robots: self.robots.clone(),
+            checked_ms: self.checked_ms,
+            rank: self.rank,
+            fetched: self.fetched,
+            queued: self.queued,
+        }
+    }
+}
+
+/// The table's columns; the rest are in `--json` and `seed export`.
+const HEADERS: [&str; 8] = [
+    "site", "subject", "source", "home", "robots", "rank", "fetched", "settings",
+];
+
+fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+    let fields: Vec<(&'static str, Type)> = SITE_FIELDS.iter().map(|f| (f.name, f.ty)).collect();
+    // The raw text after the command word: quoting survives, and errors
+    // point at a column.
+    let (rest, base) = rest_after_words(call.line, 1);
+    let q = parse_query_over(&rest.replace("--json", ""), base, &fields)?;
+    let mut rows: Vec<(Vec<Val>, String)> = Vec::new();
+    for site in sh.library()? {
+        let facts = sh.site_facts(&site)?;
+        let row = facts.row(&site);
+        let vals: Vec<Val> = SITE_FIELDS.iter().map(|f| (f.read)(&row)).collect();
+        let get = |name: &str| {
+            SITE_FIELDS
+                .iter()
+                .position(|f| f.name == name)
+                .map_or(Val::Str(String::new()), |i| vals[i].clone())
+        };
+        if !q.filter.eval(&get, 0.0) {
+            continue;
+        }
+        let settings = SiteRule::of(&site.rec.origin, &site.rec.settings)
+            .ok()
+            .flatten()
+            .map_or(String::new(), |r| r.describe());
+        rows.push((vals, settings));
+    }
+    if let Some((f, desc)) = q.order {
+        let i = SITE_FIELDS.iter().position(|x| x.name == f).unwrap_or(0);
+        rows.sort_by(|a, b| {
+            let o = a.0[i]
+                .partial_cmp(&b.0[i])
+                .unwrap_or(std::cmp::Ordering::Equal);
+            if desc { o.reverse() } else { o }
+        });
+    }
+    if let Some(l) = q.limit {
+        rows.truncate(l);
+    }
+    let pos = |name: &str| SITE_FIELDS.iter().position(|f| f.name == name);
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(vals, settings)| {
+            HEADERS
+                .iter()
+                .map(|h| match pos(h) {
+                    Some(i) => vals[i].to_string(),
+                    None => settings.clone(),
+                })
+                .collect()
+        })
+        .collect();
+    let json: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|(vals, _)| {
+            let mut o = serde_json::Map::new();
+            for (f, v) in SITE_FIELDS.iter().zip(vals) {
+                let j = match v {
+                    Val::Num(n) if n.is_nan() => serde_json::Value::Null,
+                    Val::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => json!(*n as i64),
+                    Val::Num(n) => json!(n),
+                    Val::Bool(b) => json!(b),
+                    Val::Str(s) => json!(s),
+                };
+                o.insert(f.name.to_string(), j);
+            }
+            serde_json::Value::Object(o)
+        })
+        .collect();
+    if rows.is_empty() {
+        let none = if q.filter == crate::shell::expr::Expr::True {
+            "no seed sites (seed add URL adds one)"
+        } else {
+            "no seed site matches"
+        };
+        return Ok(Reply::with(none.to_string(), json!([])));
+    }
+    Ok(Reply::with(
+        table::render(&HEADERS, &cells, sh.width),
+        json!(json),
+    ))
+}

@@ -1,0 +1,282 @@
+//! The seed-site library end to end: sites with their own depth, filter,
+//! delay, page budget and order, set in the shell and obeyed in one crawl
+//! (one loopback server answers for several names, fixed to 127.0.0.1 with
+//! the resolve override), explained by `why`; the library as CSV.
+
+use crate::common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::Db;
+use trawl::crawl::{CrawlSettings, Scope};
+use trawl::schema::{FilterReason, SeenState};
+use trawl::site::{Response, Server, handler};
+
+/// Every site: `/` links `/1`, `/1` links `/2`… up to `/6`; `/` also links
+/// the shop, off every seed site. `www.tree.org` is a tree instead.
+fn respond(host: &str, path: &str, port: u16) -> Response {
+    let html = |links: Vec<String>| {
+        let a: Vec<String> = links
+            .iter()
+            .map(|l| format!("<a href=\"{l}\">x</a>"))
+            .collect();
+        Response::html(format!(
+            "<html><head><title>{host}{path}</title></head><body>{}</body></html>",
+            a.concat()
+        ))
+    };
+    match (host, path) {
+        (_, "/robots.txt") => Response::status(404),
+        // The bare name sends everything to `www.`, as most sites do.
+        ("alpha.org", p) => Response::redirect(301, &format!("http://www.alpha.org:{port}{p}")),
+        ("www.tree.org", "/") => html(vec!["/a".into(), "/b".into()]),
+        ("www.tree.org", "/a") => html(vec!["/a1".into()]),
+        ("www.tree.org", "/b") => html(vec!["/b1".into()]),
+        ("www.shop.com", "/") => html(vec!["/child".into()]),
+        (_, "/") => html(vec!["/1".into(), format!("http://www.shop.com:{port}/")]),
+        (_, p) => match p[1..].parse::<u32>() {
+            Ok(n) if n < 6 => html(vec![format!("/{}", n + 1)]),
+            _ => html(vec![]),
+        },
+    }
+}
+
+struct Site {
+    server: Server,
+    log: Arc<Mutex<Vec<(String, Instant)>>>,
+}
+
+impl Site {
+    async fn start() -> Site {
+        let log: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+        let l = log.clone();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = Server::start(
+            listener,
+            handler(move |req| {
+                let host = req.host();
+                if req.path != "/robots.txt" {
+                    l.lock()
+                        .unwrap()
+                        .push((format!("{host}{}", req.path), Instant::now()));
+                }
+                let r = respond(&host, &req.path, port);
+                async move { r }
+            }),
+        )
+        .unwrap();
+        Site { server, log }
+    }
+    fn url(&self, host: &str, path: &str) -> String {
+        format!("http://{host}:{}{path}", self.server.addr().port())
+    }
+    /// The pages of `host` fetched, in order, with their times.
+    fn fetched(&self, host: &str) -> Vec<(String, Instant)> {
+        let log = self.log.lock().unwrap();
+        log.iter()
+            .filter_map(|(p, t)| Some((p.strip_prefix(host)?.to_string(), *t)))
+            .collect()
+    }
+    fn paths(&self, host: &str) -> Vec<String> {
+        self.fetched(host).into_iter().map(|(p, _)| p).collect()
+    }
+}
+
+fn settings() -> CrawlSettings {
+    let mut s = CrawlSettings {
+        scope: Scope::Any,
+        concurrency: 1,
+        ..common::fast()
+    };
+    s.fetch.resolve = [
+        "alpha.org",
+        "www.alpha.org",
+        "www.beta.org",
+        "www.shop.com",
+        "www.tree.org",
+        "www.slow.org",
+    ]
+    .map(|h| (h.to_string(), "127.0.0.1".parse().unwrap()))
+    .to_vec();
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_seed_sites_crawl_to_their_own_depth_and_filter() {
+    let site = Site::start().await;
+    // Alpha's seed redirects to www.alpha.org: its settings go along.
+    let (alpha, beta) = (site.url("alpha.org", "/"), site.url("www.beta.org", "/"));
+    let db = Db::new();
+    let out = common::shell(
+        db.store.clone(),
+        vec![
+            format!("seed add {alpha} --depth 1 --filter domain --subject 'physics, old'"),
+            format!("seed add {beta} --depth 3 --source colleague"),
+        ],
+    )
+    .await;
+    assert!(out.contains("1 seed(s) added, 2 in all"), "{out}");
+    // The crawl's own settings: no depth limit, no filter.
+    db.crawl(settings(), &[alpha.clone(), beta.clone()]).await;
+
+    assert_eq!(
+        site.paths("www.alpha.org"),
+        ["/", "/1"],
+        "alpha stops at its depth 1"
+    );
+    assert_eq!(
+        site.paths("www.beta.org"),
+        ["/", "/1", "/2", "/3"],
+        "beta goes to its depth 3"
+    );
+    // Alpha's filter drops its link to the shop; beta's (the crawl's
+    // none) follows it, and the shop's own links follow the crawl's
+    // settings (no depth limit).
+    assert_eq!(site.paths("www.shop.com"), ["/", "/child"]);
+    let shop = db.seen(&site.url("www.shop.com", "/")).unwrap();
+    assert_eq!(
+        shop.parent,
+        Some(common::id(&beta).0),
+        "reached from beta, not alpha"
+    );
+    let deep = db.seen(&site.url("www.alpha.org", "/2")).unwrap();
+    assert_eq!(deep.state, SeenState::Filtered(FilterReason::Depth));
+
+    let why = common::why(&db.store, &site.url("www.alpha.org", "/2")).await;
+    assert!(
+        why.contains("over the depth = 1 of the seed site it was linked from")
+            && why.contains(&format!(
+                "seed site {}'s own settings apply: depth 1, filter domain",
+                alpha.trim_end_matches('/')
+            )),
+        "{why}"
+    );
+    let why = common::why(&db.store, &site.url("www.beta.org", "/4")).await;
+    assert!(why.contains("depth = 3 of the seed site"), "{why}");
+    let table = common::shell(
+        db.store.clone(),
+        vec!["seeds where subject ~ 'physics'".into()],
+    )
+    .await;
+    assert!(
+        table.contains("http://alpha.org") && !table.contains("www.beta.org"),
+        "{table}"
+    );
+    assert!(table.contains("depth 1, filter domain"), "{table}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sites_budget_delay_and_order_are_its_own_and_a_raised_budget_resumes() {
+    let site = Site::start().await;
+    let (slow, tree) = (site.url("www.slow.org", "/"), site.url("www.tree.org", "/"));
+    let db = Db::new();
+    common::shell(
+        db.store.clone(),
+        vec![
+            format!("seed add {slow} --max-pages 3 --delay 150ms"),
+            format!("seed add {tree} --order dfs"),
+        ],
+    )
+    .await;
+    let mut s = settings();
+    s.max_depth = Some(2);
+    db.crawl(s.clone(), &[slow.clone(), tree.clone()]).await;
+
+    let fetched = site.fetched("www.slow.org");
+    let paths: Vec<&str> = fetched.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(paths, ["/", "/1", "/2"], "depth 2, and the budget of 3");
+    // The crawl's delay is 0, the site's 150 ms.
+    for pair in fetched.windows(2) {
+        let gap = pair[1].1 - pair[0].1;
+        assert!(gap >= Duration::from_millis(150), "{gap:?}");
+    }
+    // Depth-first within the tree: the later branch first, then its child.
+    assert_eq!(site.paths("www.tree.org"), ["/", "/b", "/b1", "/a", "/a1"]);
+
+    // A deeper crawl is held by the budget: the deeper URLs stay queued.
+    s.max_depth = Some(6);
+    db.crawl(s.clone(), &[]).await;
+    assert_eq!(site.paths("www.slow.org"), ["/", "/1", "/2"]);
+    let left = db.seen(&site.url("www.slow.org", "/3")).unwrap();
+    assert_eq!(left.state, SeenState::Queued);
+    // Raised: the next run goes on from where the budget held it.
+    let out = common::shell(
+        db.store.clone(),
+        vec![format!(
+            "seed set www.slow.org:{} max_pages 5",
+            site.server.addr().port()
+        )],
+    )
+    .await;
+    assert!(out.contains("max_pages 5 (was 3)"), "{out}");
+    db.crawl(s, &[]).await;
+    assert_eq!(site.paths("www.slow.org"), ["/", "/1", "/2", "/3", "/4"]);
+}
+
+#[test]
+fn seed_set_reaches_the_running_crawl() {
+    let rt = crate::shell::runtime();
+    // A chain of pages, each answered after 10 ms.
+    let f = rt.block_on(common::Fixture::start(common::chain(
+        Duration::from_millis(10),
+    )));
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(trawl::store::Store::open(&dir.path().join("db")).unwrap());
+    let (mut sh, out) = crate::shell::shell(store, &rt);
+    let host = f.url("/").trim_end_matches('/').to_string();
+    for cmd in [
+        "set crawl.delay 0".to_string(),
+        "set crawl.depth 1000".into(),
+        format!("seed add {} --subject chains", f.url("/d/0")),
+        "crawl start".into(),
+        "crawl wait --pages 5 --secs 180".into(),
+        format!("seed set {host} delay 300ms"),
+    ] {
+        sh.execute(&cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    }
+    assert!(
+        out.take()
+            .contains("delay 300ms (was none); the running crawl obeys it now")
+    );
+    let changed_at = Instant::now();
+    sh.execute("crawl wait --secs 1.5").unwrap();
+    let after: Vec<Instant> = f
+        .page_times()
+        .into_iter()
+        .filter(|t| *t > changed_at)
+        .collect();
+    assert!(after.len() >= 3, "the crawl went on: {}", after.len());
+    for w in after.windows(2) {
+        assert!(
+            w[1] - w[0] >= Duration::from_millis(295),
+            "gap {:?}",
+            w[1] - w[0]
+        );
+    }
+    // A budget under what is fetched already: the site's host is held and
+    // the crawl, with nothing else to do, ends.
+    let budget = f.page_times().len() + 1;
+    sh.execute(&format!("seed set {host} max_pages {budget}"))
+        .unwrap();
+    out.take();
+    sh.execute("crawl wait --secs 30").unwrap();
+    sh.execute("status").unwrap();
+    let status = out.take();
+    assert!(
+        !status.contains("state       running"),
+        "the crawl ended: {status}"
+    );
+    assert!(
+        f.page_times().len() <= budget + 1,
+        "{} > {budget}",
+        f.page_times().len()
+    );
+    sh.execute("seeds --json").unwrap();
+    let seeds: serde_json::Value = serde_json::from_str(&out.take()).unwrap();
+    assert_eq!(seeds[0]["subject"], "chains");
+    assert_eq!(seeds[0]["delay"], "300ms");
+    assert_eq!(seeds[0]["max_pages"], budget as u64);
+    assert_eq!(seeds[0]["home"], 200);
+}
