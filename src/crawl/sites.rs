@@ -129,6 +129,12 @@ impl SiteRules {
                 Err(e) => problems.push(e),
             }
         }
+        // Every seed host is its own site, settings or not.
+        for url in &seeds.urls {
+            if let Ok(u) = model::normalize(url) {
+                r.add_seed(u.host_id());
+            }
+        }
         // In the order they were found, a redirect's source is a seed or
         // an earlier redirect's target.
         for d in &seeds.derived {
@@ -137,6 +143,11 @@ impl SiteRules {
             }
         }
         (r, problems)
+    }
+
+    /// A seed on `host`: its own site, unless it is one's already.
+    pub fn add_seed(&mut self, host: HostId) {
+        self.site_of.entry(host).or_insert(host);
     }
 
     /// A seed on host `from` redirected to host `to`: `to` joins `from`'s
@@ -244,9 +255,10 @@ impl PageFilters {
         filters_for(&self.global, &self.by_mode, &self.rules, host)
     }
 
-    /// Whether any seed site judges by other filters than the crawl's.
+    /// Whether any seed site sets something of its own (a page's URL is
+    /// then needed to judge it and its links).
     pub fn per_site(&self) -> bool {
-        !self.by_mode.is_empty()
+        !self.rules.is_empty()
     }
 }
 
@@ -266,13 +278,18 @@ mod tests {
 
     #[test]
     fn a_redirect_target_follows_its_seeds_site_and_bad_names_are_reported() {
+        let redirect = |from: &str, to: &str| DerivedSeed {
+            url: to.into(),
+            from: from.into(),
+            via: "redirect".into(),
+        };
         let seeds = SeedList {
-            urls: vec!["http://a.org/".into()],
-            derived: vec![DerivedSeed {
-                url: "https://www.a.org/".into(),
-                from: "http://a.org/".into(),
-                via: "redirect".into(),
-            }],
+            urls: vec!["http://a.org/".into(), "http://c.org/".into()],
+            derived: vec![
+                redirect("http://a.org/", "https://www.a.org/"),
+                // A seed of its own, though it sets nothing: not a's.
+                redirect("https://www.a.org/", "http://c.org/"),
+            ],
         };
         let depth = SiteSettings {
             depth: Some(1),

@@ -158,17 +158,23 @@ impl<'a> Discovery<'a> {
 /// shallower path to one that was too deep, a re-judged link. A link the
 /// crawl follows reopens a target another page's link verdict dropped:
 /// the outcome must not depend on which page was seen first.
-fn reopens(prior: &SeenRecord, d: &Discovery<'_>, within_depth: bool) -> bool {
+/// A link within its site's depth limit reopens a URL another site's
+/// smaller limit filtered (under one limit, only a shallower link is
+/// within it). `site_filters`: seed sites judge links by their own filter
+/// mode, so a followed link reopens what another site's domain filter
+/// dropped.
+fn reopens(prior: &SeenRecord, d: &Discovery<'_>, within_depth: bool, site_filters: bool) -> bool {
     match prior.state {
         state if d.rejudge && rejudge_reconsiders(state) => true,
-        SeenState::Filtered(FilterReason::Depth) => {
-            d.seed || (d.depth < prior.depth && within_depth)
-        }
+        SeenState::Filtered(FilterReason::Depth) => d.seed || within_depth,
         SeenState::Filtered(FilterReason::Scope) => d.seed,
-        // A seed site's own filter may follow what another's dropped.
-        SeenState::Filtered(
-            FilterReason::LinkType | FilterReason::Refiltered | FilterReason::Domain,
-        ) => d.filtered.is_none(),
+        SeenState::Filtered(FilterReason::LinkType | FilterReason::Refiltered) => {
+            d.filtered.is_none()
+        }
+        SeenState::Filtered(FilterReason::Domain) => {
+            let link = matches!(d.from, ScoreFrom::Link { .. });
+            site_filters && link && d.filtered.is_none()
+        }
         _ => false,
     }
 }
@@ -290,7 +296,8 @@ impl Ledger {
         let limit = self.max_depth(d.found_on.unwrap_or(url.host_id()));
         let within_depth = d.seed || limit.is_none_or(|m| d.depth <= m);
         if let Some(prior) = &prior {
-            if !reopens(prior, &d, within_depth) {
+            let site_filters = !self.site_filters.is_empty();
+            if !reopens(prior, &d, within_depth, site_filters) {
                 if ordinary {
                     self.settle(id, prior.state);
                 }

@@ -35,6 +35,9 @@ impl Ledger {
         let mut w = PageWrite::new(&store);
         w.pending.insert(job.url.id());
         w.touch(host);
+        for h in self.budget_siblings(host) {
+            w.touch(h);
+        }
         // The fetch is over, whatever came of it: not in flight any more.
         self.unmark(&mut w.b, job.url.id());
         let data = match result {

@@ -37,6 +37,8 @@ impl Ledger {
         self.scope.add(u);
         self.guard.add_seed_host(u.host());
         self.seed_hosts.insert(u.host_id());
+        // Its own site, which a redirect of another seed cannot take over.
+        self.sites.add_seed(u.host_id());
         if queue_redirects {
             self.seed_ids.insert(u.id());
         }

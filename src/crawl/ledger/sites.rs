@@ -6,6 +6,7 @@ use super::Ledger;
 use crate::crawl::sites::{self, PageFilters, SiteRules};
 use crate::filter::Filters;
 use crate::frontier::Order;
+use crate::frontier::SettledSet;
 use crate::model::{HostId, UrlId};
 use crate::schema::{FilterReason, LinkLimits, SeedList, SeenState};
 use crate::store::StoreError;
@@ -30,6 +31,10 @@ impl Ledger {
         self.load_sites()?;
         self.note_order()?;
         self.rebuild_filters()?;
+        if !self.site_filters.is_empty() {
+            // URLs the domain filter dropped were settled under one mode.
+            self.settled = SettledSet::default();
+        }
         self.rejudge_if_limits_changed()
     }
 
@@ -86,6 +91,17 @@ impl Ledger {
         match self.sites.get(id).and_then(|r| r.delay_ms) {
             Some(ms) => ms,
             None => self.settings.delay.as_millis() as u64,
+        }
+    }
+
+    /// The other hosts of `id`'s site when the site has a page budget: a
+    /// page of one that ends (perhaps failed) may free budget for them.
+    pub(super) fn budget_siblings(&self, id: HostId) -> Vec<HostId> {
+        match self.sites.get(id) {
+            Some(r) if r.max_pages.is_some() && r.hosts.len() > 1 => {
+                r.hosts.iter().copied().filter(|h| *h != id).collect()
+            }
+            _ => Vec::new(),
         }
     }
 

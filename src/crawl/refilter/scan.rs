@@ -139,7 +139,8 @@ pub(super) fn judge_page(
         id,
         src: None,
     };
-    // A seed site's own filter mode judges its pages: read the URL then.
+    // A seed site's own settings judge its pages and the links on them
+    // (its filter mode, its depth): read the URL then.
     if scan.filters.per_site()
         && let Some(host) = page.src()?.map(CanonicalUrl::host_id)
     {

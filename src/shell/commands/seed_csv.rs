@@ -14,6 +14,8 @@ pub(super) fn parse(text: &str) -> std::result::Result<Vec<(usize, Vec<String>)>
     let (mut record, mut cell) = (Vec::new(), String::new());
     let (mut line, mut start) = (1, 1);
     let mut quoted = false;
+    // A spreadsheet's byte-order mark is not part of the first cell.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match (quoted, c) {
@@ -86,6 +88,11 @@ pub(super) fn read_table(records: Vec<(usize, Vec<String>)>) -> std::result::Res
     let mut ignored = Vec::new();
     for name in &header {
         let name = name.trim().to_ascii_lowercase();
+        if name.is_empty() {
+            // A trailing comma: a column with no name holds nothing.
+            columns.push("");
+            continue;
+        }
         let Some(f) = site_fields::find(&name) else {
             let known: Vec<&str> = SITE_FIELDS.iter().map(|f| f.name).collect();
             return Err(format!(
@@ -163,8 +170,10 @@ mod tests {
         assert_eq!(recs[2].1, vec!["http://b.org/", ""]);
         assert_eq!(quote("big, \"old\""), "\"big, \"\"old\"\"\"");
         assert!(parse("url\n\"open").unwrap_err().contains("line 2"));
-        let t = read_table(parse("URL,subject,rank\nhttp://a.org/ http://a.org/x,cs,3\n").unwrap())
-            .unwrap();
+        let t = read_table(
+            parse("\u{feff}URL,subject,rank,\nhttp://a.org/ http://a.org/x,cs,3\n").unwrap(),
+        )
+        .unwrap();
         assert_eq!(t.ignored, vec!["rank"]);
         assert_eq!(t.rows[0].urls.len(), 2);
         assert_eq!(t.rows[0].values, vec![("subject", "cs".to_string())]);
