@@ -85,6 +85,22 @@ impl Fixture {
     }
 }
 
+impl Fixture {
+    /// Asserts the crawl went on after `since` (three pages at least),
+    /// each page at least `gap` after the one before.
+    pub fn assert_spaced_since(&self, since: Instant, gap: Duration) {
+        let after: Vec<Instant> = self
+            .page_times()
+            .into_iter()
+            .filter(|t| *t > since)
+            .collect();
+        assert!(after.len() >= 3, "the crawl went on: {}", after.len());
+        for w in after.windows(2) {
+            assert!(w[1] - w[0] >= gap, "gap {:?} under {gap:?}", w[1] - w[0]);
+        }
+    }
+}
+
 /// Settings for loopback tests: no politeness delay, quick retries.
 pub fn fast() -> CrawlSettings {
     let mut s = CrawlSettings {
