@@ -249,7 +249,7 @@ impl Ledger {
             let found_on = parent_url
                 .and_then(|u| model::normalize(&u).ok())
                 .map(|u| u.host_id());
-            let limit = self.max_depth(found_on.unwrap_or(url.host_id()));
+            let limit = self.depth_limit(found_on, &url);
             let within = limit.is_none_or(|m| rec.depth <= m);
             if within && self.scope.allows(self.settings.scope, &url) {
                 let d = Discovery {
@@ -293,7 +293,7 @@ impl Ledger {
         } else {
             None
         };
-        let limit = self.max_depth(d.found_on.unwrap_or(url.host_id()));
+        let limit = self.depth_limit(d.found_on, url);
         let within_depth = d.seed || limit.is_none_or(|m| d.depth <= m);
         if let Some(prior) = &prior {
             let site_filters = !self.site_filters.is_empty();

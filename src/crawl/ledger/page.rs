@@ -226,7 +226,7 @@ impl Ledger {
             };
             Discovery::found(depth, id, hops, None)
                 .scored(from)
-                .found_on(job.url.host_id())
+                .found_on(job.key.host)
         };
         self.discover(w, &target, d)?;
         Ok(Some(target.as_str().to_string()))
@@ -263,7 +263,7 @@ impl Ledger {
                 None
             }
         };
-        let filters = self.page_filters(job.url.host_id());
+        let filters = self.page_filters(job.key.host);
         let verdict = filters.page(job.url.host(), title, text);
         let kept = verdict.verdict == model::Verdict::Keep;
         self.judged(kept, text);
@@ -333,7 +333,7 @@ impl Ledger {
             !verdict.follow,
         );
         let soft_focus = self.settings.order.focus == Focus::Soft;
-        let host_id = job.url.host_id();
+        let host_id = job.key.host;
         for link in &page.links {
             let kind = links::classify(job.url.url(), link.url.url());
             let judge = LinkJudge {

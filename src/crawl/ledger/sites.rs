@@ -7,7 +7,7 @@ use crate::crawl::sites::{self, PageFilters, SiteRules};
 use crate::filter::Filters;
 use crate::frontier::Order;
 use crate::frontier::SettledSet;
-use crate::model::{HostId, UrlId};
+use crate::model::{CanonicalUrl, HostId, UrlId};
 use crate::schema::{FilterReason, LinkLimits, SeedList, SeenState};
 use crate::store::StoreError;
 
@@ -70,8 +70,14 @@ impl Ledger {
         }
     }
 
-    /// The depth limit links found on a page of `host` are followed to.
-    pub fn max_depth(&self, host: HostId) -> Option<u16> {
+    /// The depth limit of `url`, found on a page of `found_on` (None: its
+    /// own host's). The host id is worked out only when some site sets
+    /// something: it costs an origin string a URL.
+    pub(super) fn depth_limit(&self, found_on: Option<HostId>, url: &CanonicalUrl) -> Option<u16> {
+        if self.sites.is_empty() {
+            return self.settings.max_depth;
+        }
+        let host = found_on.unwrap_or_else(|| url.host_id());
         self.sites
             .get(host)
             .and_then(|r| r.depth)

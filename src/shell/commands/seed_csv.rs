@@ -137,8 +137,9 @@ impl Shell {
             .join(",");
         out.push('\n');
         let sites = self.library()?;
+        let nodes = self.rank_nodes()?;
         for site in &sites {
-            let facts = self.site_facts(site)?;
+            let facts = self.site_facts(site, nodes)?;
             let row = facts.row(site);
             let cells: Vec<String> = SITE_FIELDS
                 .iter()

@@ -55,6 +55,12 @@ pub(super) struct Site {
 }
 
 impl Shell {
+    /// The hosts the last `rank hosts` ranked: a host's rank times it is
+    /// its rank relative to the mean.
+    pub(super) fn rank_nodes(&self) -> Result<Option<f64>> {
+        Ok(self.store.meta::<HostRankRow>()?.map(|r| r.nodes as f64))
+    }
+
     /// Every seed site, in the order their first seeds were given.
     pub(super) fn library(&self) -> Result<Vec<Site>> {
         let list = self.store.seeds()?;
@@ -99,7 +105,9 @@ impl Shell {
     }
 
     /// What the crawl knows of `site`, as a row of fields.
-    pub(super) fn site_facts(&self, site: &Site) -> Result<Facts> {
+    /// `rank_nodes`: the hosts the last `rank hosts` ranked (see
+    /// [`Shell::rank_nodes`]).
+    pub(super) fn site_facts(&self, site: &Site, rank_nodes: Option<f64>) -> Result<Facts> {
         let home = match site.urls.first().and_then(|u| model::normalize(u).ok()) {
             Some(u) => match self.store.seen(u.id())?.map(|s| s.state) {
                 Some(SeenState::Fetched { status }) => Some(status),
@@ -127,8 +135,7 @@ impl Shell {
                 checked_ms = r.fetched_ms;
             }
         }
-        let nodes = self.store.meta::<HostRankRow>()?.map(|r| r.nodes as f64);
-        let rank = match (self.store.row::<HostRanks>(&site.host)?, nodes) {
+        let rank = match (self.store.row::<HostRanks>(&site.host)?, rank_nodes) {
             (Some(r), Some(n)) => Some(r.rank * n),
             _ => None,
         };
@@ -180,8 +187,9 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     let (rest, base) = rest_after_words(call.line, 1);
     let q = parse_query_over(&rest.replace("--json", ""), base, &fields)?;
     let mut rows: Vec<(Vec<Val>, String)> = Vec::new();
+    let nodes = sh.rank_nodes()?;
     for site in sh.library()? {
-        let facts = sh.site_facts(&site)?;
+        let facts = sh.site_facts(&site, nodes)?;
         let row = facts.row(&site);
         let vals: Vec<Val> = SITE_FIELDS.iter().map(|f| (f.read)(&row)).collect();
         let get = |name: &str| {

@@ -36,6 +36,8 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
 impl Shell {
     fn why(&mut self, url: &str) -> Result<Reply> {
         let u = self.url_arg(url)?;
+        // The seed sites' own settings, as the crawl judges by them now.
+        let (rules, _) = SiteRules::load(&self.store)?;
         let Some(seen) = self.store.seen(u.id())? else {
             let (state, t) = self.explain_unseen(&u)?;
             return Ok(Reply::with(
@@ -85,12 +87,11 @@ impl Shell {
                 "filtered",
                 format!(
                     "skipped: {}{parent}",
-                    self.explain_filter(&u, r, (seen.depth, seen.parent), seen.redirects)?
+                    self.explain_filter(&u, r, (seen.depth, seen.parent), seen.redirects, &rules)?
                 ),
             ),
         };
         // A seed site's own settings decide for its hosts' pages.
-        let (rules, _) = SiteRules::load(&self.store)?;
         let reason = match rules.get(u.host_id()) {
             Some(rule) => format!(
                 "{reason}; seed site {}'s own settings apply: {}",
@@ -238,6 +239,7 @@ impl Shell {
         r: FilterReason,
         (depth, parent): (u16, Option<u128>),
         redirects: u8,
+        rules: &SiteRules,
     ) -> Result<String> {
         let host = self.store.host(u.host_id())?;
         // The limits the crawl judged by (kept in the db), not this shell's.
@@ -254,7 +256,7 @@ impl Shell {
                 limits.scope,
                 self.store.seeds()?.urls.join(" ")
             ),
-            FilterReason::Depth => self.explain_depth(u, (depth, parent), &limits)?,
+            FilterReason::Depth => self.explain_depth(u, (depth, parent), &limits, rules)?,
             FilterReason::RedirectChain => format!(
                 "reached after {redirects} redirects, over crawl.max_redirects = {}",
                 self.settings.max_redirects
@@ -285,6 +287,7 @@ impl Shell {
         u: &model::CanonicalUrl,
         (depth, parent): (u16, Option<u128>),
         limits: &LinkLimits,
+        rules: &SiteRules,
     ) -> Result<String> {
         let parent_url = match parent {
             Some(p) => self.store.url(UrlId(p))?,
@@ -295,7 +298,6 @@ impl Shell {
             .map_or(u.host_id(), |p| p.host_id());
         // As the crawl judges now: a host a seed redirected to during the
         // run is its site's, though the stored limits predate it.
-        let (rules, _) = SiteRules::load(&self.store)?;
         let own = rules.get(host).and_then(|r| r.depth);
         Ok(match own {
             Some(d) => format!(
