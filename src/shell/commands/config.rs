@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{Call, Command, Sub, no_detail, nothing};
+use super::{Call, Command, Sub, no_detail, nothing, site_fields};
 use crate::shell::config::keys;
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
@@ -76,8 +76,18 @@ fn save(sh: &Shell, file: &str, force: bool) -> Result<Reply> {
             text.push_str(&format!("set {} {}\n", k.name, quote(&v)));
         }
     }
-    for s in sh.store.seeds()?.urls {
-        text.push_str(&format!("seed add {}\n", quote(&s)));
+    // A seed site's metadata and own settings ride on its `seed add`.
+    for site in sh.library()? {
+        let mut line = String::from("seed add");
+        for u in &site.urls {
+            line.push(' ');
+            line.push_str(&quote(u));
+        }
+        for (name, v) in site_fields::given(&site.rec) {
+            line.push_str(&format!(" --{} {}", name.replace('_', "-"), quote(&v)));
+        }
+        text.push_str(&line);
+        text.push('\n');
     }
     std::fs::write(file, text).map_err(|e| format!("cannot write {file}: {e}"))?;
     Ok(Reply::text(format!("settings and seeds written to {file}")))
@@ -105,14 +115,20 @@ mod tests {
         assert!(t.ok("config").contains("crawl.delay"));
         t.ok("set crawl.depth 4");
         t.ok("seed add http://a.org/");
+        t.ok("seed add http://b.org/ http://b.org/x --subject \"solid state\" --max-pages 9 --delay 2s");
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("job.crawlrc");
         t.ok(&format!("config save {}", f.display()));
         let text = std::fs::read_to_string(&f).unwrap();
         assert!(
-            text.contains("set crawl.depth 4\nseed add http://a.org/\n"),
+            text.contains("set crawl.depth 4\nseed add http://a.org/\nseed add http://b.org/ http://b.org/x --subject \"solid state\" --delay 2s --max-pages 9\n"),
             "{text}"
         );
+        // Read back into a fresh db, the library is the same.
+        let mut back = TestShell::new();
+        back.ok(&format!("source {}", f.display()));
+        let b = back.ok("seeds where subject = 'solid state' and max_pages = 9 and delay = '2s'");
+        assert!(b.contains("http://b.org") && !b.contains("a.org"), "{b}");
         let other = dir.path().join("notes.txt");
         std::fs::write(&other, "my notes\n").unwrap();
         assert!(

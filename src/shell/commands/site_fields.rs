@@ -313,6 +313,25 @@ pub fn cell(f: &SiteField, row: &SiteRow) -> String {
     }
 }
 
+/// The settable fields `rec` gives a value, as (field, text): what
+/// `config save` writes as `seed add` flags.
+pub fn given(rec: &SiteRecord) -> Values {
+    let row = SiteRow {
+        rec,
+        urls: &[],
+        home: None,
+        robots: String::new(),
+        checked_ms: 0,
+        rank: None,
+        fetched: 0,
+        queued: 0,
+    };
+    writable()
+        .map(|f| (f.name, cell(f, &row)))
+        .filter(|(_, v)| !v.is_empty())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
