@@ -28,6 +28,7 @@ pub static FLAGS: &[Flag] = &[
     flag("per-host", "crawl.per_host", "", "N"),
     flag("max-outlinks", "crawl.max_outlinks", "", "N"),
     flag("scope", "crawl.scope", "", "SCOPE"),
+    flag("site-batch", "crawl.site_batch", "", "N"),
     flag("user-agent", "fetch.user_agent", "", "UA"),
     flag("ca-file", "fetch.ca_file", "", "PEM"),
     flag("max-body-bytes", "fetch.max_body", "", "BYTES"),

@@ -71,9 +71,11 @@ impl Scheduler {
         self.ledger.host(id, "")?;
         // A queue keyed under an older order is re-keyed before its pop.
         self.ledger.ensure_keyed(id)?;
-        if self.ledger.site_budget_spent(id) {
-            // Held while its seed site's max_pages are fetched: a `seed
-            // set` that raises them touches the host, which schedules it.
+        if self.ledger.site_budget_spent(id) || self.ledger.group_waits(id) {
+            // Held while its seed site's max_pages are fetched (a `seed
+            // set` that raises them touches the host, which schedules it),
+            // or its site waits for a later group (the group's start
+            // touches it).
             self.ledger
                 .hosts
                 .get_mut(&id)

@@ -35,6 +35,8 @@ pub struct Snapshot {
     pub recent_focus: (u64, u64),
     /// The target list's size, and how many of it are fetched.
     pub targets: (u64, u64),
+    /// The site groups (`crawl.site_batch`), when on.
+    pub groups: Option<crate::crawl::groups::GroupCounts>,
 }
 
 /// What the shell changed in the seed library of a running crawl.

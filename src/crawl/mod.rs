@@ -14,6 +14,7 @@ mod dictionary;
 mod dispatch;
 pub mod focus;
 mod frame;
+pub mod groups;
 mod handle;
 mod ledger;
 mod marks;

@@ -278,7 +278,13 @@ impl Scheduler {
             let marks_due = self.ledger.marks.due();
             let out_of_work = self.ready.is_empty() || stopping || self.limit_reached();
             if self.tasks.is_empty() && out_of_work {
-                break;
+                // Out of work with a group left: the sites are judged
+                // again in full (a change no row write showed).
+                let more = !stopping && !self.limit_reached() && self.ledger.regroup();
+                if !more {
+                    break;
+                }
+                continue;
             }
             let wake = self.wake_at(stopping || paused);
             tokio::select! {
@@ -397,6 +403,7 @@ impl Scheduler {
                 elapsed: self.started.elapsed(),
                 recent_focus: l.focus.recent(),
                 targets: (l.targets.len() as u64, l.targets_fetched),
+                groups: l.group_counts(),
             };
         }
     }

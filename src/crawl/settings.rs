@@ -65,6 +65,9 @@ pub struct CrawlSettings {
     pub denoise: DenoiseSettings,
     /// Near-duplicate detection, off by default.
     pub dedup: DedupSettings,
+    /// Seed sites crawled at a time, a group finished before the next
+    /// starts (0: all at once).
+    pub site_batch: usize,
 }
 
 impl Default for CrawlSettings {
@@ -95,6 +98,7 @@ impl Default for CrawlSettings {
             stop_when: Vec::new(),
             denoise: DenoiseSettings::default(),
             dedup: DedupSettings::default(),
+            site_batch: 0,
         }
     }
 }
@@ -138,6 +142,7 @@ impl CrawlSettings {
             ("crawl.order", self.order.fingerprint()),
             ("crawl.stop_when", StopRule::list_text(&self.stop_when)),
             ("crawl.max_outlinks", self.max_outlinks.to_string()),
+            ("crawl.site_batch", self.site_batch.to_string()),
             (
                 "topic.weights",
                 format!(

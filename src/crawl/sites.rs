@@ -25,9 +25,6 @@ pub struct SiteRule {
     pub delay_ms: Option<u64>,
     pub max_pages: Option<u64>,
     pub order: Option<Order>,
-    /// The hosts it governs: the site's own, then those its seeds
-    /// redirected to.
-    pub hosts: Vec<HostId>,
 }
 
 impl SiteRule {
@@ -53,11 +50,9 @@ impl SiteRule {
             delay_ms: s.delay_ms,
             max_pages: s.max_pages,
             order,
-            hosts: vec![HostId::of(origin)],
         };
         let empty = SiteRule {
             site: rule.site.clone(),
-            hosts: rule.hosts.clone(),
             ..SiteRule::default()
         };
         Ok((rule != empty).then_some(rule))
@@ -85,12 +80,22 @@ impl SiteRule {
     }
 }
 
-/// Which site's rule governs each host.
+/// A seed site and the hosts it governs: its own (the host id of its
+/// origin, first), then those its seeds redirected to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Site {
+    pub id: HostId,
+    pub hosts: Vec<HostId>,
+}
+
+/// The seed sites, in the order their first seeds were given, and which
+/// site's rule governs each host.
 #[derive(Clone, Debug, Default)]
 pub struct SiteRules {
-    /// Each governed host's site (the host id of the site's origin).
-    site_of: HashMap<HostId, HostId>,
-    /// The rule of each site that sets something.
+    sites: Vec<Site>,
+    /// Each governed host's site, an index into `sites`.
+    site_of: HashMap<HostId, usize>,
+    /// The rule of each site that sets something, by site id.
     rules: HashMap<HostId, SiteRule>,
 }
 
@@ -123,7 +128,6 @@ impl SiteRules {
             match SiteRule::of(&rec.origin, &rec.settings) {
                 Ok(Some(rule)) => {
                     r.rules.insert(host, rule);
-                    r.site_of.insert(host, host);
                 }
                 Ok(None) => {}
                 Err(e) => problems.push(e),
@@ -134,6 +138,12 @@ impl SiteRules {
             if let Ok(u) = model::normalize(url) {
                 r.add_seed(u.host_id());
             }
+        }
+        // A site whose seeds were removed still governs its host.
+        let mut orphans: Vec<HostId> = r.rules.keys().copied().collect();
+        orphans.sort_unstable();
+        for host in orphans {
+            r.add_seed(host);
         }
         // In the order they were found, a redirect's source is a seed or
         // an earlier redirect's target.
@@ -147,7 +157,13 @@ impl SiteRules {
 
     /// A seed on `host`: its own site, unless it is one's already.
     pub fn add_seed(&mut self, host: HostId) {
-        self.site_of.entry(host).or_insert(host);
+        if let std::collections::hash_map::Entry::Vacant(e) = self.site_of.entry(host) {
+            e.insert(self.sites.len());
+            self.sites.push(Site {
+                id: host,
+                hosts: vec![host],
+            });
+        }
     }
 
     /// A seed on host `from` redirected to host `to`: `to` joins `from`'s
@@ -158,15 +174,28 @@ impl SiteRules {
         };
         if let std::collections::hash_map::Entry::Vacant(e) = self.site_of.entry(to) {
             e.insert(site);
-            if let Some(rule) = self.rules.get_mut(&site) {
-                rule.hosts.push(to);
-            }
+            self.sites[site].hosts.push(to);
         }
     }
 
     /// The rule governing `host`, if a seed site's does.
     pub fn get(&self, host: HostId) -> Option<&SiteRule> {
-        self.rules.get(self.site_of.get(&host)?)
+        self.rules.get(&self.site(host)?.id)
+    }
+
+    /// The seed site `host` belongs to.
+    pub fn site(&self, host: HostId) -> Option<&Site> {
+        Some(&self.sites[*self.site_of.get(&host)?])
+    }
+
+    /// `host`'s site as an index into [`SiteRules::sites`].
+    pub fn site_index(&self, host: HostId) -> Option<usize> {
+        self.site_of.get(&host).copied()
+    }
+
+    /// Every seed site, in the order their first seeds were given.
+    pub fn sites(&self) -> &[Site] {
+        &self.sites
     }
 
     pub fn is_empty(&self) -> bool {
@@ -309,7 +338,16 @@ mod tests {
         let www = rules.get(HostId::of("https://www.a.org")).unwrap();
         assert_eq!(www.depth, Some(1));
         assert_eq!(www.describe(), "depth 1, filter domain");
-        assert_eq!(www.hosts.len(), 2);
+        let a = rules.site(HostId::of("https://www.a.org")).unwrap();
+        assert_eq!(a.hosts.len(), 2);
+        assert_eq!(a.id, HostId::of("http://a.org"));
+        // Seeds first, in their order; then sites whose seeds are gone.
+        let ids: Vec<HostId> = rules.sites().iter().map(|s| s.id).collect();
+        assert_eq!(
+            ids[..2],
+            [HostId::of("http://a.org"), HostId::of("http://c.org")]
+        );
+        assert_eq!(rules.site_index(HostId::of("http://c.org")), Some(1));
         assert!(rules.get(HostId::of("http://c.org")).is_none());
         assert_eq!(problems.len(), 1);
         assert!(problems[0].contains("sideways"), "{problems:?}");

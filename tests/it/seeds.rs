@@ -268,3 +268,151 @@ fn seed_set_reaches_the_running_crawl() {
     assert_eq!(seeds[0]["max_pages"], budget as u64);
     assert_eq!(seeds[0]["home"], 200);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn site_groups_run_one_after_another_and_a_resume_stays_in_its_group() {
+    let site = Site::start().await;
+    // Three groups of two: alpha (behind a redirect to www.) and beta,
+    // then g2 and g3, then g4.
+    let seeds: Vec<String> = [
+        "alpha.org",
+        "www.beta.org",
+        "www.g2.org",
+        "www.g3.org",
+        "www.g4.org",
+    ]
+    .iter()
+    .map(|h| site.url(h, "/"))
+    .collect();
+    let db = Db::new();
+    let mut s = settings();
+    s.scope = Scope::Host;
+    s.concurrency = 4;
+    s.site_batch = 2;
+    s.fetch.resolve.extend(
+        ["www.g2.org", "www.g3.org", "www.g4.org"]
+            .map(|h| (h.to_string(), "127.0.0.1".parse().unwrap())),
+    );
+    // Each site is 7 pages (`/` to `/6`), alpha one redirect more: the
+    // limit stops the crawl inside the second group.
+    s.max_pages = Some(19);
+    db.crawl(s.clone(), &seeds).await;
+    let order =
+        |log: &[(String, Instant)]| -> Vec<String> { log.iter().map(|(p, _)| p.clone()).collect() };
+    let first = order(&site.log.lock().unwrap());
+    let pos = |log: &[String], host: &str, last: bool| {
+        let mut it = log
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.starts_with(host))
+            .map(|(i, _)| i);
+        if last { it.next_back() } else { it.next() }
+    };
+    let group1_end = pos(&first, "www.alpha.org", true)
+        .max(pos(&first, "www.beta.org", true))
+        .unwrap();
+    assert_eq!(site.paths("www.alpha.org").len(), 7, "{first:?}");
+    assert_eq!(site.paths("www.beta.org").len(), 7, "{first:?}");
+    let g2 = pos(&first, "www.g2.org", false).expect("the second group started");
+    assert!(g2 > group1_end, "group 2 waited for group 1: {first:?}");
+    assert!(site.paths("www.g4.org").is_empty(), "{first:?}");
+
+    let status = common::shell(
+        db.store.clone(),
+        vec!["set crawl.site_batch 2".into(), "status".into()],
+    )
+    .await;
+    assert!(
+        status.contains("groups      1 done, 1 running (group 2 of 3), 1 waiting; 2 sites a group, 2 of 5 sites done"),
+        "{status}"
+    );
+
+    let why = common::shell(
+        db.store.clone(),
+        vec!["set crawl.site_batch 2".into(), format!("why {}", seeds[4])],
+    )
+    .await;
+    assert!(
+        why.contains("held: its seed site")
+            && why.contains("is in group 3 of 3, after the running group 2 (crawl.site_batch 2)"),
+        "{why}"
+    );
+    // Resumed: the second group is finished before the third starts.
+    s.max_pages = None;
+    db.crawl(s, &[]).await;
+    let all = order(&site.log.lock().unwrap());
+    let group2_end = pos(&all, "www.g2.org", true)
+        .max(pos(&all, "www.g3.org", true))
+        .unwrap();
+    assert_eq!(site.paths("www.g3.org").len(), 7, "{all:?}");
+    assert_eq!(site.paths("www.g4.org").len(), 7, "{all:?}");
+    assert!(
+        pos(&all, "www.g4.org", false).unwrap() > group2_end,
+        "{all:?}"
+    );
+    let status = common::shell(
+        db.store.clone(),
+        vec!["set crawl.site_batch 2".into(), "status --json".into()],
+    )
+    .await;
+    let json: serde_json::Value = serde_json::from_str(status.split_once('\n').unwrap().1).unwrap();
+    assert_eq!(
+        (
+            json["groups"]["done"].as_u64(),
+            json["groups"]["waiting"].as_u64()
+        ),
+        (Some(3), Some(0)),
+        "{status}"
+    );
+    assert_eq!(json["groups"]["sites_done"], 5);
+}
+
+#[test]
+fn site_batch_is_live_and_turning_it_off_releases_the_waiting_sites() {
+    let rt = crate::shell::runtime();
+    // Three sites, each a chain of its own pages (`/d/N` links `/d/N+1`)
+    // answered after 50 ms.
+    let sites: Vec<common::Fixture> = (0..3)
+        .map(|i| {
+            rt.block_on(common::Fixture::start(move |p: &str| {
+                let n: u32 = p.trim_start_matches("/d/").parse().unwrap_or(0);
+                common::page(&format!("site {i} level {n}"), &[&format!("/d/{}", n + 1)])
+                    .delayed(Duration::from_millis(50))
+            }))
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(trawl::store::Store::open(&dir.path().join("db")).unwrap());
+    let (mut sh, out) = crate::shell::shell(store, &rt);
+    let mut cmds = vec![
+        "set crawl.delay 0".to_string(),
+        "set crawl.depth 8".into(),
+        "set crawl.site_batch 1".into(),
+    ];
+    cmds.extend(sites.iter().map(|f| format!("seed add {}", f.url("/d/0"))));
+    cmds.extend([
+        "crawl start".into(),
+        "crawl wait --pages 3 --secs 60".into(),
+    ]);
+    for cmd in &cmds {
+        sh.execute(cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    }
+    out.take();
+    sh.execute("status").unwrap();
+    let status = out.take();
+    assert!(
+        status.contains("1 running (group 1 of 3), 2 waiting"),
+        "{status}"
+    );
+    assert!(sites[1].fetched().is_empty() && sites[2].fetched().is_empty());
+    sh.execute("set crawl.site_batch 0").unwrap();
+    sh.execute("crawl wait --secs 60").unwrap();
+    for f in &sites {
+        assert_eq!(
+            f.fetched().len(),
+            9,
+            "every site to depth 8: {:?}",
+            f.fetched()
+        );
+    }
+}

@@ -8,6 +8,7 @@
 
 mod discover;
 mod drops;
+mod groups;
 mod inflight;
 mod learned;
 mod near;
@@ -28,6 +29,7 @@ pub(super) use write::{PageWrite, bump};
 
 use super::clock::Clock;
 use super::focus::FocusWindow;
+use super::groups::SiteGroups;
 use super::marks::{self, MarkBook};
 use super::settings::CrawlSettings;
 use super::sites::SiteRules;
@@ -136,6 +138,8 @@ pub(super) struct Ledger {
     /// The seed sites' own settings, and the page filters of their modes.
     sites: SiteRules,
     site_filters: Vec<(crate::filter::Mode, Filters)>,
+    /// Which seed sites are finished, for `crawl.site_batch`.
+    groups: SiteGroups,
 }
 
 impl Ledger {
@@ -151,6 +155,7 @@ impl Ledger {
             bands: None,
             sites: SiteRules::default(),
             site_filters: Vec::new(),
+            groups: SiteGroups::default(),
             clock: Clock::start(),
             agent: settings.agent_token().to_string(),
             counters: store.counters()?,
@@ -193,6 +198,7 @@ impl Ledger {
         l.load_targets()?;
         l.load_seen_front()?;
         l.load_seeds()?;
+        l.regroup();
         Ok(l)
     }
 
@@ -305,7 +311,11 @@ impl Ledger {
 
     /// The hosts written since the last call.
     pub fn take_touched(&mut self) -> Vec<HostId> {
-        self.touched.drain().collect()
+        let hosts: Vec<HostId> = self.touched.drain().collect();
+        // A group that ends touches the next one's hosts.
+        self.refresh_groups(&hosts);
+        let next = self.touched.drain();
+        hosts.into_iter().chain(next).collect()
     }
 
     /// The messages for the user since the last call.
@@ -332,6 +342,7 @@ impl Ledger {
         }
         let refilter = new.filter != self.settings.filter;
         let limits = new.link_limits() != self.settings.link_limits();
+        let regroup = new.site_batch != self.settings.site_batch;
         self.denoise = new.denoise.denoiser().map(Arc::new);
         self.settings = new;
         // `targets import` in the shell tells a running crawl this way.
@@ -340,6 +351,9 @@ impl Ledger {
         }
         if let Err(e) = self.note_order() {
             self.notice(format!("new crawl order not recorded: {e}"));
+        }
+        if regroup {
+            self.regroup();
         }
         if refilter && let Err(e) = self.rebuild_filters() {
             self.notice(format!("filters not rebuilt: {e}"));

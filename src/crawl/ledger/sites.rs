@@ -29,6 +29,7 @@ impl Ledger {
     /// pages, URLs filtered for depth are judged again under new depths.
     pub fn reload_sites(&mut self) -> Result<(), StoreError> {
         self.load_sites()?;
+        self.regroup();
         self.note_order()?;
         self.rebuild_filters()?;
         if !self.site_filters.is_empty() {
@@ -103,24 +104,25 @@ impl Ledger {
     /// The other hosts of `id`'s site when the site has a page budget: a
     /// page of one that ends (perhaps failed) may free budget for them.
     pub(super) fn budget_siblings(&self, id: HostId) -> Vec<HostId> {
-        match self.sites.get(id) {
-            Some(r) if r.max_pages.is_some() && r.hosts.len() > 1 => {
-                r.hosts.iter().copied().filter(|h| *h != id).collect()
-            }
-            _ => Vec::new(),
+        if self.sites.get(id).and_then(|r| r.max_pages).is_none() {
+            return Vec::new();
+        }
+        match self.sites.site(id) {
+            Some(s) => s.hosts.iter().copied().filter(|h| *h != id).collect(),
+            None => Vec::new(),
         }
     }
 
     /// Whether host `id` may not be asked for another page: its site's
     /// `max_pages` are fetched (or in flight) over the site's hosts.
     pub fn site_budget_spent(&self, id: HostId) -> bool {
-        let Some(rule) = self.sites.get(id) else {
+        let Some(max) = self.sites.get(id).and_then(|r| r.max_pages) else {
             return false;
         };
-        let Some(max) = rule.max_pages else {
+        let Some(site) = self.sites.site(id) else {
             return false;
         };
-        let used: u64 = rule
+        let used: u64 = site
             .hosts
             .iter()
             .map(|h| match self.hosts.get(h) {

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use super::{Call, Command, no_detail, nothing};
+use crate::crawl::groups::{HostLoad, SiteGroups};
+use crate::crawl::sites::SiteRules;
 use crate::schema::tables::Runs;
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
@@ -75,13 +77,20 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
     h += &format!("TLP         {tlp:.1}");
     let focus = sh.focus_figures(snap.as_ref(), &c)?;
     h += &focus.lines();
+    let groups = match &snap {
+        Some(s) => s.groups,
+        None => sh.site_groups()?.and_then(|(g, rules)| g.counts(&rules)),
+    };
+    if let Some(g) = &groups {
+        h += &format!("\ngroups      {}", g.line());
+    }
     let j = json!({
         "state": state, "fetched": c.fetched, "run_fetched": run_fetched, "queued": c.queued,
         "failed": c.failed, "filtered": c.filtered, "duplicates": c.duplicates, "links": c.links,
         "near_duplicates": c.near_duplicates, "unexpanded": c.unexpanded,
         "pages_per_sec_10s": recent, "pages_per_sec_run": overall, "bytes": c.bytes,
         "active_hosts": active, "elapsed_secs": elapsed, "tlp": tlp, "by_status": c.by_status,
-        "focus": focus.json(),
+        "focus": focus.json(), "groups": groups,
     });
     Ok(Reply::with(h, j))
 }
@@ -135,6 +144,19 @@ impl FocusFigures {
 }
 
 impl Shell {
+    /// The site groups as the db's rows leave them, when
+    /// `crawl.site_batch` is set, with the library they group.
+    pub(super) fn site_groups(&self) -> Result<Option<(SiteGroups, SiteRules)>> {
+        if self.settings.site_batch == 0 {
+            return Ok(None);
+        }
+        let (rules, _) = SiteRules::load(&self.store)?;
+        let groups = SiteGroups::new(self.settings.site_batch, &rules, |h| {
+            HostLoad::stored(&self.store, h)
+        });
+        Ok(Some((groups, rules)))
+    }
+
     /// The running crawl's figures, or idle the last run's and the
     /// target list's now.
     fn focus_figures(

@@ -34,6 +34,32 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
 }
 
 impl Shell {
+    /// `; held: its seed site … waits in group 3 of 5 …` for a URL whose
+    /// site waits for a later group (`crawl.site_batch`).
+    fn group_wait(&self, u: &model::CanonicalUrl) -> Result<String> {
+        let Some((groups, rules)) = self.site_groups()? else {
+            return Ok(String::new());
+        };
+        let host = u.host_id();
+        let (Some(i), Some(c)) = (rules.site_index(host), groups.counts(&rules)) else {
+            return Ok(String::new());
+        };
+        if !groups.waits(&rules, host) {
+            return Ok(String::new());
+        }
+        let origin = self
+            .store
+            .host(rules.sites()[i].id)?
+            .map_or_else(|| u.host_key(), |r| r.origin);
+        Ok(format!(
+            "; held: its seed site {origin} is in group {} of {}, after the running group {} (crawl.site_batch {})",
+            i / c.size + 1,
+            c.groups,
+            c.current.unwrap_or(0),
+            c.size
+        ))
+    }
+
     fn why(&mut self, url: &str) -> Result<Reply> {
         let u = self.url_arg(url)?;
         // The seed sites' own settings, as the crawl judges by them now.
@@ -58,9 +84,10 @@ impl Shell {
             SeenState::Queued => {
                 place = self.queue_place(&u, seen.priority)?;
                 let at = place.as_ref().map_or("", |(t, _)| t.as_str());
+                let held = self.group_wait(&u)?;
                 (
                     "queued",
-                    format!("queued at depth {}{parent}{at}", seen.depth),
+                    format!("queued at depth {}{parent}{at}{held}", seen.depth),
                 )
             }
             SeenState::Fetched { status } => (

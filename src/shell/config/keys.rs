@@ -82,6 +82,18 @@ pub(super) static CRAWL_KEYS: &[Key] = &[
         }
     ),
     key!(
+        "crawl.site_batch",
+        Kind::Int {
+            min: 0,
+            max: 1_000_000
+        },
+        "seed sites crawled at a time, in the order given: a group is finished before the next starts (0: all at once)",
+        |s| s.site_batch.to_string(),
+        |s, v| if let Value::Int(n) = v {
+            s.site_batch = n as usize
+        }
+    ),
+    key!(
         "crawl.scope",
         Kind::Enum(&["host", "domain", "any"]),
         "hosts the crawl may enter: the seeds' hosts, their registrable domains, or any",
