@@ -18,6 +18,7 @@ pub mod groups;
 mod handle;
 mod ledger;
 mod marks;
+pub mod probe;
 mod refilter;
 mod robots;
 mod scheduler;

@@ -203,6 +203,12 @@ impl Filters {
         relevance::relevance_of_counts(&self.relevance, &counts).cosine
     }
 
+    /// The topic score of a page under the topic keywords, whatever the
+    /// mode (a candidate seed site's home page, say).
+    pub fn topic(&self, title: &str, text: &str) -> f64 {
+        topic::topic_score(&self.topic_kw, &self.settings.topic, title, text).score
+    }
+
     /// Whether the relevance threshold r is met by `cosine`.
     pub fn is_relevant(&self, cosine: f64) -> bool {
         cosine > 0.0 && cosine >= self.relevance.threshold

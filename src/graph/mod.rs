@@ -8,6 +8,7 @@
 //! target's in-edges are one run of source indices, which is what a
 //! pull-style PageRank iteration reads.
 
+pub mod colinks;
 pub mod pagerank;
 
 use crate::model::UrlId;

@@ -419,9 +419,62 @@ pub struct SiteRecord {
     pub notes: String,
     pub added_ms: u64,
     pub settings: SiteSettings,
+    // Version 2 (co-link discovery): a host proposed as a seed site.
+    /// What the person decided about it as a candidate.
+    pub decision: Decision,
+    pub decided_ms: u64,
+    /// Its robots.txt and home page when `discover seeds --probe` last
+    /// fetched them.
+    pub probe: Option<ProbeRecord>,
 }
 impl Versioned for SiteRecord {
-    const VERSION: u8 = 1;
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        // Version 2: the decision's tag, decided_ms and the probe's tag.
+        super::decode_appended(bytes, 1, &[3])
+    }
+}
+
+/// A person's decision about a host `discover seeds` proposed.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Decision {
+    /// None yet (every seed site added by hand).
+    #[default]
+    Undecided,
+    /// `seed accept`: it became a seed site.
+    Accepted,
+    /// `seed reject`: never proposed again.
+    Rejected,
+}
+
+impl Decision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Decision::Undecided => "",
+            Decision::Accepted => "accepted",
+            Decision::Rejected => "rejected",
+        }
+    }
+}
+
+/// What probing a candidate host found: its robots.txt and home page,
+/// fetched politely through the network guard.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct ProbeRecord {
+    pub checked_ms: u64,
+    /// Its robots.txt: a status, `unreachable`, or `blocked` (the network
+    /// guard refused its address).
+    pub robots: String,
+    /// The home page's status; None when it was not fetched (robots.txt
+    /// unreachable or disallowing `/`, the guard) or failed.
+    pub home: Option<u16>,
+    /// Why the home page was not fetched or failed; empty when fetched.
+    pub detail: String,
+    /// The home page's title.
+    pub title: String,
+    /// The home page's topic score under the crawl's topic keywords.
+    pub topic: Option<f64>,
 }
 
 /// A seed site's own crawl settings; None: the crawl's.

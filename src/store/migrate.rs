@@ -112,6 +112,11 @@ static STEPS: &[Step] = &[
         what: "none (new column family sites, the seed library; link limits gain the sites' depths, read as none in older rows)",
         run: None,
     },
+    Step {
+        to: 18,
+        what: "none (seed site records gain a decision and a probe for co-link discovery, read as none in older rows)",
+        run: None,
+    },
 ];
 
 /// What a step did.

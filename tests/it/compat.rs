@@ -172,6 +172,24 @@ async fn opens_migrates_answers_and_refilters(version: u32) {
         "v{version}: {text}"
     );
     assert!(text.contains("a seed"), "v{version}: {text}");
+    if version >= 17 {
+        // The seed library's record (v1 from schema 17) reads as current.
+        let text = common::shell(
+            store.clone(),
+            vec!["seeds where subject = 'compat, v17' --json".into()],
+        )
+        .await;
+        let sites: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            sites[0]["site"], "http://compat.example",
+            "v{version}: {text}"
+        );
+        assert_eq!(
+            (sites[0]["depth"].as_u64(), sites[0]["delay"].as_str()),
+            (Some(2), Some("2s")),
+            "v{version}"
+        );
+    }
     assert!(text.contains("verdict       "), "v{version}: {text}");
     // Refiltered with no filter, every page passes and old link rows are
     // rewritten in the current layout.

@@ -12,6 +12,7 @@ mod crash;
 mod crawl_loop;
 mod dedup;
 mod denoise;
+mod discover;
 mod fetch_parse;
 mod focused;
 mod fuzz;

@@ -10,6 +10,7 @@ use super::reply::Reply;
 mod config;
 mod count;
 mod crawl;
+mod discover;
 mod disk;
 mod domains;
 mod frontier;
@@ -30,6 +31,7 @@ mod reindex;
 mod runs;
 mod seed;
 mod seed_csv;
+mod seed_decide;
 mod seeds;
 mod set;
 mod simulate;
@@ -61,6 +63,7 @@ pub static COMMANDS: &[&Command] = &[
     &pages::COMMAND,
     &count::COMMAND,
     &rank::COMMAND,
+    &discover::COMMAND,
     &why::COMMAND,
     &runs::COMMAND,
     &learned::COMMAND,

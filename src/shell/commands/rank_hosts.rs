@@ -38,7 +38,7 @@ impl HostNames {
 }
 
 /// A normalized URL's host key: the part before its path.
-fn origin_of(url: &str) -> Option<&str> {
+pub(super) fn origin_of(url: &str) -> Option<&str> {
     let after = url.find("://")? + 3;
     let end = url[after..]
         .find(['/', '?', '#'])

@@ -11,14 +11,14 @@ use super::site_fields::{self, Values, writable};
 use super::{Call, Command, Sub, urls};
 use crate::model::{self, CanonicalUrl, HostId, now_ms};
 use crate::schema::tables::{SeedsRow, Sites};
-use crate::schema::{SeedList, SiteRecord};
+use crate::schema::{Decision, SeedList, SiteRecord};
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
 
 pub const COMMAND: Command = Command {
     name: "seed",
-    usage: "seed add URL... [--FIELD VALUE]... | seed set HOST FIELD VALUE | seed list | seed remove URL | seed import FILE | seed export FILE",
+    usage: "seed add URL... [--FIELD VALUE]... | seed set HOST FIELD VALUE | seed list | seed remove URL | seed import FILE | seed export FILE | seed accept HOST [--FIELD VALUE]... | seed reject HOST",
     summary: "manage the seed-site library (a running crawl takes new seeds and site settings at once)",
     examples: &[
         "seed add https://example.org/ --subject physics --source 'DMOZ' --depth 2",
@@ -26,6 +26,8 @@ pub const COMMAND: Command = Command {
         "seed set example.org max_pages none",
         "seed import seeds.csv",
         "seed export seeds.csv",
+        "seed accept www.found.org --subject physics",
+        "seed reject ads.example.com",
     ],
     arity: (1, None),
     subs: &[
@@ -52,6 +54,14 @@ pub const COMMAND: Command = Command {
         Sub {
             words: "export",
             writes: false,
+        },
+        Sub {
+            words: "accept",
+            writes: true,
+        },
+        Sub {
+            words: "reject",
+            writes: true,
         },
     ],
     writes: true,
@@ -90,6 +100,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
             let entry = Admission {
                 urls: normalized(&urls)?,
                 values,
+                decision: None,
             };
             sh.admit(vec![entry])
         }
@@ -100,14 +111,21 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
             Ok(Reply::text(format!("{n} seed site(s) written to {file}")))
         }
         ["remove", url] => sh.remove_seed(url),
+        ["accept", ref rest @ ..] => match add_args(rest)? {
+            (hosts, values) if hosts.len() == 1 => sh.accept_site(hosts[0], values),
+            _ => bail!("seed accept takes one host, then --FIELD VALUE flags"),
+        },
+        ["reject", host] => sh.reject_site(host),
         _ => Err(ShellError::Usage),
     }
 }
 
 /// Seed URLs and the fields to write on their sites.
-struct Admission {
-    urls: Vec<CanonicalUrl>,
-    values: Values,
+pub(super) struct Admission {
+    pub urls: Vec<CanonicalUrl>,
+    pub values: Values,
+    /// A candidate's acceptance (`seed accept`), recorded on its site.
+    pub decision: Option<Decision>,
 }
 
 /// `URL... --FIELD VALUE...`: the URLs and the flags, each flag a
@@ -155,7 +173,7 @@ fn is_setting(field: &str) -> bool {
 impl Shell {
     /// Adds seeds and writes the fields given for their sites, in one
     /// batch; a running crawl queues the seeds and takes the settings.
-    fn admit(&mut self, entries: Vec<Admission>) -> Result<Reply> {
+    pub(super) fn admit(&mut self, entries: Vec<Admission>) -> Result<Reply> {
         let mut list = self.store.seeds()?;
         let mut records: HashMap<HostId, SiteRecord> = HashMap::new();
         let (mut added, mut settings) = (0, false);
@@ -180,6 +198,10 @@ impl Shell {
                 for (field, value) in &e.values {
                     site_fields::write(rec, field, value)?;
                     settings |= is_setting(field);
+                }
+                if let Some(d) = e.decision {
+                    rec.decision = d;
+                    rec.decided_ms = now_ms();
                 }
             }
         }
@@ -234,7 +256,7 @@ impl Shell {
 
     /// The seed site `host` names: its origin, its host name, or a URL on
     /// one of its hosts.
-    fn find_site(&self, host: &str) -> Result<Site> {
+    pub(super) fn find_site(&self, host: &str) -> Result<Site> {
         let wanted: Vec<HostId> = if host.contains("://") {
             model::normalize(host)
                 .map(|u| u.host_id())
@@ -367,7 +389,11 @@ fn checked_rows(rows: Vec<Row>) -> (Vec<Admission>, Vec<String>) {
             Ok(u)
         });
         match checked {
-            Ok(urls) => entries.push(Admission { urls, values }),
+            Ok(urls) => entries.push(Admission {
+                urls,
+                values,
+                decision: None,
+            }),
             Err(e) => skipped.push(format!("line {line}: {e}")),
         }
     }

@@ -1,0 +1,84 @@
+//! `seed accept HOST` and `seed reject HOST`: a person's decision about a
+//! host `discover seeds` proposed, kept in the host's `sites` record so
+//! that it is not proposed again. Accepted, the host's home page becomes
+//! a seed and the host a seed site.
+
+use super::seed::Admission;
+use super::site_fields::Values;
+use crate::model::{self, HostId, now_ms};
+use crate::schema::tables::Sites;
+use crate::schema::{Decision, SiteRecord};
+use crate::shell::Shell;
+use crate::shell::error::{Result, bail};
+use crate::shell::reply::Reply;
+
+/// Where a seed site found by `discover seeds` was found.
+const SOURCE: &str = "co-link discovery";
+
+impl Shell {
+    /// The origin `host` names (`x.org`, `https://x.org:8080`, or a URL
+    /// on it): one a record has (a probed candidate), else `http://host`.
+    fn candidate_origin(&self, host: &str) -> Result<(HostId, String)> {
+        let tries: Vec<String> = if host.contains("://") {
+            vec![host.to_string()]
+        } else {
+            vec![format!("http://{host}/"), format!("https://{host}/")]
+        };
+        let mut first = None;
+        for t in &tries {
+            let Ok(u) = model::normalize(t) else {
+                continue;
+            };
+            let id = u.host_id();
+            if self.store.row::<Sites>(&id)?.is_some() {
+                return Ok((id, u.host_key()));
+            }
+            first.get_or_insert((id, u.host_key()));
+        }
+        first.ok_or_else(|| format!("{host}: not a host name or URL").into())
+    }
+
+    /// `seed accept HOST [--FIELD VALUE]...`: its home page becomes a
+    /// seed, its site records the decision (and where it was found).
+    pub(super) fn accept_site(&mut self, host: &str, mut values: Values) -> Result<Reply> {
+        let (id, origin) = self.candidate_origin(host)?;
+        let home = model::normalize(&format!("{origin}/")).map_err(|e| e.to_string())?;
+        let stored = self.store.row::<Sites>(&id)?;
+        let has_source = values.iter().any(|(f, _)| *f == "source");
+        if !has_source && stored.as_ref().is_none_or(|r| r.source.is_empty()) {
+            values.push(("source", SOURCE.to_string()));
+        }
+        let reply = self.admit(vec![Admission {
+            urls: vec![home],
+            values,
+            decision: Some(Decision::Accepted),
+        }])?;
+        Ok(Reply::text(format!("{origin} accepted: {}", reply.human)))
+    }
+
+    /// `seed reject HOST`: never proposed again.
+    pub(super) fn reject_site(&mut self, host: &str) -> Result<Reply> {
+        if let Ok(site) = self.find_site(host) {
+            bail!(
+                "{} is a seed site: seed remove its seed URLs first ({})",
+                site.rec.origin,
+                site.urls.join(" ")
+            );
+        }
+        let (id, origin) = self.candidate_origin(host)?;
+        let mut rec = self.store.row::<Sites>(&id)?.unwrap_or_else(|| SiteRecord {
+            origin: origin.clone(),
+            source: SOURCE.into(),
+            added_ms: now_ms(),
+            ..SiteRecord::default()
+        });
+        rec.decision = Decision::Rejected;
+        rec.decided_ms = now_ms();
+        let mut b = self.store.batch();
+        b.put_row::<Sites>(&id, &rec);
+        b.write()?;
+        Ok(Reply::text(format!(
+            "{origin} rejected: discover seeds will not propose it again"
+        )))
+    }
+}

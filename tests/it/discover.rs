@@ -1,0 +1,191 @@
+//! Co-link seed discovery end to end: three seed sites link to hosts off
+//! the crawl (each a loopback server of its own); `discover seeds` ranks
+//! those linked from several sites, `--probe` fetches their robots.txt
+//! and home page through the guard, and accept/reject persist.
+
+use crate::common;
+
+use common::{Db, Fixture, anchored};
+use trawl::crawl::{CrawlSettings, Scope};
+use trawl::site::Response;
+
+/// A candidate host: its robots.txt and a home page.
+async fn candidate(robots: Response, title: &'static str, body: &'static str) -> Fixture {
+    Fixture::start(move |p: &str| match p {
+        "/robots.txt" => robots.clone(),
+        _ => anchored(title, body, &[]),
+    })
+    .await
+}
+
+/// A seed site whose page `/` (and `/1`) link to `links`: (path, href, anchor).
+async fn seed_site(links: Vec<(&'static str, String, &'static str)>) -> Fixture {
+    Fixture::start(move |p: &str| {
+        if p == "/robots.txt" {
+            return Response::status(404);
+        }
+        let on: Vec<(&str, &str)> = links
+            .iter()
+            .filter(|(at, _, _)| *at == p)
+            .map(|(_, href, a)| (href.as_str(), *a))
+            .collect();
+        anchored(&format!("seed page {p}"), "a seed site", &on)
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn co_linked_hosts_are_ranked_probed_and_decisions_persist() {
+    let hub = candidate(
+        Response::text("User-agent: *\nAllow: /\n"),
+        "Physics Hub",
+        "quantum physics papers and physics news",
+    )
+    .await;
+    let closed = candidate(
+        Response::text("User-agent: *\nDisallow: /\n"),
+        "Closed",
+        "x",
+    )
+    .await;
+    let pair = candidate(Response::status(503), "Pair", "x").await;
+    // Linked from one site only, at an address that is no seed's.
+    let lone = "http://127.0.0.2:9/".to_string();
+    let alpha = seed_site(vec![
+        ("/", hub.url("/"), "Physics Hub"),
+        ("/", "/1".into(), "more"),
+        ("/", lone.clone(), "lone"),
+        ("/1", hub.url("/papers"), "physics hub papers"),
+        ("/1", pair.url("/"), "Pair"),
+    ])
+    .await;
+    let beta = seed_site(vec![
+        ("/", hub.url("/"), "Physics Hub"),
+        ("/", pair.url("/p"), "pair site"),
+        ("/", closed.url("/"), "closed"),
+    ])
+    .await;
+    let gamma = seed_site(vec![
+        ("/", hub.url("/"), "Physics Hub"),
+        ("/", closed.url("/x"), "closed"),
+    ])
+    .await;
+    let db = Db::new();
+    let settings = CrawlSettings {
+        scope: Scope::Host,
+        ..common::fast()
+    };
+    let seeds = [alpha.url("/"), beta.url("/"), gamma.url("/")];
+    db.crawl(settings, &seeds).await;
+    assert_eq!(alpha.fetched().len(), 2);
+    assert!(hub.fetched().is_empty(), "candidates are not crawled");
+    let origin = |f: &Fixture| f.url("/").trim_end_matches('/').to_string();
+
+    let out = common::shell(db.store.clone(), vec!["discover seeds --json".into()]).await;
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let top = j["top"].as_array().unwrap();
+    let hosts: Vec<&str> = top.iter().map(|c| c["host"].as_str().unwrap()).collect();
+    // Hub: 3 sites, 4 pages; closed and pair: 2 sites, 2 pages each (in
+    // host order); the lone host has one site.
+    let mut two = [origin(&closed), origin(&pair)];
+    two.sort();
+    assert_eq!(hosts, [origin(&hub).as_str(), &two[0], &two[1]], "{out}");
+    assert_eq!(
+        (top[0]["hosts"].as_u64(), top[0]["pages"].as_u64()),
+        (Some(3), Some(4))
+    );
+    assert_eq!(top[0]["anchors"][0]["text"], "Physics Hub");
+    assert_eq!(top[0]["anchors"][0]["count"], 3);
+    assert_eq!(j["candidates"], 3);
+
+    // Probed: hub's home page read and scored; closed's robots.txt
+    // forbids it; pair's robots.txt is unreachable; the lone host's
+    // address is refused by the network guard.
+    common::shell(
+        db.store.clone(),
+        vec![
+            "set topic.keywords physics,quantum".into(),
+            "set crawl.delay 0".into(),
+        ],
+    )
+    .await;
+    let out = common::shell(
+        db.store.clone(),
+        vec!["discover seeds --min-colinks 1 --min-sources 1 --probe --json".into()],
+    )
+    .await;
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let probe = |host: &str| {
+        j["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["host"] == host)
+            .unwrap()["probe"]
+            .clone()
+    };
+    let p = probe(&origin(&hub));
+    assert_eq!(
+        (
+            p["robots"].as_str(),
+            p["home"].as_u64(),
+            p["title"].as_str()
+        ),
+        (Some("200"), Some(200), Some("Physics Hub")),
+        "{p}"
+    );
+    assert!(p["topic"].as_f64().unwrap() > 0.0, "{p}");
+    let p = probe(&origin(&closed));
+    assert!(
+        p["home"].is_null() && p["detail"].as_str().unwrap().contains("disallows"),
+        "{p}"
+    );
+    assert_eq!(closed.fetched(), Vec::<String>::new(), "only robots.txt");
+    let p = probe(&origin(&pair));
+    assert_eq!(p["robots"], "unreachable", "{p}");
+    let p = probe("http://127.0.0.2:9");
+    assert_eq!(p["robots"], "blocked", "{p}");
+    assert_eq!(hub.fetched(), ["/"]);
+
+    // Decisions, each in a shell of its own, hold in the next.
+    let out = common::shell(
+        db.store.clone(),
+        vec![
+            format!("seed reject {}", origin(&closed)),
+            format!("seed accept {} --subject physics", origin(&hub)),
+        ],
+    )
+    .await;
+    assert!(
+        out.contains("rejected") && out.contains("accepted"),
+        "{out}"
+    );
+    let err =
+        common::shell_error(db.store.clone(), format!("seed reject {}", origin(&alpha))).await;
+    assert!(err.contains("is a seed site"), "{err}");
+    let out = common::shell(
+        db.store.clone(),
+        vec!["discover seeds --json".into(), "seeds --json".into()],
+    )
+    .await;
+    let (found, library) = out.split_once("\n[").unwrap();
+    let found: serde_json::Value = serde_json::from_str(found).unwrap();
+    let left: Vec<&str> = found["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, [origin(&pair).as_str()], "{out}");
+    let library: serde_json::Value = serde_json::from_str(&format!("[{library}")).unwrap();
+    let hub_site = library
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["site"] == origin(&hub).as_str())
+        .unwrap();
+    assert_eq!(
+        (hub_site["subject"].as_str(), hub_site["source"].as_str()),
+        (Some("physics"), Some("co-link discovery"))
+    );
+}
