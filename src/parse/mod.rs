@@ -7,6 +7,7 @@ mod decode;
 mod html;
 mod mask;
 mod meta;
+pub mod sitemap;
 
 pub use decode::{CharsetSource, Decoded, decode, decode_owned};
 pub use html::{CONTEXT_BYTES, DEFAULT_MAX_LINKS, PageHead, ParsedLink, ParsedPage, parse_html};

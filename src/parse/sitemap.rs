@@ -1,0 +1,463 @@
+//! Sitemaps (sitemaps.org protocol 0.9): a `<urlset>` of pages, a
+//! `<sitemapindex>` of further sitemaps, or a text file of one URL a line;
+//! any of them gzip-compressed. Bounded as the protocol bounds them: at
+//! most 50 MB uncompressed and 50,000 URLs a file (the rest are counted,
+//! not read). The XML scanner is tolerant: a file cut short or broken
+//! keeps the entries read before the break, with the problem named.
+
+use std::io::Read;
+
+use crate::model::{self, CanonicalUrl};
+
+/// The protocol's bounds on one sitemap file.
+pub const MAX_BYTES: usize = 50 * 1024 * 1024;
+pub const MAX_URLS: usize = 50_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SitemapKind {
+    /// `<urlset>`: pages.
+    UrlSet,
+    /// `<sitemapindex>`: further sitemaps.
+    Index,
+    /// One URL a line.
+    Text,
+}
+
+impl SitemapKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SitemapKind::UrlSet => "urlset",
+            SitemapKind::Index => "sitemapindex",
+            SitemapKind::Text => "text",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SitemapEntry {
+    pub url: CanonicalUrl,
+    /// `<lastmod>`, as ms since the epoch (UTC).
+    pub lastmod_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sitemap {
+    pub kind: SitemapKind,
+    pub entries: Vec<SitemapEntry>,
+    /// Entries whose `<loc>` was not an absolute http(s) URL.
+    pub skipped: u32,
+    /// Entries past [`MAX_URLS`], not read.
+    pub dropped: u32,
+    /// What was wrong with the file, if something was (its entries up to
+    /// there are kept).
+    pub problem: Option<String>,
+}
+
+/// Reads `body` (as received, after any Content-Encoding) fetched from
+/// `base`. An error names why it is not a sitemap at all.
+pub fn parse_sitemap(body: &[u8], base: &url::Url) -> Result<Sitemap, String> {
+    let raw;
+    let mut problem = None;
+    let bytes: &[u8] = if body.starts_with(&[0x1f, 0x8b]) {
+        let (unzipped, trouble) = gunzip(body);
+        problem = trouble;
+        raw = unzipped;
+        &raw
+    } else if body.len() > MAX_BYTES {
+        problem = Some(format!("over {} MB: read up to there", MAX_BYTES >> 20));
+        &body[..MAX_BYTES]
+    } else {
+        body
+    };
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_start_matches('\u{feff}').trim_start();
+    let mut map = if text.starts_with('<') {
+        scan_xml(text, base)?
+    } else {
+        read_text(text, base)
+    };
+    map.problem = problem.or(map.problem);
+    Ok(map)
+}
+
+/// The uncompressed bytes, at most [`MAX_BYTES`], and what went wrong.
+fn gunzip(body: &[u8]) -> (Vec<u8>, Option<String>) {
+    let mut out = Vec::new();
+    let limit = MAX_BYTES as u64 + 1;
+    let read = flate2::read::MultiGzDecoder::new(body)
+        .take(limit)
+        .read_to_end(&mut out);
+    let trouble = match read {
+        Err(e) => Some(format!("gzip data broken after {} bytes: {e}", out.len())),
+        Ok(_) if out.len() > MAX_BYTES => {
+            out.truncate(MAX_BYTES);
+            Some(format!(
+                "over {} MB uncompressed: read up to there",
+                MAX_BYTES >> 20
+            ))
+        }
+        Ok(_) => None,
+    };
+    (out, trouble)
+}
+
+fn new_map(kind: SitemapKind) -> Sitemap {
+    Sitemap {
+        kind,
+        entries: Vec::new(),
+        skipped: 0,
+        dropped: 0,
+        problem: None,
+    }
+}
+
+/// Adds an entry, within the bounds.
+fn push(map: &mut Sitemap, base: &url::Url, loc: &str, lastmod: Option<&str>) {
+    if map.entries.len() >= MAX_URLS {
+        map.dropped += 1;
+        return;
+    }
+    let loc = loc.trim();
+    let absolute = loc.starts_with("http://") || loc.starts_with("https://");
+    match model::resolve(base, loc) {
+        Ok(url) if absolute => map.entries.push(SitemapEntry {
+            url,
+            lastmod_ms: lastmod.and_then(w3c_datetime_ms),
+        }),
+        _ => map.skipped += 1,
+    }
+}
+
+fn read_text(text: &str, base: &url::Url) -> Sitemap {
+    let mut map = new_map(SitemapKind::Text);
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        push(&mut map, base, line, None);
+    }
+    map
+}
+
+/// The `<loc>` and `<lastmod>` of each `<url>` (or `<sitemap>`) element.
+fn scan_xml(text: &str, base: &url::Url) -> Result<Sitemap, String> {
+    let mut tags = Tags { text, at: 0 };
+    let root = loop {
+        match tags.next() {
+            Some(Ok(Tag::Open(name))) => break name,
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => return Err(format!("not a sitemap: {e}")),
+            None => return Err("not a sitemap: no XML element in it".into()),
+        }
+    };
+    let (kind, item) = match root {
+        "urlset" => (SitemapKind::UrlSet, "url"),
+        "sitemapindex" => (SitemapKind::Index, "sitemap"),
+        other => return Err(format!("not a sitemap: its root element is <{other}>")),
+    };
+    let mut map = new_map(kind);
+    let (mut loc, mut lastmod): (Option<String>, Option<String>) = (None, None);
+    let mut field: Option<&str> = None;
+    for tag in tags.by_ref() {
+        match tag {
+            Err(e) => {
+                map.problem = Some(e);
+                break;
+            }
+            Ok(Tag::Open(n)) if n == item => (loc, lastmod) = (None, None),
+            Ok(Tag::Open(n)) if n == "loc" || n == "lastmod" => field = Some(n),
+            Ok(Tag::Text(t)) => match field {
+                Some("loc") => loc.get_or_insert_with(String::new).push_str(&t),
+                Some(_) => lastmod.get_or_insert_with(String::new).push_str(&t),
+                None => {}
+            },
+            Ok(Tag::Close(n)) if n == item => {
+                if let Some(l) = loc.take() {
+                    push(&mut map, base, &l, lastmod.as_deref());
+                }
+                lastmod = None;
+            }
+            Ok(Tag::Close(_)) => field = None,
+            Ok(_) => {}
+        }
+    }
+    Ok(map)
+}
+
+/// What the scanner meets: an element opening or closing (local name,
+/// namespace prefix dropped), or character data (entities decoded).
+enum Tag<'a> {
+    Open(&'a str),
+    Close(&'a str),
+    Text(String),
+    Other,
+}
+
+struct Tags<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Iterator for Tags<'a> {
+    type Item = Result<Tag<'a>, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let rest = &self.text[self.at..];
+        if rest.is_empty() {
+            return None;
+        }
+        let start = self.at;
+        if !rest.starts_with('<') {
+            let end = rest.find('<').unwrap_or(rest.len());
+            self.at += end;
+            return Some(Ok(Tag::Text(unescape(&rest[..end]))));
+        }
+        let (close, skip) = if rest.starts_with("<!--") {
+            ("-->", 4)
+        } else if rest.starts_with("<![CDATA[") {
+            ("]]>", 9)
+        } else if rest.starts_with("<?") || rest.starts_with("<!") {
+            (">", 2)
+        } else {
+            (">", 1)
+        };
+        let Some(end) = rest[skip..].find(close) else {
+            self.at = self.text.len();
+            return Some(Err(format!("cut short: an unclosed tag at byte {start}")));
+        };
+        let inner = &rest[skip..skip + end];
+        self.at += skip + end + close.len();
+        if skip == 9 {
+            return Some(Ok(Tag::Text(inner.to_string())));
+        }
+        if skip != 1 {
+            return Some(Ok(Tag::Other));
+        }
+        let (closing, body) = match inner.strip_prefix('/') {
+            Some(b) => (true, b),
+            None => (false, inner),
+        };
+        let name = body
+            .split(|c: char| c.is_whitespace() || c == '/')
+            .next()
+            .unwrap_or("");
+        let local = name.rsplit(':').next().unwrap_or(name);
+        Some(Ok(match (closing, inner.ends_with('/')) {
+            (true, _) => Tag::Close(local),
+            // `<loc/>`: empty, opened and closed.
+            (false, true) => Tag::Other,
+            (false, false) => Tag::Open(local),
+        }))
+    }
+}
+
+/// Character data with XML's entities and character references decoded.
+fn unescape(s: &str) -> String {
+    if !s.contains('&') {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        rest = &rest[amp..];
+        let Some(semi) = rest[..rest.len().min(12)].find(';') else {
+            out.push('&');
+            rest = &rest[1..];
+            continue;
+        };
+        let entity = &rest[1..semi];
+        let ch = match entity {
+            "amp" => Some('&'),
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            e => e
+                .strip_prefix("#x")
+                .or_else(|| e.strip_prefix("#X"))
+                .map(|h| u32::from_str_radix(h, 16))
+                .or_else(|| e.strip_prefix('#').map(str::parse))
+                .and_then(Result::ok)
+                .and_then(char::from_u32),
+        };
+        match ch {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[semi + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A W3C datetime (`2024`, `2024-05`, `2024-05-17`,
+/// `2024-05-17T10:30+02:00`, `2024-05-17T10:30:15.5Z`) as ms since the
+/// epoch; a date alone is its midnight UTC.
+pub fn w3c_datetime_ms(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (date, time) = match s.split_once('T') {
+        Some((d, t)) => (d, Some(t)),
+        None => (s, None),
+    };
+    let mut parts = date.split('-');
+    let year: i64 = parts.next()?.parse().ok()?;
+    let month: u32 = parts.next().map_or(Ok(1), str::parse).ok()?;
+    let day: u32 = parts.next().map_or(Ok(1), str::parse).ok()?;
+    if parts.next().is_some() || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let mut secs = days_from_civil(year, month, day) * 86_400;
+    if let Some(t) = time {
+        let (clock, offset) = split_zone(t)?;
+        let mut hms = clock.split(':');
+        let h: i64 = hms.next()?.parse().ok()?;
+        let m: i64 = hms.next()?.parse().ok()?;
+        let sec: f64 = hms.next().map_or(Ok(0.0), str::parse).ok()?;
+        if h > 23 || m > 59 || !(0.0..61.0).contains(&sec) {
+            return None;
+        }
+        secs += h * 3600 + m * 60 + sec as i64 - offset;
+    }
+    u64::try_from(secs).ok().map(|s| s * 1000)
+}
+
+/// `10:30+02:00` → (`10:30`, 7200 s east of UTC); `Z` is 0.
+fn split_zone(t: &str) -> Option<(&str, i64)> {
+    if let Some(clock) = t.strip_suffix('Z') {
+        return Some((clock, 0));
+    }
+    let at = t.rfind(['+', '-'])?;
+    let (clock, zone) = t.split_at(at);
+    let sign = if zone.starts_with('-') { -1 } else { 1 };
+    let (h, m) = zone[1..].split_once(':')?;
+    let offset = h.parse::<i64>().ok()? * 3600 + m.parse::<i64>().ok()? * 60;
+    Some((clock, sign * offset))
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
+/// algorithm).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    fn base() -> url::Url {
+        url::Url::parse("http://h.org/sitemap.xml").unwrap()
+    }
+
+    fn urls(m: &Sitemap) -> Vec<&str> {
+        m.entries.iter().map(|e| e.url.as_str()).collect()
+    }
+
+    #[test]
+    fn a_urlset_gives_its_locs_and_lastmods() {
+        let xml = "\u{feff}<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+            <urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+            <!-- a comment <url> -->\
+            <url><loc> http://h.org/a?x=1&amp;y=2 </loc><lastmod>2024-05-17</lastmod></url>\
+            <url><loc><![CDATA[http://h.org/b]]></loc><lastmod>2024-05-17T10:30:00+02:00</lastmod><priority>0.5</priority></url>\
+            <url><loc>/relative</loc></url>\
+            <ns:url><ns:loc>http://h.org/c</ns:loc><lastmod>garbage</lastmod></ns:url>\
+            </urlset>";
+        let m = parse_sitemap(xml.as_bytes(), &base()).unwrap();
+        assert_eq!(m.kind, SitemapKind::UrlSet);
+        assert_eq!(
+            urls(&m),
+            ["http://h.org/a?x=1&y=2", "http://h.org/b", "http://h.org/c"]
+        );
+        assert_eq!(m.entries[0].lastmod_ms, Some(1_715_904_000_000));
+        assert_eq!(
+            m.entries[1].lastmod_ms,
+            Some(1_715_904_000_000 + 8 * 3_600_000 + 30 * 60_000)
+        );
+        assert_eq!(m.entries[2].lastmod_ms, None);
+        assert_eq!((m.skipped, m.dropped, m.problem.as_deref()), (1, 0, None));
+    }
+
+    #[test]
+    fn an_index_text_and_gzip_sitemaps_read_and_bounds_hold() {
+        let index = "<sitemapindex><sitemap><loc>http://h.org/s1.xml.gz</loc><lastmod>2023-01</lastmod></sitemap></sitemapindex>";
+        let m = parse_sitemap(index.as_bytes(), &base()).unwrap();
+        assert_eq!(
+            (m.kind, urls(&m)),
+            (SitemapKind::Index, vec!["http://h.org/s1.xml.gz"])
+        );
+        assert_eq!(m.entries[0].lastmod_ms, Some(1_672_531_200_000));
+        let text = "http://h.org/1\n\n  http://h.org/2  \nftp://h.org/3\n";
+        let m = parse_sitemap(text.as_bytes(), &base()).unwrap();
+        assert_eq!(
+            (m.kind, m.entries.len(), m.skipped),
+            (SitemapKind::Text, 2, 1)
+        );
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(index.as_bytes()).unwrap();
+        let m = parse_sitemap(&gz.finish().unwrap(), &base()).unwrap();
+        assert_eq!(m.kind, SitemapKind::Index);
+        // 50,000 URLs a file: the rest are counted.
+        let many: String = (0..MAX_URLS + 7)
+            .map(|i| format!("http://h.org/{i}\n"))
+            .collect();
+        let m = parse_sitemap(many.as_bytes(), &base()).unwrap();
+        assert_eq!((m.entries.len(), m.dropped), (MAX_URLS, 7));
+    }
+
+    #[test]
+    fn broken_and_oversize_files_keep_what_was_read_and_say_why() {
+        let cut = "<urlset><url><loc>http://h.org/a</loc></url><url><loc>http://h.org/b</lo";
+        let m = parse_sitemap(cut.as_bytes(), &base()).unwrap();
+        assert_eq!(urls(&m), ["http://h.org/a"]);
+        assert!(m.problem.unwrap().contains("cut short"));
+        assert!(
+            parse_sitemap(b"<html><body>hi</body></html>", &base())
+                .unwrap_err()
+                .contains("<html>")
+        );
+        assert!(parse_sitemap(b"<", &base()).is_err());
+        // A gzip bomb stops at 50 MB of output.
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(b"http://h.org/x\n").unwrap();
+        gz.write_all(&vec![b' '; MAX_BYTES + 10]).unwrap();
+        let bomb = gz.finish().unwrap();
+        assert!(bomb.len() < 200_000);
+        let m = parse_sitemap(&bomb, &base()).unwrap();
+        assert_eq!(m.entries.len(), 1);
+        assert!(m.problem.unwrap().contains("over 50 MB uncompressed"));
+        let broken = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3];
+        let m = parse_sitemap(&broken, &base());
+        assert!(m.is_err() || m.unwrap().problem.unwrap().contains("gzip"));
+    }
+
+    #[test]
+    fn w3c_datetimes() {
+        assert_eq!(w3c_datetime_ms("1970-01-01"), Some(0));
+        assert_eq!(w3c_datetime_ms("2000-03-01T00:00Z"), Some(951_868_800_000));
+        assert_eq!(
+            w3c_datetime_ms("1970-01-01T01:00:00-01:00"),
+            Some(7_200_000)
+        );
+        assert_eq!(w3c_datetime_ms("1970-01-01T00:00:01.5Z"), Some(1_000));
+        for bad in [
+            "",
+            "2024-13-01",
+            "yesterday",
+            "2024-05-17T25:00Z",
+            "2024-05-17T10:30+0a:00",
+        ] {
+            assert_eq!(w3c_datetime_ms(bad), None, "{bad}");
+        }
+    }
+}
