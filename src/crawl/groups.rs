@@ -97,7 +97,7 @@ impl SiteGroups {
                 .iter()
                 .map(|s| site_finished(rules, s, &load))
                 .collect();
-            g.running = g.first_unfinished(rules);
+            g.running = g.first_unfinished(rules, 0);
         }
         g
     }
@@ -118,6 +118,9 @@ impl SiteGroups {
             return false;
         }
         let before = self.running;
+        // Sites before the running group are finished, unless one of
+        // these reopened: the search starts there, not at the first site.
+        let mut from = before.map_or(self.finished.len(), |g| g * self.size);
         for h in hosts {
             let Some(i) = rules.site_index(*h) else {
                 continue;
@@ -126,8 +129,11 @@ impl SiteGroups {
                 self.finished.resize(rules.sites().len(), false);
             }
             self.finished[i] = site_finished(rules, &rules.sites()[i], &load);
+            if !self.finished[i] {
+                from = from.min(i);
+            }
         }
-        self.running = self.first_unfinished(rules);
+        self.running = self.first_unfinished(rules, from);
         self.running != before
     }
 
@@ -136,9 +142,10 @@ impl SiteGroups {
         self.running
     }
 
-    fn first_unfinished(&self, rules: &SiteRules) -> Option<usize> {
-        let first =
-            (0..rules.sites().len()).find(|i| !self.finished.get(*i).copied().unwrap_or(false))?;
+    /// The group of the first site from `from` on not finished.
+    fn first_unfinished(&self, rules: &SiteRules, from: usize) -> Option<usize> {
+        let first = (from..rules.sites().len())
+            .find(|i| !self.finished.get(*i).copied().unwrap_or(false))?;
         Some(first / self.size)
     }
 

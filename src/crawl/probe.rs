@@ -21,8 +21,10 @@ use crate::schema::{ProbeRecord, SeedList};
 /// Hosts probed at once.
 const AT_ONCE: usize = 8;
 
-/// Probes each of `origins` (`scheme://host[:port]`); `seeds` are the
-/// addresses the guard lets through when private. `progress(done)` is
+/// Probes each of `origins` (`scheme://host[:port]`); the seed URLs'
+/// hosts are the addresses the guard lets through when private (not the
+/// hosts seeds redirected to: a seed cannot vouch for where it sends us,
+/// as in the crawl). `progress(done)` is
 /// called as probes end; when it returns false no more are started.
 /// Results come in the order of `origins`; None for a host not probed
 /// (interrupted first, or its probe panicked).
@@ -33,11 +35,7 @@ pub async fn probe(
     mut progress: impl FnMut(usize) -> bool,
 ) -> Result<Vec<Option<ProbeRecord>>, ClientError> {
     let guard = NetGuard::default();
-    for u in seeds
-        .urls
-        .iter()
-        .chain(seeds.derived.iter().map(|d| &d.url))
-    {
+    for u in &seeds.urls {
         if let Ok(u) = model::normalize(u) {
             guard.add_seed_host(u.host());
         }

@@ -278,13 +278,10 @@ impl Scheduler {
             let marks_due = self.ledger.marks.due();
             let out_of_work = self.ready.is_empty() || stopping || self.limit_reached();
             if self.tasks.is_empty() && out_of_work {
-                // Out of work with a group left: the sites are judged
-                // again in full (a change no row write showed).
-                let more = !stopping && !self.limit_reached() && self.ledger.regroup();
-                if !more {
-                    break;
+                if !stopping && self.next_group() {
+                    continue;
                 }
-                continue;
+                break;
             }
             let wake = self.wake_at(stopping || paused);
             tokio::select! {
@@ -340,6 +337,27 @@ impl Scheduler {
         };
         self.publish(CrawlState::Done);
         Ok(summary)
+    }
+
+    /// Out of work: whether a site group starts. The sites are judged
+    /// again in full (a change no row write showed); a running group that
+    /// cannot finish now is reported, and waits for the next run.
+    fn next_group(&mut self) -> bool {
+        if self.limit_reached() {
+            return false;
+        }
+        if self.ledger.regroup() {
+            return true;
+        }
+        if let Some(c) = self.ledger.group_counts()
+            && let Some(g) = c.current
+        {
+            self.notice(format!(
+                "crawl.site_batch: group {g} of {} has URLs queued that cannot be fetched now; it and {} waiting groups go on at the next run",
+                c.groups, c.waiting
+            ));
+        }
+        false
     }
 
     /// When the next host's time comes, if the loop should wake for it:

@@ -79,7 +79,7 @@ fn authority(u: &CanonicalUrl) -> String {
 
 /// The registrable domain (`news.bbc.co.uk` → `bbc.co.uk`); IPs and
 /// names without a known suffix stand for themselves.
-fn domain_of(host: &str) -> &str {
+pub(crate) fn domain_of(host: &str) -> &str {
     if host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
         return host;
     }

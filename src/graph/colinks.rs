@@ -1,8 +1,11 @@
 //! Co-link analysis (document 003): the hosts that crawled pages link to
-//! and that are not seed sites, counted by the distinct hosts and pages
-//! that link to them, with the anchor texts most used for them. Pure: the
-//! caller streams each page's links in. Memory grows with the hosts met
-//! and the (candidate, linking host) pairs, not with pages or links.
+//! and that are not seed sites, counted by the distinct sites and pages
+//! that link to them, with the anchor texts most used for them. A site is
+//! a registrable domain (an IP address's site is its origin): `www.x.org`
+//! linking to `x.org`, or two blogs of one platform linking to it, are one
+//! site, and a host's own site's links do not count. Pure: the caller
+//! streams each page's links in. Memory grows with the hosts met and the
+//! (candidate, linking site) pairs, not with pages or links.
 
 use std::collections::{HashMap, HashSet};
 
@@ -17,8 +20,8 @@ const ANCHOR_CHARS: usize = 80;
 pub struct Candidate {
     /// `scheme://host[:port]`.
     pub origin: String,
-    /// Distinct crawled hosts (other than itself) linking to it.
-    pub hosts: u32,
+    /// Distinct crawled sites (other than its own) linking to it.
+    pub sites: u32,
     /// Distinct pages linking to it.
     pub pages: u64,
     /// Links to it.
@@ -29,7 +32,7 @@ pub struct Candidate {
 
 #[derive(Default)]
 struct Tally {
-    hosts: u32,
+    sites: u32,
     pages: u64,
     links: u64,
     anchors: Vec<(String, u32)>,
@@ -61,9 +64,26 @@ pub struct CoLinks {
     names: Vec<String>,
     /// By host number: a seed site's host, or one a person decided about.
     excluded: Vec<bool>,
+    /// By host number: its site's number.
+    site_of: Vec<u32>,
+    sites: HashMap<String, u32>,
     tallies: HashMap<u32, Tally>,
-    /// (candidate, linking host) pairs met.
+    /// (candidate, linking site) pairs met.
     pairs: HashSet<(u32, u32)>,
+}
+
+/// The site of `origin` (`scheme://host[:port]`): its host's registrable
+/// domain, or the origin itself for an IP address.
+fn site_key(origin: &str) -> &str {
+    let host = origin.split_once("://").map_or(origin, |(_, h)| h);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => host.split(':').next().unwrap_or(host),
+    };
+    if host.parse::<std::net::IpAddr>().is_ok() {
+        return origin;
+    }
+    crate::filter::scope::domain_of(host)
 }
 
 impl CoLinks {
@@ -76,6 +96,12 @@ impl CoLinks {
         self.index.insert(origin.to_string(), i);
         self.names.push(origin.to_string());
         self.excluded.push(excluded(origin));
+        let next = self.sites.len() as u32;
+        let site = *self
+            .sites
+            .entry(site_key(origin).to_string())
+            .or_insert(next);
+        self.site_of.push(site);
         i
     }
 
@@ -87,8 +113,9 @@ impl CoLinks {
     /// A page of host `src` with its links to hosts, each with its anchor.
     pub fn page<'a>(&mut self, src: u32, links: impl IntoIterator<Item = (u32, &'a str)>) {
         let mut on_page: Vec<u32> = Vec::new();
+        let site = self.site_of[src as usize];
         for (dst, anchor) in links {
-            if dst == src || self.is_excluded(dst) {
+            if self.site_of[dst as usize] == site || self.is_excluded(dst) {
                 continue;
             }
             let t = self.tallies.entry(dst).or_default();
@@ -97,8 +124,8 @@ impl CoLinks {
             if !on_page.contains(&dst) {
                 on_page.push(dst);
                 t.pages += 1;
-                if self.pairs.insert((dst, src)) {
-                    t.hosts += 1;
+                if self.pairs.insert((dst, site)) {
+                    t.sites += 1;
                 }
             }
         }
@@ -109,19 +136,19 @@ impl CoLinks {
         self.tallies.len()
     }
 
-    /// The candidates linked from at least `min_hosts` hosts and
-    /// `min_pages` pages: most linking hosts first, then most pages.
-    pub fn candidates(&self, min_hosts: u32, min_pages: u64) -> Vec<Candidate> {
+    /// The candidates linked from at least `min_sites` sites and
+    /// `min_pages` pages: most linking sites first, then most pages.
+    pub fn candidates(&self, min_sites: u32, min_pages: u64) -> Vec<Candidate> {
         let mut v: Vec<Candidate> = self
             .tallies
             .iter()
-            .filter(|(_, t)| t.hosts >= min_hosts && t.pages >= min_pages)
+            .filter(|(_, t)| t.sites >= min_sites && t.pages >= min_pages)
             .map(|(&i, t)| {
                 let mut anchors = t.anchors.clone();
                 anchors.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
                 Candidate {
                     origin: self.names[i as usize].clone(),
-                    hosts: t.hosts,
+                    sites: t.sites,
                     pages: t.pages,
                     links: t.links,
                     anchors,
@@ -129,8 +156,8 @@ impl CoLinks {
             })
             .collect();
         v.sort_by(|a, b| {
-            (b.hosts, b.pages, b.links)
-                .cmp(&(a.hosts, a.pages, a.links))
+            (b.sites, b.pages, b.links)
+                .cmp(&(a.sites, a.pages, a.links))
                 .then_with(|| a.origin.cmp(&b.origin))
         });
         v
@@ -142,7 +169,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_distinct_hosts_and_pages_and_leaves_out_seeds_and_self_links() {
+    fn counts_distinct_sites_and_pages_and_leaves_out_seeds_and_own_site_links() {
         let mut c = CoLinks::default();
         let seed = |o: &str| o.contains("seed");
         let (a, b) = (
@@ -163,7 +190,7 @@ mod tests {
         assert_eq!(
             (
                 all[0].origin.as_str(),
-                all[0].hosts,
+                all[0].sites,
                 all[0].pages,
                 all[0].links
             ),
@@ -173,6 +200,25 @@ mod tests {
         assert_eq!(c.candidates(2, 1).len(), 1);
         assert_eq!(c.candidates(1, 2).len(), 1);
         assert_eq!(c.candidates_met(), 2);
+        // www.x.org is x.org's site: its links to x.org do not count, and
+        // two hosts of one site count once.
+        let www = c.host("http://www.x.org", seed);
+        let blog = c.host("https://blog.y.org", seed);
+        c.page(www, [(x, "own site")]);
+        c.page(blog, [(x, "from y")]);
+        c.page(y, [(x, "from y again")]);
+        assert_eq!(c.candidates(1, 1)[0].sites, 3, "a, b and y.org");
+        // Loopback servers on other ports are other sites.
+        let (p1, p2) = (
+            c.host("http://127.0.0.1:81", seed),
+            c.host("http://127.0.0.1:82", seed),
+        );
+        c.page(p1, [(p2, "next door")]);
+        assert!(
+            c.candidates(1, 1)
+                .iter()
+                .any(|k| k.origin == "http://127.0.0.1:82")
+        );
     }
 
     #[test]

@@ -91,7 +91,7 @@ async fn co_linked_hosts_are_ranked_probed_and_decisions_persist() {
     two.sort();
     assert_eq!(hosts, [origin(&hub).as_str(), &two[0], &two[1]], "{out}");
     assert_eq!(
-        (top[0]["hosts"].as_u64(), top[0]["pages"].as_u64()),
+        (top[0]["sites"].as_u64(), top[0]["pages"].as_u64()),
         (Some(3), Some(4))
     );
     assert_eq!(top[0]["anchors"][0]["text"], "Physics Hub");

@@ -1,7 +1,8 @@
 //! `discover seeds`: co-link seed discovery (document 003). The hosts the
 //! crawled pages link to that are not seed sites, ranked by how many
-//! distinct crawled hosts (and pages) link to them, with their host rank
-//! (`rank hosts`) and the anchor texts most used for them; `--probe`
+//! distinct crawled sites (registrable domains) and pages link to them,
+//! with their host rank (`rank hosts`) and the anchor texts most used for
+//! them; `--probe`
 //! fetches each one's robots.txt and home page (see `crawl::probe`).
 //! Hosts a person accepted or rejected (`seed accept`, `seed reject`) are
 //! left out. The links are streamed from the `links` rows; a page's own
@@ -29,7 +30,7 @@ use crate::shell::{Shell, table};
 pub const COMMAND: Command = Command {
     name: "discover",
     usage: "discover seeds [--min-colinks N] [--min-sources N] [--limit N] [--probe]",
-    summary: "hosts the crawled pages link to that are not seed sites, ranked by the distinct hosts (--min-colinks, 2) and pages (--min-sources, 2) linking to them; --probe fetches their robots.txt and home page",
+    summary: "hosts the crawled pages link to that are not seed sites, ranked by the distinct sites (registrable domains; --min-colinks, 2) and pages (--min-sources, 2) linking to them; --probe fetches their robots.txt and home page",
     examples: &[
         "discover seeds",
         "discover seeds --min-colinks 3 --limit 50 --probe",
@@ -53,8 +54,8 @@ pub const COMMAND: Command = Command {
 const RESOLVE: usize = 4096;
 
 struct Options {
-    /// Distinct crawled hosts linking to a candidate, at least.
-    min_hosts: u32,
+    /// Distinct crawled sites linking to a candidate, at least.
+    min_sites: u32,
     /// Distinct pages linking to it, at least.
     min_pages: u64,
     limit: usize,
@@ -71,7 +72,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
 
 fn options(args: &[&str]) -> Result<Options> {
     let mut o = Options {
-        min_hosts: 2,
+        min_sites: 2,
         min_pages: 2,
         limit: 20,
         probe: false,
@@ -90,7 +91,7 @@ fn options(args: &[&str]) -> Result<Options> {
             _ => bail!("{flag} {value}: not a whole number of at least 1"),
         };
         match flag {
-            "--min-colinks" => o.min_hosts = n.min(u64::from(u32::MAX)) as u32,
+            "--min-colinks" => o.min_sites = n.min(u64::from(u32::MAX)) as u32,
             "--min-sources" => o.min_pages = n,
             "--limit" => o.limit = n.min(100_000) as usize,
             _ => bail!(
@@ -126,7 +127,7 @@ impl Shell {
                     .is_some_and(|r| r.decision != Decision::Undecided)
         };
         let read = self.read_colinks(left_out)?;
-        let mut found = read.colinks.candidates(o.min_hosts, o.min_pages);
+        let mut found = read.colinks.candidates(o.min_sites, o.min_pages);
         let qualified = found.len();
         found.truncate(o.limit);
         let read_secs = started.elapsed().as_secs_f64();
@@ -144,7 +145,7 @@ impl Shell {
             };
             let probed = records.get(&h).and_then(|r| r.probe.as_ref());
             rows.push(row(i, c, rank, probed));
-            listed.push(json!({"rank": i + 1, "host": c.origin, "hosts": c.hosts,
+            listed.push(json!({"rank": i + 1, "host": c.origin, "sites": c.sites,
                 "pages": c.pages, "links": c.links, "host_rank": rank,
                 "anchors": c.anchors.iter().map(|(t, n)| json!({"text": t, "count": n})).collect::<Vec<_>>(),
                 "probe": probed.map(probe_json)}));
@@ -155,9 +156,9 @@ impl Shell {
             String::new()
         };
         let head = format!(
-            "{} candidate hosts linked from ≥ {} hosts and ≥ {} pages (of {} hosts linked that are not seed sites or decided), from the links of {} pages in {read_secs:.2} s{skipped}\n",
+            "{} candidate hosts linked from ≥ {} sites and ≥ {} pages (of {} hosts linked that are not seed sites or decided), from the links of {} pages in {read_secs:.2} s{skipped}\n",
             table::thousands(qualified as u64),
-            o.min_hosts,
+            o.min_sites,
             o.min_pages,
             table::thousands(read.colinks.candidates_met() as u64),
             table::thousands(read.pages),
@@ -169,7 +170,7 @@ impl Shell {
             return Ok(Reply::with(head.trim_end().to_string(), json));
         }
         let header = [
-            "#", "host", "hosts", "pages", "links", "rank", "robots", "home", "topic", "anchors",
+            "#", "host", "sites", "pages", "links", "rank", "robots", "home", "topic", "anchors",
         ];
         Ok(Reply::with(
             head + &table::render(&header, &rows, self.width),
@@ -202,7 +203,7 @@ impl Shell {
             let targets: Vec<(u32, String)> = links
                 .iter()
                 .filter_map(|(_, l)| {
-                    let h = c.host(origin_of(l.dst_url)?, &left_out);
+                    let h = c.host(&origin_of(l.dst_url)?, &left_out);
                     (!c.is_excluded(h)).then(|| (h, l.anchor.to_string()))
                 })
                 .collect();
@@ -293,7 +294,7 @@ fn resolve(
             read.unreadable += 1;
             continue;
         };
-        let s = read.colinks.host(src, left_out);
+        let s = read.colinks.host(&src, left_out);
         read.colinks
             .page(s, targets.iter().map(|(h, a)| (*h, a.as_str())));
     }
@@ -311,7 +312,7 @@ fn row(i: usize, c: &Candidate, rank: Option<f64>, probed: Option<&ProbeRecord>)
     vec![
         (i + 1).to_string(),
         c.origin.clone(),
-        table::thousands(u64::from(c.hosts)),
+        table::thousands(u64::from(c.sites)),
         table::thousands(c.pages),
         table::thousands(c.links),
         rank.map_or_else(dash, |r| format!("{r:.1}")),

@@ -4,6 +4,7 @@
 //! once, links within a host left out) — stored in `host_ranks`. The
 //! graph is read from the `links` rows, which carry each target's URL.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
@@ -37,13 +38,17 @@ impl HostNames {
     }
 }
 
-/// A normalized URL's host key: the part before its path.
-pub(super) fn origin_of(url: &str) -> Option<&str> {
+/// A normalized URL's host key: the part before its path, without
+/// userinfo (`http://u@h/` is a page of `http://h`).
+pub(super) fn origin_of(url: &str) -> Option<Cow<'_, str>> {
     let after = url.find("://")? + 3;
     let end = url[after..]
         .find(['/', '?', '#'])
         .map_or(url.len(), |e| after + e);
-    Some(&url[..end])
+    Some(match url[after..end].rfind('@') {
+        Some(at) => format!("{}{}", &url[..after], &url[after + at + 1..end]).into(),
+        None => url[..end].into(),
+    })
 }
 
 /// Pages whose source URL is looked up at once.
@@ -67,7 +72,7 @@ impl HostEdges {
                 self.unreadable += 1;
                 continue;
             };
-            let s = self.hosts.intern(src);
+            let s = self.hosts.intern(&src);
             self.edges
                 .extend(targets.into_iter().filter(|&d| d != s).map(|d| (s, d)));
         }
@@ -164,7 +169,7 @@ impl Shell {
             let mut targets: Vec<u32> = links
                 .iter()
                 .filter_map(|(_, l)| origin_of(l.dst_url))
-                .map(|o| e.hosts.intern(o))
+                .map(|o| e.hosts.intern(&o))
                 .collect();
             targets.sort_unstable();
             targets.dedup();
@@ -234,11 +239,18 @@ mod tests {
     #[test]
     fn origins_are_the_part_before_the_path() {
         assert_eq!(
-            origin_of("http://a.org:8080/x/y?q"),
+            origin_of("http://a.org:8080/x/y?q").as_deref(),
             Some("http://a.org:8080")
         );
-        assert_eq!(origin_of("https://b.org"), Some("https://b.org"));
-        assert_eq!(origin_of("https://b.org?x"), Some("https://b.org"));
-        assert_eq!(origin_of("no-scheme"), None);
+        assert_eq!(origin_of("https://b.org").as_deref(), Some("https://b.org"));
+        assert_eq!(
+            origin_of("https://b.org?x").as_deref(),
+            Some("https://b.org")
+        );
+        assert_eq!(origin_of("no-scheme").as_deref(), None);
+        assert_eq!(
+            origin_of("http://u:p@b.org:81/x").as_deref(),
+            Some("http://b.org:81")
+        );
     }
 }

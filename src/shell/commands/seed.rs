@@ -195,6 +195,11 @@ impl Shell {
                         }))
                     }
                 };
+                if rec.decision == Decision::Rejected {
+                    // Added by hand: the rejection is undone.
+                    rec.decision = Decision::Undecided;
+                    rec.added_ms = now_ms();
+                }
                 for (field, value) in &e.values {
                     site_fields::write(rec, field, value)?;
                     settings |= is_setting(field);

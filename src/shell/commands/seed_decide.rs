@@ -16,32 +16,42 @@ use crate::shell::reply::Reply;
 const SOURCE: &str = "co-link discovery";
 
 impl Shell {
-    /// The origin `host` names (`x.org`, `https://x.org:8080`, or a URL
-    /// on it): one a record has (a probed candidate), else `http://host`.
-    fn candidate_origin(&self, host: &str) -> Result<(HostId, String)> {
+    /// The origins `host` names: a URL or origin names one; a bare name
+    /// (`x.org`) names its http and https origins, those a record has (a
+    /// probed candidate) if any.
+    fn candidate_origins(&self, host: &str) -> Result<Vec<(HostId, String)>> {
         let tries: Vec<String> = if host.contains("://") {
             vec![host.to_string()]
         } else {
             vec![format!("http://{host}/"), format!("https://{host}/")]
         };
-        let mut first = None;
+        let mut all = Vec::new();
         for t in &tries {
-            let Ok(u) = model::normalize(t) else {
-                continue;
-            };
-            let id = u.host_id();
-            if self.store.row::<Sites>(&id)?.is_some() {
-                return Ok((id, u.host_key()));
+            if let Ok(u) = model::normalize(t) {
+                all.push((u.host_id(), u.host_key()));
             }
-            first.get_or_insert((id, u.host_key()));
         }
-        first.ok_or_else(|| format!("{host}: not a host name or URL").into())
+        if all.is_empty() {
+            bail!("{host}: not a host name or URL");
+        }
+        let mut known = Vec::new();
+        for o in &all {
+            if self.store.row::<Sites>(&o.0)?.is_some() {
+                known.push(o.clone());
+            }
+        }
+        Ok(if known.is_empty() { all } else { known })
     }
 
     /// `seed accept HOST [--FIELD VALUE]...`: its home page becomes a
     /// seed, its site records the decision (and where it was found).
     pub(super) fn accept_site(&mut self, host: &str, mut values: Values) -> Result<Reply> {
-        let (id, origin) = self.candidate_origin(host)?;
+        let (id, origin) = match &self.candidate_origins(host)?[..] {
+            [one] => one.clone(),
+            _ => bail!(
+                "{host}: http or https? give the origin discover seeds shows (https://{host})"
+            ),
+        };
         let home = model::normalize(&format!("{origin}/")).map_err(|e| e.to_string())?;
         let stored = self.store.row::<Sites>(&id)?;
         let has_source = values.iter().any(|(f, _)| *f == "source");
@@ -65,20 +75,25 @@ impl Shell {
                 site.urls.join(" ")
             );
         }
-        let (id, origin) = self.candidate_origin(host)?;
-        let mut rec = self.store.row::<Sites>(&id)?.unwrap_or_else(|| SiteRecord {
-            origin: origin.clone(),
-            source: SOURCE.into(),
-            added_ms: now_ms(),
-            ..SiteRecord::default()
-        });
-        rec.decision = Decision::Rejected;
-        rec.decided_ms = now_ms();
+        // A bare name's http and https origins both, unless one is known.
+        let origins = self.candidate_origins(host)?;
         let mut b = self.store.batch();
-        b.put_row::<Sites>(&id, &rec);
+        for (id, origin) in &origins {
+            let mut rec = self.store.row::<Sites>(id)?.unwrap_or_else(|| SiteRecord {
+                origin: origin.clone(),
+                source: SOURCE.into(),
+                added_ms: now_ms(),
+                ..SiteRecord::default()
+            });
+            rec.decision = Decision::Rejected;
+            rec.decided_ms = now_ms();
+            b.put_row::<Sites>(id, &rec);
+        }
         b.write()?;
+        let names: Vec<&str> = origins.iter().map(|(_, o)| o.as_str()).collect();
         Ok(Reply::text(format!(
-            "{origin} rejected: discover seeds will not propose it again"
+            "{} rejected: discover seeds will not propose it again",
+            names.join(" and ")
         )))
     }
 }
