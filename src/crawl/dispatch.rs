@@ -57,6 +57,7 @@ impl Scheduler {
                     .get(&job.url.id())
                     .copied()
                     .unwrap_or(0),
+                sitemap: self.ledger.is_sitemap(job.url.id()),
             };
             let task = self.tasks.spawn(worker::fetch_page(work, job));
             self.running.insert(task.id(), info);

@@ -135,6 +135,13 @@ impl Scheduler {
         }
         let s = l.settings.clone();
         let r = record_outcome(l, id, outcome, body)?;
+        if !r.unreachable {
+            let listed = match &l.hosts[&id].rules {
+                Some(rules) => rules.parsed().sitemaps().to_vec(),
+                None => Vec::new(),
+            };
+            l.robots_sitemaps(id, &listed)?;
+        }
         let origin = l.hosts[&id].record.origin.clone();
         let next = r.fetched_ms
             + if r.unreachable {

@@ -68,6 +68,24 @@ pub struct CrawlSettings {
     /// Seed sites crawled at a time, a group finished before the next
     /// starts (0: all at once).
     pub site_batch: usize,
+    /// Sitemaps as URL sources, off by default.
+    pub sitemaps: SitemapSettings,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SitemapSettings {
+    pub enabled: bool,
+    /// Sitemap files read at most for one host.
+    pub max_per_host: u32,
+}
+
+impl Default for SitemapSettings {
+    fn default() -> Self {
+        SitemapSettings {
+            enabled: false,
+            max_per_host: 50,
+        }
+    }
 }
 
 impl Default for CrawlSettings {
@@ -99,6 +117,7 @@ impl Default for CrawlSettings {
             denoise: DenoiseSettings::default(),
             dedup: DedupSettings::default(),
             site_batch: 0,
+            sitemaps: SitemapSettings::default(),
         }
     }
 }
@@ -143,6 +162,7 @@ impl CrawlSettings {
             ("crawl.stop_when", StopRule::list_text(&self.stop_when)),
             ("crawl.max_outlinks", self.max_outlinks.to_string()),
             ("crawl.site_batch", self.site_batch.to_string()),
+            ("sitemaps.enabled", self.sitemaps.enabled.to_string()),
             (
                 "topic.weights",
                 format!(

@@ -12,6 +12,7 @@ use super::frame::FrameWriter;
 use crate::fetch::{self, FetchError, Fetched, HttpClient, RobotsFetch};
 use crate::filter::denoise::{Denoised, Denoiser};
 use crate::model::{CanonicalUrl, HostId};
+use crate::parse::sitemap::{Sitemap, parse_sitemap};
 use crate::parse::{self, ParsedPage};
 use crate::schema::dictionary::Dictionary;
 use crate::schema::{FrontierEntry, FrontierKey};
@@ -43,6 +44,8 @@ pub struct PageData {
     pub text_len: u64,
     /// Set for HTML responses.
     pub parsed: Option<ParsedHtml>,
+    /// A sitemap's 2xx response, read (or why it is not a sitemap).
+    pub sitemap: Option<Result<Sitemap, String>>,
 }
 
 pub struct ParsedHtml {
@@ -88,6 +91,8 @@ pub(super) struct PageWork {
     pub marks: super::marks::Marks,
     /// Runs that died with this page in flight before.
     pub deaths: u8,
+    /// The URL is a sitemap file: read as one, not parsed as a page.
+    pub sitemap: bool,
 }
 
 pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
@@ -101,6 +106,7 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
         dictionary,
         marks,
         deaths,
+        sitemap,
     } = work;
     let fetched = client.get(job.url.as_str()).await;
     let result = match fetched {
@@ -116,6 +122,7 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
                     filters_read_clean,
                     simhash,
                     dictionary,
+                    sitemap,
                 };
                 process_off_reactor(fetched, &job, how).await
             } else {
@@ -146,6 +153,7 @@ struct How {
     filters_read_clean: bool,
     simhash: bool,
     dictionary: std::sync::Arc<PageDictionary>,
+    sitemap: bool,
 }
 
 /// Processes a body inline, or on the blocking pool when it is large.
@@ -184,6 +192,9 @@ fn release_thread_memory() {
 fn process_guarded(fetched: Fetched, url: &url::Url, how: &How) -> Result<PageData, FetchError> {
     let dict = how.dictionary.current();
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if how.sitemap {
+            return process_sitemap(fetched, url, dict);
+        }
         process(
             fetched,
             url,
@@ -298,6 +309,28 @@ pub fn process(
         body_zstd,
         text_len,
         parsed,
+        sitemap: None,
+    }
+}
+
+/// A sitemap's body: kept (compressed, no text) and, on a 2xx, read.
+fn process_sitemap(mut fetched: Fetched, url: &url::Url, dict: Option<&Dictionary>) -> PageData {
+    let md5: [u8; 16] = Md5::digest(&fetched.body).into();
+    let frame = FrameWriter::begin(&fetched.body, dict);
+    let body_len = fetched.body.len() as u64;
+    let sitemap = (200..300)
+        .contains(&fetched.status)
+        .then(|| parse_sitemap(&fetched.body, url));
+    let body_zstd = frame.finish(b"");
+    fetched.release_body(body_zstd.len());
+    PageData {
+        fetched,
+        md5,
+        body_len,
+        body_zstd,
+        text_len: 0,
+        parsed: None,
+        sitemap,
     }
 }
 

@@ -6,12 +6,13 @@
 //! them without a word.
 
 use super::{
-    CF_CLUSTERS, CF_DETAILS, CF_DOCS, CF_FRONTIER, CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT, CF_META,
-    CF_PAGES, CF_RANKS, CF_ROBOTS, CF_SEEN, CF_SITES, CF_TARGETS, CF_VERDICTS, ClusterRecord,
-    ConfigEntries, Counters, DetailRecord, DocRecord, FrontierEntry, FrontierKey, HostRankRecord,
-    HostRecord, InFlightRecord, LinkLimits, ModelRecord, OrderState, PageRecord, RankRecord,
-    RankRun, RobotsRecord, RunRecord, SeedList, SeenRecord, SiteRecord, TargetRecord,
-    VerdictRecord, Versioned, meta_keys,
+    CF_CLUSTERS, CF_DETAILS, CF_DOCS, CF_FRONTIER, CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT,
+    CF_LASTMODS, CF_META, CF_PAGES, CF_RANKS, CF_ROBOTS, CF_SEEN, CF_SITEMAPS, CF_SITES,
+    CF_TARGETS, CF_VERDICTS, ClusterRecord, ConfigEntries, Counters, DetailRecord, DocRecord,
+    FrontierEntry, FrontierKey, HostRankRecord, HostRecord, InFlightRecord, LastmodRecord,
+    LinkLimits, ModelRecord, OrderState, PageRecord, RankRecord, RankRun, RobotsRecord, RunRecord,
+    SeedList, SeenRecord, SiteRecord, SitemapRecord, TargetRecord, VerdictRecord, Versioned,
+    meta_keys,
 };
 use crate::model::{HostId, UrlId};
 
@@ -142,6 +143,14 @@ table!(
 table!(
     /// The seed library: each seed site's metadata and own settings.
     Sites: CF_SITES, HostId => SiteRecord
+);
+table!(
+    /// Every sitemap file the crawl found, and what reading it gave.
+    Sitemaps: CF_SITEMAPS, UrlId => SitemapRecord
+);
+table!(
+    /// Each URL a sitemap listed: the sitemap and its `<lastmod>`.
+    Lastmods: CF_LASTMODS, UrlId => LastmodRecord
 );
 table!(
     /// URLs known to be relevant, for target recall.

@@ -117,6 +117,11 @@ static STEPS: &[Step] = &[
         what: "none (seed site records gain a decision and a probe for co-link discovery, read as none in older rows)",
         run: None,
     },
+    Step {
+        to: 19,
+        what: "none (new column families sitemaps and lastmods)",
+        run: None,
+    },
 ];
 
 /// What a step did.

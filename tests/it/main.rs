@@ -30,6 +30,7 @@ mod robots_politeness;
 mod seeds;
 mod shell;
 mod simulate;
+mod sitemaps;
 mod storage;
 mod sudden_death;
 mod traps;

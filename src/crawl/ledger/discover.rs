@@ -85,6 +85,21 @@ impl<'a> Discovery<'a> {
         }
     }
 
+    /// A URL a sitemap listed (or a sitemap found in a robots.txt or an
+    /// index, with no parent page): judged like a link.
+    pub fn listed(depth: u16, parent: Option<UrlId>) -> Discovery<'a> {
+        Discovery {
+            depth,
+            parent,
+            redirects: 0,
+            seed: false,
+            rejudge: false,
+            filtered: None,
+            from: ScoreFrom::Nothing,
+            found_on: None,
+        }
+    }
+
     /// A link or redirect found on a page; `filtered` when a link filter
     /// dropped it before the seen check.
     pub fn found(

@@ -15,6 +15,7 @@ mod near;
 mod order;
 mod page;
 mod seeds;
+mod sitemaps;
 mod sites;
 mod write;
 
@@ -140,6 +141,9 @@ pub(super) struct Ledger {
     site_filters: Vec<(crate::filter::Mode, Filters)>,
     /// Which seed sites are finished, for `crawl.site_batch`.
     groups: SiteGroups,
+    /// The sitemap files found, and how many each host has.
+    sitemaps: HashSet<UrlId>,
+    sitemap_hosts: HashMap<HostId, u32>,
 }
 
 impl Ledger {
@@ -156,6 +160,8 @@ impl Ledger {
             sites: SiteRules::default(),
             site_filters: Vec::new(),
             groups: SiteGroups::default(),
+            sitemaps: HashSet::new(),
+            sitemap_hosts: HashMap::new(),
             clock: Clock::start(),
             agent: settings.agent_token().to_string(),
             counters: store.counters()?,
@@ -198,6 +204,7 @@ impl Ledger {
         l.load_targets()?;
         l.load_seen_front()?;
         l.load_seeds()?;
+        l.load_sitemaps()?;
         l.regroup();
         Ok(l)
     }

@@ -10,7 +10,7 @@ use crate::crawl::sites::SiteRules;
 use crate::crawl::traps;
 use crate::fetch::RobotsRules;
 use crate::model::{self, LinkVerdict, UrlId, Verdict};
-use crate::schema::tables::LinkLimitsRow;
+use crate::schema::tables::{Lastmods, LinkLimitsRow, Sitemaps};
 use crate::schema::{FailReason, FilterReason, LinkLimits, RobotsOutcome, SeenState};
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
@@ -34,6 +34,45 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
 }
 
 impl Shell {
+    /// How a URL came from a sitemap, if it did: `, a sitemap (from
+    /// robots.txt)`, or `, listed in the sitemap S (lastmod …)`.
+    fn sitemap_origin(&self, id: UrlId, parent: Option<u128>) -> Result<Option<String>> {
+        if let Some(s) = self.store.row::<Sitemaps>(&id)? {
+            let from = match (s.via.as_str(), s.parent) {
+                ("robots", _) => "a Sitemap: line of its host's robots.txt".to_string(),
+                ("guess", _) => "its seed host's usual place".to_string(),
+                (_, Some(p)) => format!(
+                    "the sitemap index {}",
+                    self.store.url(UrlId(p))?.unwrap_or_default()
+                ),
+                (via, None) => via.to_string(),
+            };
+            let read = match s.kind.as_str() {
+                "" if s.problem.is_empty() => String::new(),
+                "" => format!("; not read: {}", s.problem),
+                kind => format!("; a {kind} of {} entries", s.entries),
+            };
+            return Ok(Some(format!(", a sitemap (from {from}{read})")));
+        }
+        let Some(p) = parent else {
+            return Ok(None);
+        };
+        if self.store.row::<Sitemaps>(&UrlId(p))?.is_none() {
+            return Ok(None);
+        }
+        let lastmod = match self.store.row::<Lastmods>(&id)?.and_then(|l| l.lastmod_ms) {
+            Some(ms) => format!(
+                " (lastmod {})",
+                httpdate::fmt_http_date(
+                    std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms)
+                )
+            ),
+            None => String::new(),
+        };
+        let sitemap = self.store.url(UrlId(p))?.unwrap_or_default();
+        Ok(Some(format!(", listed in the sitemap {sitemap}{lastmod}")))
+    }
+
     /// `; held: its seed site … waits in group 3 of 5 …` for a URL whose
     /// site waits for a later group (`crawl.site_batch`).
     fn group_wait(&self, u: &model::CanonicalUrl) -> Result<String> {
@@ -71,13 +110,14 @@ impl Shell {
                 json!({"url": u.as_str(), "state": state, "explanation": t}),
             ));
         };
-        let parent = match seen.parent {
-            Some(p) => format!(
+        let parent = match (self.sitemap_origin(u.id(), seen.parent)?, seen.parent) {
+            (Some(how), _) => how,
+            (None, Some(p)) => format!(
                 ", first linked from {}",
                 self.store.url(UrlId(p))?.unwrap_or_default()
             ),
-            None if seen.depth == 0 => ", a seed".into(),
-            None => String::new(),
+            (None, None) if seen.depth == 0 => ", a seed".into(),
+            (None, None) => String::new(),
         };
         let mut place = None;
         let (state, reason) = match seen.state {

@@ -1,0 +1,133 @@
+//! Values of the collection's column families (document 003 and 002):
+//! the seed-site library (`sites`) and the sitemaps read (`sitemaps`,
+//! `lastmods`).
+
+use serde::{Deserialize, Serialize};
+
+use super::Versioned;
+
+/// `sites` value: a seed site of the library (document 003), keyed by the
+/// host id of its origin: what the person knows of it, and the crawl
+/// settings of its own that override the crawl's on its pages.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct SiteRecord {
+    /// `scheme://host[:port]`.
+    pub origin: String,
+    /// The subject field it belongs to.
+    pub subject: String,
+    /// Where it was found (a directory, a colleague, co-link discovery).
+    pub source: String,
+    /// What it holds (papers, news, a forum…).
+    pub content_type: String,
+    pub notes: String,
+    pub added_ms: u64,
+    pub settings: SiteSettings,
+    // Version 2 (co-link discovery): a host proposed as a seed site.
+    /// What the person decided about it as a candidate.
+    pub decision: Decision,
+    pub decided_ms: u64,
+    /// Its robots.txt and home page when `discover seeds --probe` last
+    /// fetched them.
+    pub probe: Option<ProbeRecord>,
+}
+impl Versioned for SiteRecord {
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        // Version 2: the decision's tag, decided_ms and the probe's tag.
+        super::decode_appended(bytes, 1, &[3])
+    }
+}
+
+/// `sitemaps` value: a sitemap file the crawl found (`sitemaps.enabled`)
+/// and what reading it gave.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct SitemapRecord {
+    pub url: String,
+    /// How it was found: `robots` (a `Sitemap:` line), `guess` (a seed
+    /// host's `/sitemap.xml`) or `index` (listed in a sitemap index).
+    pub via: String,
+    /// The index that listed it.
+    pub parent: Option<u128>,
+    pub found_ms: u64,
+    /// 0 until fetched.
+    pub fetched_ms: u64,
+    /// `urlset`, `sitemapindex` or `text`; empty until read.
+    pub kind: String,
+    /// Entries read (URLs, or sitemaps for an index).
+    pub entries: u32,
+    /// Entries whose `<loc>` was not an absolute http(s) URL.
+    pub skipped: u32,
+    /// Entries past the protocol's 50,000 a file.
+    pub dropped: u32,
+    /// What was wrong with it (status, not a sitemap, cut short…).
+    pub problem: String,
+}
+impl Versioned for SitemapRecord {
+    const VERSION: u8 = 1;
+}
+
+/// `lastmods` value: the sitemap that last listed a URL, and the
+/// `<lastmod>` it gave.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct LastmodRecord {
+    pub sitemap: u128,
+    pub lastmod_ms: Option<u64>,
+}
+impl Versioned for LastmodRecord {
+    const VERSION: u8 = 1;
+}
+
+/// A person's decision about a host `discover seeds` proposed.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Decision {
+    /// None yet (every seed site added by hand).
+    #[default]
+    Undecided,
+    /// `seed accept`: it became a seed site.
+    Accepted,
+    /// `seed reject`: never proposed again.
+    Rejected,
+}
+
+impl Decision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Decision::Undecided => "",
+            Decision::Accepted => "accepted",
+            Decision::Rejected => "rejected",
+        }
+    }
+}
+
+/// What probing a candidate host found: its robots.txt and home page,
+/// fetched politely through the network guard.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct ProbeRecord {
+    pub checked_ms: u64,
+    /// Its robots.txt: a status, `unreachable`, or `blocked` (the network
+    /// guard refused its address).
+    pub robots: String,
+    /// The home page's status; None when it was not fetched (robots.txt
+    /// unreachable or disallowing `/`, the guard) or failed.
+    pub home: Option<u16>,
+    /// Why the home page was not fetched or failed; empty when fetched.
+    pub detail: String,
+    /// The home page's title.
+    pub title: String,
+    /// The home page's topic score under the crawl's topic keywords.
+    pub topic: Option<f64>,
+}
+
+/// A seed site's own crawl settings; None: the crawl's.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct SiteSettings {
+    pub depth: Option<u16>,
+    /// A `filter.mode` name.
+    pub filter: Option<String>,
+    pub delay_ms: Option<u64>,
+    /// Pages fetched from the site's hosts at most.
+    pub max_pages: Option<u64>,
+    /// A `crawl.order` name.
+    pub order: Option<String>,
+}
