@@ -5,9 +5,11 @@
 //! its throughput on the benchmark web; four hash lookups cost nothing
 //! measurable.
 //!
-//! Memory grows with the hashed pages of the db: 40 bytes each in the page
-//! lists, four 4-byte positions in the block lists, and the lists' own
-//! overhead (the crawl's peak RSS rose 7-14 MB over 100,000 hashed pages).
+//! Memory grows with the hashed pages of the db: 32 bytes each in the page
+//! lists, four 16-byte entries (hash and position) in the block lists, and
+//! the lists' own overhead. A block's entries carry the hash so that a
+//! lookup compares a row without a read elsewhere in memory (a random read
+//! a row was most of a lookup's time).
 //! A block keeps at most [`MAX_ROWS_PER_BLOCK`] pages: past that no lookup
 //! would read them.
 
@@ -37,23 +39,21 @@ pub struct NearMatch {
 /// that block in that band.
 #[derive(Default)]
 pub struct BandIndex {
-    hashes: Vec<u64>,
     pages: Vec<UrlId>,
     clusters: Vec<UrlId>,
-    blocks: HashMap<u32, Vec<u32>>,
+    blocks: HashMap<u32, Vec<(u64, u32)>>,
 }
 
 impl BandIndex {
     /// Adds `page`, whose cluster starts at `cluster`.
     pub fn insert(&mut self, hash: u64, page: UrlId, cluster: UrlId) {
-        let at = self.hashes.len() as u32;
-        self.hashes.push(hash);
+        let at = self.pages.len() as u32;
         self.pages.push(page);
         self.clusters.push(cluster);
         for band in 0..BANDS {
             let rows = self.blocks.entry(key(band, hash)).or_default();
             if rows.len() < MAX_ROWS_PER_BLOCK {
-                rows.push(at);
+                rows.push((hash, at));
             }
         }
     }
@@ -70,10 +70,8 @@ impl BandIndex {
             };
             let best = rows
                 .iter()
-                .map(|&at| at as usize)
-                .filter(|&at| self.pages[at] != page)
-                .map(|at| (distance(hash, self.hashes[at]), at))
-                .filter(|&(d, _)| d <= max_distance)
+                .map(|&(h, at)| (distance(hash, h), at as usize))
+                .filter(|&(d, at)| d <= max_distance && self.pages[at] != page)
                 .min_by_key(|&(d, at)| (d, at));
             if let Some((distance, at)) = best {
                 return Some(NearMatch {
@@ -88,11 +86,11 @@ impl BandIndex {
 
     /// Hashed pages held.
     pub fn len(&self) -> usize {
-        self.hashes.len()
+        self.pages.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.hashes.is_empty()
+        self.pages.is_empty()
     }
 }
 

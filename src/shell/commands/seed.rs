@@ -407,16 +407,7 @@ fn checked_rows(rows: Vec<Row>) -> (Vec<Admission>, Vec<String>) {
 
 /// A field's text on a site, for `seed set`'s reply.
 fn field_text(site: &Site, field: &str) -> String {
-    let row = super::site_fields::SiteRow {
-        rec: &site.rec,
-        urls: &site.urls,
-        home: None,
-        robots: String::new(),
-        checked_ms: 0,
-        rank: None,
-        fetched: 0,
-        queued: 0,
-    };
+    let row = super::site_fields::SiteRow::of_record(&site.rec, &site.urls);
     site_fields::find(field).map_or(String::new(), |f| site_fields::cell(f, &row))
 }
 

@@ -28,6 +28,22 @@ pub struct SiteRow<'a> {
     pub queued: u64,
 }
 
+impl<'a> SiteRow<'a> {
+    /// A row of what the record says alone (nothing the crawl knows).
+    pub fn of_record(rec: &'a SiteRecord, urls: &'a [String]) -> SiteRow<'a> {
+        SiteRow {
+            rec,
+            urls,
+            home: None,
+            robots: String::new(),
+            checked_ms: 0,
+            rank: None,
+            fetched: 0,
+            queued: 0,
+        }
+    }
+}
+
 /// Writes a field of a site's record from text.
 pub type Writer = fn(&mut SiteRecord, &str) -> Result<(), String>;
 
@@ -316,16 +332,7 @@ pub fn cell(f: &SiteField, row: &SiteRow) -> String {
 /// The settable fields `rec` gives a value, as (field, text): what
 /// `config save` writes as `seed add` flags.
 pub fn given(rec: &SiteRecord) -> Values {
-    let row = SiteRow {
-        rec,
-        urls: &[],
-        home: None,
-        robots: String::new(),
-        checked_ms: 0,
-        rank: None,
-        fetched: 0,
-        queued: 0,
-    };
+    let row = SiteRow::of_record(rec, &[]);
     writable()
         .map(|f| (f.name, cell(f, &row)))
         .filter(|(_, v)| !v.is_empty())
