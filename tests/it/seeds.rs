@@ -365,6 +365,8 @@ async fn site_groups_run_one_after_another_and_a_resume_stays_in_its_group() {
         "{status}"
     );
     assert_eq!(json["groups"]["sites_done"], 5);
+    let problems = trawl::crawl::audit(&db.store).unwrap();
+    assert!(problems.is_empty(), "{problems:#?}");
 }
 
 #[test]

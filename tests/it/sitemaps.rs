@@ -131,6 +131,8 @@ async fn sitemaps_lead_to_pages_within_scope_and_robots_with_their_lastmod() {
     );
     let out = db.seen("http://127.0.0.2:9/out").unwrap();
     assert_eq!(out.state, SeenState::Filtered(FilterReason::Scope));
+    let problems = trawl::crawl::audit(&db.store).unwrap();
+    assert!(problems.is_empty(), "{problems:#?}");
 
     let why = common::why(&db.store, &host.url("/a")).await;
     assert!(
