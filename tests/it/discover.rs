@@ -184,6 +184,11 @@ async fn co_linked_hosts_are_ranked_probed_and_decisions_persist() {
         .iter()
         .find(|s| s["site"] == origin(&hub).as_str())
         .unwrap();
+    // Not crawled yet: its reachability is what the probe found.
+    assert_eq!(
+        (hub_site["home"].as_u64(), hub_site["robots"].as_str()),
+        (Some(200), Some("200"))
+    );
     assert_eq!(
         (hub_site["subject"].as_str(), hub_site["source"].as_str()),
         (Some("physics"), Some("co-link discovery"))

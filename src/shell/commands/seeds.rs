@@ -139,6 +139,12 @@ impl Shell {
             (Some(r), Some(n)) => Some(r.rank * n),
             _ => None,
         };
+        // Before the crawl reaches it, what `discover seeds --probe` found.
+        let (mut home, mut robots, mut checked_ms) = (home, robots, checked_ms);
+        if let Some(p) = site.rec.probe.as_ref().filter(|_| checked_ms == 0) {
+            (robots, checked_ms) = (p.robots.clone(), p.checked_ms);
+            home = home.or(p.home);
+        }
         Ok(Facts {
             home,
             robots,

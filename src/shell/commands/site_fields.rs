@@ -248,14 +248,14 @@ pub static SITE_FIELDS: &[SiteField] = &[
     SiteField {
         name: "home",
         ty: Type::Num,
-        meaning: "HTTP status of its first seed URL when fetched (none: not yet)",
+        meaning: "HTTP status of its first seed URL when fetched (before that, of its home page when discover seeds --probe fetched it; none: neither)",
         read: |r| num(r.home.map(f64::from)),
         write: None,
     },
     SiteField {
         name: "robots",
         ty: Type::Str,
-        meaning: "its robots.txt when last fetched: a status, unreachable, or -",
+        meaning: "its robots.txt when last fetched (or probed, before the crawl reached it): a status, unreachable, or -",
         read: |r| text(&r.robots),
         write: None,
     },
