@@ -321,6 +321,12 @@ impl Scheduler {
                 last_publish = Instant::now();
             }
         }
+        self.end_run(started_ms, stopping)
+    }
+
+    /// The loop is over: what waits in memory is written, the run's record
+    /// completed, and its summary made.
+    fn end_run(&mut self, started_ms: u64, stopping: bool) -> Result<Summary, CrawlError> {
         self.schedule_touched()?;
         let l = &mut self.ledger;
         // In-links waiting to raise queued URLs' IB are kept, not lost.
