@@ -162,7 +162,8 @@ async fn process_off_reactor(
     job: &PageJob,
     how: How,
 ) -> Result<PageData, FetchError> {
-    if fetched.body.len() <= INLINE_PARSE_BYTES {
+    // A sitemap may be gzip that inflates to 50 MB: never on a reactor.
+    if fetched.body.len() <= INLINE_PARSE_BYTES && !how.sitemap {
         return process_guarded(fetched, job.url.url(), &how);
     }
     let url = job.url.url().clone();
@@ -192,21 +193,26 @@ fn release_thread_memory() {
 fn process_guarded(fetched: Fetched, url: &url::Url, how: &How) -> Result<PageData, FetchError> {
     let dict = how.dictionary.current();
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        if how.sitemap {
-            return process_sitemap(fetched, url, dict);
-        }
-        process(
-            fetched,
-            url,
-            &how.agent,
-            how.max_links,
-            TextWork {
+        let page = |fetched| {
+            let work = TextWork {
                 denoise: how.denoise.as_deref(),
                 filters_read_clean: how.filters_read_clean,
                 simhash: how.simhash,
-            },
-            dict,
-        )
+            };
+            process(fetched, url, &how.agent, how.max_links, work, dict)
+        };
+        if !how.sitemap {
+            return page(fetched);
+        }
+        // An HTML page where a sitemap was expected (a human-readable site
+        // map, a missing sitemap redirected home) is kept as the page it is.
+        let read = is_2xx(&fetched).then(|| parse_sitemap(&fetched.body, url));
+        if matches!(read, Some(Err(_))) && is_page(&fetched) {
+            let mut data = page(fetched);
+            data.sitemap = read;
+            return data;
+        }
+        sitemap_data(fetched, read, dict)
     }))
     .map_err(|panic| {
         let what = panic
@@ -313,14 +319,20 @@ pub fn process(
     }
 }
 
-/// A sitemap's body: kept (compressed, no text) and, on a 2xx, read.
-fn process_sitemap(mut fetched: Fetched, url: &url::Url, dict: Option<&Dictionary>) -> PageData {
+fn is_2xx(fetched: &Fetched) -> bool {
+    (200..300).contains(&fetched.status)
+}
+
+/// A sitemap's body, kept (compressed, no text), with what reading it
+/// gave (None: not a 2xx).
+fn sitemap_data(
+    mut fetched: Fetched,
+    sitemap: Option<Result<Sitemap, String>>,
+    dict: Option<&Dictionary>,
+) -> PageData {
     let md5: [u8; 16] = Md5::digest(&fetched.body).into();
     let frame = FrameWriter::begin(&fetched.body, dict);
     let body_len = fetched.body.len() as u64;
-    let sitemap = (200..300)
-        .contains(&fetched.status)
-        .then(|| parse_sitemap(&fetched.body, url));
     let body_zstd = frame.finish(b"");
     fetched.release_body(body_zstd.len());
     PageData {

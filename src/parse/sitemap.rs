@@ -155,14 +155,22 @@ fn scan_xml(text: &str, base: &url::Url) -> Result<Sitemap, String> {
     let mut map = new_map(kind);
     let (mut loc, mut lastmod): (Option<String>, Option<String>) = (None, None);
     let mut field: Option<&str> = None;
+    // Elements open inside the item: its `<loc>` is a child, an image's
+    // (`<image:image><image:loc>`) is not.
+    let mut depth = 0u32;
     for tag in tags.by_ref() {
         match tag {
             Err(e) => {
                 map.problem = Some(e);
                 break;
             }
-            Ok(Tag::Open(n)) if n == item => (loc, lastmod) = (None, None),
-            Ok(Tag::Open(n)) if n == "loc" || n == "lastmod" => field = Some(n),
+            Ok(Tag::Open(n)) if n == item => (loc, lastmod, depth) = (None, None, 0),
+            Ok(Tag::Open(n)) => {
+                depth += 1;
+                if depth == 1 && (n == "loc" || n == "lastmod") {
+                    field = Some(n);
+                }
+            }
             Ok(Tag::Text(t)) => match field {
                 Some("loc") => loc.get_or_insert_with(String::new).push_str(&t),
                 Some(_) => lastmod.get_or_insert_with(String::new).push_str(&t),
@@ -174,7 +182,10 @@ fn scan_xml(text: &str, base: &url::Url) -> Result<Sitemap, String> {
                 }
                 lastmod = None;
             }
-            Ok(Tag::Close(_)) => field = None,
+            Ok(Tag::Close(_)) => {
+                depth = depth.saturating_sub(1);
+                field = None;
+            }
             Ok(_) => {}
         }
     }
@@ -328,6 +339,10 @@ pub fn w3c_datetime_ms(s: &str) -> Option<u64> {
         }
         secs += h * 3600 + m * 60 + sec as i64 - offset;
     }
+    // Up to the end of 9999 after the zone (HTTP dates stop there).
+    if secs >= 253_402_300_800 {
+        return None;
+    }
     u64::try_from(secs).ok().map(|s| s * 1000)
 }
 
@@ -431,6 +446,12 @@ mod tests {
         let text = "<urlset><url><loc>http://h.org/a?b=1&amp;c=ééééééééé</loc></url><image:title>&ééééééé</image:title></urlset>";
         let m = parse_sitemap(text.as_bytes(), &base()).unwrap();
         assert_eq!(m.entries.len(), 1);
+        // An image's loc is not the page's.
+        let images = "<urlset><url><loc>http://h.org/post</loc><image:image><image:loc>http://h.org/a.jpg</image:loc></image:image>\
+            <lastmod>2024-01-01</lastmod></url></urlset>";
+        let m = parse_sitemap(images.as_bytes(), &base()).unwrap();
+        assert_eq!(urls(&m), ["http://h.org/post"]);
+        assert!(m.entries[0].lastmod_ms.is_some());
         let cut = "<urlset><url><loc>http://h.org/a</loc></url><url><loc>http://h.org/b</lo";
         let m = parse_sitemap(cut.as_bytes(), &base()).unwrap();
         assert_eq!(urls(&m), ["http://h.org/a"]);
@@ -472,6 +493,7 @@ mod tests {
             "2024-05-17T10:30+0a:00",
             "100000000000000",
             "2024-05-17T10:30+99999999999999:00",
+            "9999-12-31T23:00-14:00",
         ] {
             assert_eq!(w3c_datetime_ms(bad), None, "{bad}");
         }

@@ -38,7 +38,8 @@ fn listed(base: &str, path: &str) -> Response {
             200,
             format!(
                 "<sitemapindex><sitemap><loc>{base}/s1.xml.gz</loc></sitemap><sitemap><loc>{base}/s2.txt</loc></sitemap>\
-             <sitemap><loc>{base}/broken.xml</loc></sitemap><sitemap><loc>{base}/moved.xml</loc></sitemap></sitemapindex>"
+             <sitemap><loc>{base}/broken.xml</loc></sitemap><sitemap><loc>{base}/moved.xml</loc></sitemap>\
+             <sitemap><loc>http://127.0.0.2:9/other.xml</loc></sitemap></sitemapindex>"
             ),
         ),
         "/s1.xml.gz" => Response::new(
@@ -76,10 +77,8 @@ async fn sitemaps_lead_to_pages_within_scope_and_robots_with_their_lastmod() {
     // A seed host whose robots.txt names no sitemap: /sitemap.xml is tried.
     let plain = Fixture::start(|p: &str| match p {
         "/robots.txt" => Response::status(404),
-        "/sitemap.xml" => Response::new(
-            200,
-            "<urlset><url><loc>/relative</loc></url></urlset>".to_string(),
-        ),
+        // A site map for people where a sitemap was expected: a page.
+        "/sitemap.xml" => common::page("site map", &["/from-html"]),
         p => common::page(&format!("plain {p}"), &[]),
     })
     .await;
@@ -113,8 +112,8 @@ async fn sitemaps_lead_to_pages_within_scope_and_robots_with_their_lastmod() {
     );
     assert_eq!(
         plain.fetched(),
-        ["/", "/sitemap.xml"],
-        "a relative <loc> is skipped"
+        ["/", "/sitemap.xml", "/from-html"],
+        "an HTML page keeps its links"
     );
     let seen = |p: &str| db.seen(&host.url(p)).unwrap();
     assert_eq!(
@@ -145,7 +144,7 @@ async fn sitemaps_lead_to_pages_within_scope_and_robots_with_their_lastmod() {
     let why = common::why(&db.store, &host.url("/index.xml")).await;
     assert!(
         why.contains(
-            "a sitemap (from a Sitemap: line of its host's robots.txt; a sitemapindex of 4 entries)"
+            "a sitemap (from a Sitemap: line of its host's robots.txt; a sitemapindex of 5 entries)"
         ),
         "{why}"
     );
@@ -160,7 +159,17 @@ async fn sitemaps_lead_to_pages_within_scope_and_robots_with_their_lastmod() {
         "a moved sitemap is still one: {why}"
     );
     let why = common::why(&db.store, &plain.url("/sitemap.xml")).await;
-    assert!(why.contains("its seed host's usual place"), "{why}");
+    assert!(
+        why.contains("its seed host's usual place") && why.contains("not read: not a sitemap"),
+        "{why}"
+    );
+    // Off the host, nothing of another host's sitemap is even recorded.
+    for other in [
+        "http://127.0.0.2:9/other.xml",
+        "http://127.0.0.2:9/elsewhere.xml",
+    ] {
+        assert!(db.seen(other).is_none(), "{other}");
+    }
 
     // Off (the default), no sitemap is asked for.
     let other = Db::new();

@@ -24,6 +24,10 @@ pub enum ScoreFrom<'a> {
         scores: &'a FrontierScores,
         link: Option<&'a LinkContext>,
     },
+    /// A URL a sitemap listed: no page, anchor or in-link speaks for it,
+    /// so it scores as low as a link can (a seed's top scores would put
+    /// 50,000 of them before every relevant link).
+    Listed,
     /// A link of a fetched page, of type `kind`, with its anchor and the
     /// text around it.
     Link {
@@ -95,7 +99,7 @@ impl<'a> Discovery<'a> {
             seed: false,
             rejudge: false,
             filtered: None,
-            from: ScoreFrom::Nothing,
+            from: ScoreFrom::Listed,
             found_on: None,
         }
     }

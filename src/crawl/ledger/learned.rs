@@ -96,7 +96,7 @@ impl Ledger {
             return None;
         }
         match d.from() {
-            ScoreFrom::Nothing => None,
+            ScoreFrom::Nothing | ScoreFrom::Listed => None,
             ScoreFrom::Redirect { link, .. } => link.cloned(),
             ScoreFrom::Link {
                 page,

@@ -264,6 +264,15 @@ impl Ledger {
                 // judged again offline is scored.
                 model,
             },
+            ScoreFrom::Listed => FrontierScores {
+                seq,
+                inherited: 0.0,
+                anchor: 0.0,
+                url_shape,
+                backlinks: 0.0,
+                tunnel: false,
+                model,
+            },
             ScoreFrom::Redirect { scores, .. } => FrontierScores {
                 seq,
                 url_shape,

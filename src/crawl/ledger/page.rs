@@ -68,10 +68,13 @@ impl Ledger {
             sitemap,
             ..
         } = data;
-        if self.is_sitemap(job.url.id()) {
+        // What the fetch task made of the body decides: a page dispatched
+        // before its URL became a sitemap was parsed as a page.
+        if sitemap.is_some() || parsed.is_none() && self.is_sitemap(job.url.id()) {
             let response = (fetched.status, fetched.location.as_deref());
             self.record_sitemap(&mut w, &job, response, sitemap)?;
-        } else if let Some(html) = parsed {
+        }
+        if let Some(html) = parsed {
             // A large page's text was not put in its frame.
             let text_in_frame = text_len > 0 || html.page.text.is_empty();
             self.record_html(&mut w, &job, html, md5, text_in_frame)?;

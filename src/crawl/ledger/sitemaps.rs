@@ -1,10 +1,12 @@
-//! Sitemaps in the ledger (`sitemaps.enabled`): the sitemap files found
-//! (a robots.txt's `Sitemap:` lines; a seed host's `/sitemap.xml` when its
-//! robots.txt names none; an index's entries; where one redirects), each
-//! queued like a page — scope, robots.txt and the network guard apply —
-//! and recorded in `sitemaps`, at most `sitemaps.max_per_host` a host;
-//! and what reading one gives: its URLs discovered as its links, one hop
-//! deeper, with their `<lastmod>` in `lastmods`.
+//! Sitemaps in the ledger (`sitemaps.enabled`): the sitemap files of the
+//! seed hosts (their robots.txt's `Sitemap:` lines, or `/sitemap.xml` when
+//! it names none; an index's entries on the index's own host, as the
+//! protocol asks; where one redirects), each queued like a page — scope,
+//! robots.txt and the network guard apply — and recorded in `sitemaps`,
+//! at most `sitemaps.max_per_host` a host; and what reading one gives: its
+//! URLs discovered as its links, one hop deeper, with their `<lastmod>` in
+//! `lastmods`. Only seed hosts' sitemaps are read: a sitemap starts at
+//! depth 0, and another host's would carry its URLs past `crawl.depth`.
 
 use super::{Discovery, Ledger, PageWrite};
 use crate::crawl::worker::PageJob;
@@ -27,20 +29,20 @@ impl Ledger {
         Ok(())
     }
 
-    /// Whether URL `id` is a sitemap file (read as one when fetched).
+    /// Whether URL `id` is a sitemap file to read as one when fetched
+    /// (with sitemaps off, a queued one is fetched as a page).
     pub fn is_sitemap(&self, id: UrlId) -> bool {
-        !self.sitemaps.is_empty() && self.sitemaps.contains(&id)
+        self.settings.sitemaps.enabled && !self.sitemaps.is_empty() && self.sitemaps.contains(&id)
     }
 
     /// Host `id`'s robots.txt was read and names `listed` sitemaps.
     pub fn robots_sitemaps(&mut self, id: HostId, listed: &[String]) -> Result<(), StoreError> {
-        if !self.settings.sitemaps.enabled {
+        if !self.settings.sitemaps.enabled || !self.seed_hosts.contains(&id) {
             return Ok(());
         }
         let origin = self.host(id, "")?.record.origin.clone();
         let (urls, via) = match listed {
-            [] if self.seed_hosts.contains(&id) => (vec![format!("{origin}/sitemap.xml")], "guess"),
-            [] => return Ok(()),
+            [] => (vec![format!("{origin}/sitemap.xml")], "guess"),
             _ => (listed.to_vec(), "robots"),
         };
         let store = self.store.clone();
@@ -66,7 +68,14 @@ impl Ledger {
         let id = url.id();
         let host = url.host_id();
         let count = self.sitemap_hosts.get(&host).copied().unwrap_or(0);
-        if self.sitemaps.contains(&id) || count >= self.settings.sitemaps.max_per_host {
+        let known = self.sitemaps.contains(&id)
+            || self.front.may_contain(id) && self.store.seen(id)?.is_some();
+        // Nothing is recorded for a URL out of scope (a hostile index's
+        // thousands of hosts) or already seen as a page.
+        if known
+            || count >= self.settings.sitemaps.max_per_host
+            || !self.scope.allows(self.settings.scope, url)
+        {
             return Ok(false);
         }
         self.sitemap_hosts.insert(host, count + 1);
@@ -125,10 +134,22 @@ impl Ledger {
         (rec.skipped, rec.dropped) = (map.skipped, map.dropped);
         rec.problem = map.problem.unwrap_or_default();
         w.b.put_row::<Sitemaps>(&id, &rec);
+        if !self.settings.sitemaps.enabled {
+            return Ok(());
+        }
         let depth = job.entry.depth;
+        let nested = map.kind == SitemapKind::Index && rec.via == "index";
+        if nested {
+            rec.problem = "an index listed in an index: its entries are not read (the protocol does not nest them)".into();
+            w.b.put_row::<Sitemaps>(&id, &rec);
+            return Ok(());
+        }
         for e in map.entries {
             if map.kind == SitemapKind::Index {
-                self.add_sitemap(w, &e.url, "index", Some(id), depth)?;
+                // The protocol keeps an index's sitemaps on its own host.
+                if e.url.host_id() == job.key.host {
+                    self.add_sitemap(w, &e.url, "index", Some(id), depth)?;
+                }
                 continue;
             }
             let last = LastmodRecord {

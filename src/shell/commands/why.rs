@@ -60,7 +60,9 @@ impl Shell {
         if self.store.row::<Sitemaps>(&UrlId(p))?.is_none() {
             return Ok(None);
         }
-        let lastmod = match self.store.row::<Lastmods>(&id)?.and_then(|l| l.lastmod_ms) {
+        // (A stored date past 9999 would not format as an HTTP date.)
+        let lastmod = self.store.row::<Lastmods>(&id)?.and_then(|l| l.lastmod_ms);
+        let lastmod = match lastmod.filter(|ms| *ms < 253_402_300_800_000) {
             Some(ms) => format!(
                 " (lastmod {})",
                 httpdate::fmt_http_date(
