@@ -61,7 +61,12 @@ impl Shell {
             return Ok(None);
         }
         // (A stored date past 9999 would not format as an HTTP date.)
-        let lastmod = self.store.row::<Lastmods>(&id)?.and_then(|l| l.lastmod_ms);
+        // The lastmod of the sitemap named: another may have listed it since.
+        let lastmod = self
+            .store
+            .row::<Lastmods>(&id)?
+            .filter(|l| l.sitemap == p)
+            .and_then(|l| l.lastmod_ms);
         let lastmod = match lastmod.filter(|ms| *ms < 253_402_300_800_000) {
             Some(ms) => format!(
                 " (lastmod {})",
