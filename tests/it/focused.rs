@@ -4,13 +4,12 @@
 
 use crate::common;
 
-use std::sync::{Arc, Mutex};
-
 use common::Db;
+use common::by_host::ByHost;
 use trawl::crawl::{CrawlSettings, Scope};
 use trawl::filter::Mode;
 use trawl::schema::{FilterReason, LinkRecord, SeenState};
-use trawl::site::{Response, Server, handler};
+use trawl::site::Response;
 
 /// Neutral text that keeps keywords of one link out of the next one's context.
 const FILL: &str = "<p>lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod</p>";
@@ -61,34 +60,18 @@ fn respond(host: &str, path: &str, port: u16) -> Response {
     }
 }
 
-struct Site {
-    server: Server,
-    log: Arc<Mutex<Vec<String>>>,
-}
+/// The by-host server, asked whether a page was requested.
+struct Site(ByHost);
 
 impl Site {
     async fn start() -> Site {
-        let log: Arc<Mutex<Vec<String>>> = Arc::default();
-        let l = log.clone();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let server = Server::start(
-            listener,
-            handler(move |req| {
-                let host = req.host();
-                l.lock().unwrap().push(format!("{host}{}", req.path));
-                let r = respond(&host, &req.path, port);
-                async move { r }
-            }),
-        )
-        .unwrap();
-        Site { server, log }
+        Site(ByHost::start(respond).await)
     }
     fn url(&self, host: &str, path: &str) -> String {
-        format!("http://{host}:{}{path}", self.server.addr().port())
+        self.0.url(host, path)
     }
     fn fetched(&self, host_path: &str) -> bool {
-        self.log.lock().unwrap().iter().any(|h| h == host_path)
+        self.0.requests().iter().any(|(h, _)| h == host_path)
     }
 }
 
@@ -279,7 +262,7 @@ async fn relevance_modes_follow_links_of_relevant_pages_by_type() {
 async fn refilter_requeues_and_drops_without_fetching() {
     let site = Site::start().await;
     let db = crawl(&site, Mode::Domain).await;
-    let hits = site.log.lock().unwrap().len();
+    let hits = site.0.requests().len();
     let other = site.url("www.other.com", "/");
     let sport = site.url("www.sport.com", "/");
     let settings = |mode| {
@@ -346,11 +329,7 @@ async fn refilter_requeues_and_drops_without_fetching() {
     let rows = db.store.scan(trawl::schema::CF_DOCS, &[]).count() as u64;
     assert_eq!(r.pages, rows);
 
-    assert_eq!(
-        site.log.lock().unwrap().len(),
-        hits,
-        "refilter made no request"
-    );
+    assert_eq!(site.0.requests().len(), hits, "refilter made no request");
     let stored = db.store.counters().unwrap();
     assert_eq!(
         stored.filtered.get("page-relevance").copied().unwrap_or(0),

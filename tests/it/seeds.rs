@@ -5,13 +5,14 @@
 
 use crate::common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::Db;
+use common::by_host::ByHost;
 use trawl::crawl::{CrawlSettings, Scope};
 use trawl::schema::{FilterReason, SeenState};
-use trawl::site::{Response, Server, handler};
+use trawl::site::Response;
 
 /// Every site: `/` links `/1`, `/1` links `/2`… up to `/6`; `/` also links
 /// the shop, off every seed site. `www.tree.org` is a tree instead.
@@ -42,41 +43,22 @@ fn respond(host: &str, path: &str, port: u16) -> Response {
     }
 }
 
-struct Site {
-    server: Server,
-    log: Arc<Mutex<Vec<(String, Instant)>>>,
-}
+/// The by-host server, with the pages of one host.
+struct Site(ByHost);
 
 impl Site {
     async fn start() -> Site {
-        let log: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
-        let l = log.clone();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let server = Server::start(
-            listener,
-            handler(move |req| {
-                let host = req.host();
-                if req.path != "/robots.txt" {
-                    l.lock()
-                        .unwrap()
-                        .push((format!("{host}{}", req.path), Instant::now()));
-                }
-                let r = respond(&host, &req.path, port);
-                async move { r }
-            }),
-        )
-        .unwrap();
-        Site { server, log }
+        Site(ByHost::start(respond).await)
     }
     fn url(&self, host: &str, path: &str) -> String {
-        format!("http://{host}:{}{path}", self.server.addr().port())
+        self.0.url(host, path)
     }
     /// The pages of `host` fetched, in order, with their times.
     fn fetched(&self, host: &str) -> Vec<(String, Instant)> {
-        let log = self.log.lock().unwrap();
-        log.iter()
-            .filter_map(|(p, t)| Some((p.strip_prefix(host)?.to_string(), *t)))
+        let pages = self.0.pages();
+        pages
+            .into_iter()
+            .filter_map(|(p, t)| Some((p.strip_prefix(host)?.to_string(), t)))
             .collect()
     }
     fn paths(&self, host: &str) -> Vec<String> {
@@ -206,7 +188,7 @@ async fn a_sites_budget_delay_and_order_are_its_own_and_a_raised_budget_resumes(
         db.store.clone(),
         vec![format!(
             "seed set www.slow.org:{} max_pages 5",
-            site.server.addr().port()
+            site.0.server.addr().port()
         )],
     )
     .await;
@@ -299,7 +281,7 @@ async fn site_groups_run_one_after_another_and_a_resume_stays_in_its_group() {
     db.crawl(s.clone(), &seeds).await;
     let order =
         |log: &[(String, Instant)]| -> Vec<String> { log.iter().map(|(p, _)| p.clone()).collect() };
-    let first = order(&site.log.lock().unwrap());
+    let first = order(&site.0.pages());
     let pos = |log: &[String], host: &str, last: bool| {
         let mut it = log
             .iter()
@@ -340,7 +322,7 @@ async fn site_groups_run_one_after_another_and_a_resume_stays_in_its_group() {
     // Resumed: the second group is finished before the third starts.
     s.max_pages = None;
     db.crawl(s, &[]).await;
-    let all = order(&site.log.lock().unwrap());
+    let all = order(&site.0.pages());
     let group2_end = pos(&all, "www.g2.org", true)
         .max(pos(&all, "www.g3.org", true))
         .unwrap();

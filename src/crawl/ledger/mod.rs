@@ -319,6 +319,9 @@ impl Ledger {
     /// The hosts written since the last call.
     pub fn take_touched(&mut self) -> Vec<HostId> {
         let hosts: Vec<HostId> = self.touched.drain().collect();
+        if !self.groups.is_on() {
+            return hosts;
+        }
         // A group that ends touches the next one's hosts.
         self.refresh_groups(&hosts);
         let next = self.touched.drain();

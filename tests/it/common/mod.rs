@@ -232,6 +232,7 @@ pub fn crawl_cmd(db: &std::path::Path, seed: &str, concurrency: usize) -> std::p
     c
 }
 
+pub mod by_host;
 pub mod raw;
 
 /// Runs `f` on a shell over `store` (on a thread of its own, as the shell
