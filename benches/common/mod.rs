@@ -40,6 +40,7 @@ pub fn queue_new_url(
         enqueued_ms: 0,
         scores: None,
         link: None,
+        revisit: None,
     };
     b.put(CF_FRONTIER, &key.to_key(), &entry);
 }

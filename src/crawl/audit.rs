@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::model::UrlId;
-use crate::schema::tables::{Docs, Frontier, InFlight, Pages, Seen};
+use crate::schema::tables::{Docs, Due, Frontier, InFlight, Pages, Seen};
 use crate::schema::{FrontierKey, SeenState};
 use crate::store::{Store, StoreError};
 
@@ -27,7 +27,14 @@ pub fn audit(store: &Store) -> Result<Vec<String>, StoreError> {
         seen.fetched.len() as u64,
         c.fetched,
     );
-    check(&mut problems, "queued", seen.queued.len() as u64, c.queued);
+    // A page queued again for a revisit stays fetched in `seen`.
+    let first_fetches = c.queued.saturating_sub(c.revisits_queued);
+    check(
+        &mut problems,
+        "queued",
+        seen.queued.len() as u64,
+        first_fetches,
+    );
     for (status, n) in &c.by_status {
         check(
             &mut problems,
@@ -71,9 +78,22 @@ pub fn audit(store: &Store) -> Result<Vec<String>, StoreError> {
         frontier.len() as u64,
         c.queued,
     );
-    for key in &frontier {
+    let revisits = frontier.iter().filter(|(_, revisit)| *revisit).count();
+    check(
+        &mut problems,
+        "revisits queued",
+        revisits as u64,
+        c.revisits_queued,
+    );
+    let due = store.rows::<Due>(&[]).count() as u64;
+    check(&mut problems, "due rows", due, c.due);
+    for (key, revisit) in &frontier {
         let id = &key.url;
-        if seen.fetched.contains(id) {
+        if *revisit {
+            if !seen.fetched.contains(id) {
+                problems.push(format!("{id:?}: queued for a revisit but not fetched"));
+            }
+        } else if seen.fetched.contains(id) {
             problems.push(format!("{id:?}: fetched but still in the frontier"));
         } else if !seen.queued.contains_key(id) {
             problems.push(format!("{id:?}: in the frontier but not queued in seen"));
@@ -155,14 +175,16 @@ fn scan_seen(store: &Store, problems: &mut Vec<String>) -> Result<SeenScan, Stor
     Ok(s)
 }
 
+/// Every frontier row's key, and whether it is a revisit.
 fn scan_frontier(
     store: &Store,
     problems: &mut Vec<String>,
-) -> Result<Vec<FrontierKey>, StoreError> {
+) -> Result<Vec<(FrontierKey, bool)>, StoreError> {
     let mut ids = Vec::new();
     let mut rows = store.rows::<Frontier>(&[]);
     for row in rows.by_ref() {
-        ids.push(row?.0);
+        let (key, entry) = row?;
+        ids.push((key, entry.revisit.is_some()));
     }
     unreadable(problems, "frontier", rows.unreadable());
     Ok(ids)

@@ -20,6 +20,7 @@ mod ledger;
 mod marks;
 pub mod probe;
 mod refilter;
+pub mod revisit;
 mod robots;
 mod scheduler;
 mod settings;
@@ -34,7 +35,7 @@ pub use handle::{CrawlHandle, CrawlState, Snapshot};
 pub use ledger::{CRASH_LOOP_DEATHS, forget_in_flight};
 pub use refilter::{DenoiseCounts, RefilterReport, RefilterRun, refilter};
 pub use scheduler::{CrawlError, Summary, start};
-pub use settings::{CrawlSettings, Scope};
+pub use settings::{CrawlSettings, RecrawlMode, RecrawlSettings, Scope};
 pub use traps::TrapLimits;
 /// A fetch task's CPU work on a body, public for the crawl-floor benchmark.
 pub use worker::{PageData, ParsedHtml, TextWork, process as process_page};

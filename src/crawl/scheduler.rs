@@ -256,7 +256,11 @@ impl Scheduler {
         self.ledger
             .record_run(started_ms, self.started.elapsed(), None)?;
         self.publish(CrawlState::Running);
+        let mut waiting_noticed = false;
         loop {
+            if !stopping {
+                self.ledger.queue_due()?;
+            }
             self.schedule_touched()?;
             if !stopping && let Some(rule) = self.ledger.stop_fired.clone() {
                 // As a stop: in-flight fetches finish within the grace.
@@ -281,9 +285,36 @@ impl Scheduler {
                 if !stopping && self.next_group() {
                     continue;
                 }
-                break;
+                // With revisits on, an empty frontier waits for the next.
+                let next_due = self.ledger.next_due_ms();
+                if stopping || self.limit_reached() || next_due.is_none() {
+                    break;
+                }
+                if !waiting_noticed {
+                    waiting_noticed = true;
+                    let wait_s = next_due
+                        .unwrap_or_default()
+                        .saturating_sub(self.ledger.clock.now_ms())
+                        / 1000;
+                    self.notice(format!(
+                        "nothing queued: waiting for the next revisit, due in {}h {:02}m {:02}s",
+                        wait_s / 3600,
+                        wait_s % 3600 / 60,
+                        wait_s % 60
+                    ));
+                }
+            } else {
+                waiting_noticed = false;
             }
             let wake = self.wake_at(stopping || paused);
+            let due = (!stopping)
+                .then(|| self.ledger.next_due_ms())
+                .flatten()
+                .map(|at| self.ledger.clock.instant_of(at));
+            let wake = match (wake, due) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             tokio::select! {
                 changed = control.stop.changed(), if !stopping => {
                     if changed.is_err() || *control.stop.borrow() {

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::focus::StopRule;
+pub use super::revisit::{RecrawlMode, RecrawlSettings};
 use super::traps::TrapLimits;
 use crate::dedup::DedupSettings;
 use crate::fetch::FetchSettings;
@@ -70,6 +71,8 @@ pub struct CrawlSettings {
     pub site_batch: usize,
     /// Sitemaps as URL sources, off by default.
     pub sitemaps: SitemapSettings,
+    /// Revisits of fetched pages, off by default.
+    pub recrawl: RecrawlSettings,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -118,6 +121,7 @@ impl Default for CrawlSettings {
             dedup: DedupSettings::default(),
             site_batch: 0,
             sitemaps: SitemapSettings::default(),
+            recrawl: RecrawlSettings::default(),
         }
     }
 }
@@ -163,6 +167,7 @@ impl CrawlSettings {
             ("crawl.max_outlinks", self.max_outlinks.to_string()),
             ("crawl.site_batch", self.site_batch.to_string()),
             ("sitemaps.enabled", self.sitemaps.enabled.to_string()),
+            ("recrawl", self.recrawl.fingerprint()),
             (
                 "topic.weights",
                 format!(

@@ -108,7 +108,10 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
         deaths,
         sitemap,
     } = work;
-    let fetched = client.get(job.url.as_str()).await;
+    let fetched = match &job.entry.revisit {
+        Some(stored) => client.revalidate(job.url.as_str(), stored).await,
+        None => client.get(job.url.as_str()).await,
+    };
     let result = match fetched {
         Ok(fetched) => {
             if is_page(&fetched) {

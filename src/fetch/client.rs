@@ -241,6 +241,31 @@ impl HttpClient {
     /// GETs `url`. Never panics on anything the server sends; every failure
     /// is a [`FetchError`] with a reason.
     pub async fn get(&self, url: &str) -> Result<Fetched, FetchError> {
+        self.get_with(url, &self.headers).await
+    }
+
+    /// GETs `url` as a revisit: with `If-None-Match` and
+    /// `If-Modified-Since` from the stored version's validators (a value
+    /// that is not a valid header is not sent).
+    pub async fn revalidate(
+        &self,
+        url: &str,
+        stored: &crate::schema::Revalidate,
+    ) -> Result<Fetched, FetchError> {
+        let mut headers = self.headers.clone();
+        let pairs = [
+            (header::IF_NONE_MATCH, &stored.etag),
+            (header::IF_MODIFIED_SINCE, &stored.last_modified),
+        ];
+        for (name, value) in pairs {
+            if let Some(v) = value.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+                headers.insert(name, v);
+            }
+        }
+        self.get_with(url, &headers).await
+    }
+
+    async fn get_with(&self, url: &str, headers: &HeaderMap) -> Result<Fetched, FetchError> {
         let start = Instant::now();
         let deadline = tokio::time::Instant::now() + self.settings.total_timeout;
         let uri: Uri = url.parse().map_err(|e| FetchError {
@@ -252,7 +277,7 @@ impl HttpClient {
             .first_byte_timeout
             .min(self.settings.total_timeout);
         let (resp, conn) =
-            match tokio::time::timeout(first_byte, self.pool.get(&uri, &self.headers)).await {
+            match tokio::time::timeout(first_byte, self.pool.get(&uri, headers)).await {
                 Err(_) => return Err(timeout("no response headers in time")),
                 Ok(Err(e)) => return Err(classify(&e)),
                 Ok(Ok(r)) => r,

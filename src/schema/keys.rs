@@ -203,3 +203,32 @@ impl SimhashKey {
         })
     }
 }
+
+/// `due` key: when (ms since the epoch, big-endian) ‖ url id (16), so the
+/// revisits due first are the column family's first rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DueKey {
+    pub at_ms: u64,
+    pub url: UrlId,
+}
+
+impl DueKey {
+    pub const LEN: usize = 24;
+
+    pub fn to_key(&self) -> [u8; Self::LEN] {
+        let mut k = [0u8; Self::LEN];
+        k[..8].copy_from_slice(&self.at_ms.to_be_bytes());
+        k[8..].copy_from_slice(&self.url.to_bytes());
+        k
+    }
+
+    pub fn from_key(k: &[u8]) -> Option<Self> {
+        if k.len() != Self::LEN {
+            return None;
+        }
+        Some(DueKey {
+            at_ms: u64::from_be_bytes(k[..8].try_into().ok()?),
+            url: UrlId::from_slice(&k[8..])?,
+        })
+    }
+}

@@ -1,6 +1,6 @@
 //! Values of the collection's column families (document 003 and 002):
-//! the seed-site library (`sites`) and the sitemaps read (`sitemaps`,
-//! `lastmods`).
+//! the seed-site library (`sites`), the sitemaps read (`sitemaps`,
+//! `lastmods`) and the revisits (`visits`, `due`).
 
 use serde::{Deserialize, Serialize};
 
@@ -130,4 +130,87 @@ pub struct SiteSettings {
     pub max_pages: Option<u64>,
     /// A `crawl.order` name.
     pub order: Option<String>,
+}
+
+/// `visits` value: a fetched page's visits under `recrawl`, what they
+/// found, and when it is due again (document 002's revisit policies).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct VisitRecord {
+    pub url: String,
+    /// Responses stored or confirmed, the first fetch included.
+    pub visits: u32,
+    /// Revisits that found the page changed (a new MD5 or status).
+    pub changes: u32,
+    /// The latest intervals between visits that got a response, oldest
+    /// first (at most [`VisitRecord::RECENT`]): the change-rate estimate's
+    /// inputs, so it follows what the page does lately.
+    pub recent: Vec<VisitInterval>,
+    /// The last visit that got a response.
+    pub last_ms: u64,
+    /// When the stored version was first fetched.
+    pub version_ms: u64,
+    /// Revisits that got no response (the page was kept as it was).
+    pub failures: u32,
+    pub last_error: String,
+    /// Its `due` row's time (0: none).
+    pub due_ms: u64,
+    /// In the frontier as a revisit.
+    pub queued: bool,
+    /// The validators a revisit sends: `If-None-Match`, `If-Modified-Since`.
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+    /// The versions before the stored one, oldest first (at most
+    /// [`VisitRecord::HISTORY`]).
+    pub history: Vec<PastVersion>,
+}
+impl Versioned for VisitRecord {
+    const VERSION: u8 = 1;
+}
+
+impl VisitRecord {
+    /// Past versions kept per page.
+    pub const HISTORY: usize = 16;
+    /// Intervals kept per page.
+    pub const RECENT: usize = 32;
+}
+
+/// The time between two visits of a page, and whether the second found
+/// it changed.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct VisitInterval {
+    pub ms: u64,
+    pub changed: bool,
+}
+
+/// A version of a page that a revisit found replaced.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct PastVersion {
+    pub md5: [u8; 16],
+    pub status: u16,
+    /// When it was first fetched, and when a revisit found it gone.
+    pub fetched_ms: u64,
+    pub replaced_ms: u64,
+}
+
+/// `due` value: why the page is due.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DueReason {
+    /// Its revisit interval (`recrawl.mode`) ran out.
+    #[default]
+    Interval,
+    /// A sitemap gave it a `<lastmod>` after its last visit.
+    Lastmod,
+}
+impl Versioned for DueReason {
+    const VERSION: u8 = 1;
+}
+
+/// `meta/recrawl`: the revisit policy (`RecrawlSettings::fingerprint`)
+/// the `due` rows were timed under; another one re-times them.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct RecrawlState {
+    pub fingerprint: String,
+}
+impl Versioned for RecrawlState {
+    const VERSION: u8 = 1;
 }

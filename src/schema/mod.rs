@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v19.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v20.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -15,13 +15,13 @@ pub mod tables;
 mod values;
 
 pub use derived::*;
-pub use keys::{FrontierKey, InLinkKey, OutLinkKey, SimhashKey, page_index};
+pub use keys::{DueKey, FrontierKey, InLinkKey, OutLinkKey, SimhashKey, page_index};
 pub use library::*;
 pub use links::*;
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 19;
+pub const SCHEMA_VERSION: u32 = 20;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -47,9 +47,11 @@ pub const CF_CLUSTERS: &str = "clusters";
 pub const CF_SITES: &str = "sites";
 pub const CF_SITEMAPS: &str = "sitemaps";
 pub const CF_LASTMODS: &str = "lastmods";
+pub const CF_VISITS: &str = "visits";
+pub const CF_DUE: &str = "due";
 
 /// Every column family trawl opens, in documentation order.
-pub const COLUMN_FAMILIES: [&str; 24] = [
+pub const COLUMN_FAMILIES: [&str; 26] = [
     CF_META,
     CF_URLS,
     CF_SEEN,
@@ -74,6 +76,8 @@ pub const COLUMN_FAMILIES: [&str; 24] = [
     CF_SITES,
     CF_SITEMAPS,
     CF_LASTMODS,
+    CF_VISITS,
+    CF_DUE,
 ];
 
 /// Names of the `meta` column family's keys.
@@ -91,6 +95,8 @@ pub mod meta_keys {
     pub const HOST_RANK: &[u8] = b"host_rank";
     /// The learned order's link model (schema 14).
     pub const MODEL: &[u8] = b"model";
+    /// The revisit policy the `due` rows were timed under (schema 20).
+    pub const RECRAWL: &[u8] = b"recrawl";
     /// Present when `page_index` covers every stored page: set when a db is
     /// created, and by `reindex` on a db from before schema 3.
     pub const PAGE_INDEX_COMPLETE: &[u8] = b"page_index_complete";
@@ -214,11 +220,11 @@ pub(crate) fn malformed(e: postcard::Error) -> CodecError {
 mod tests {
     use super::*;
 
-    /// `schema/v19.md` has one `## \`name\`` section per column family the
+    /// `schema/v20.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v19.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v20.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -226,7 +232,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v19.md sections vs COLUMN_FAMILIES"
+            "schema/v20.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"

@@ -6,13 +6,13 @@
 //! them without a word.
 
 use super::{
-    CF_CLUSTERS, CF_DETAILS, CF_DOCS, CF_FRONTIER, CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT,
+    CF_CLUSTERS, CF_DETAILS, CF_DOCS, CF_DUE, CF_FRONTIER, CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT,
     CF_LASTMODS, CF_META, CF_PAGES, CF_RANKS, CF_ROBOTS, CF_SEEN, CF_SITEMAPS, CF_SITES,
-    CF_TARGETS, CF_VERDICTS, ClusterRecord, ConfigEntries, Counters, DetailRecord, DocRecord,
-    FrontierEntry, FrontierKey, HostRankRecord, HostRecord, InFlightRecord, LastmodRecord,
-    LinkLimits, ModelRecord, OrderState, PageRecord, RankRecord, RankRun, RobotsRecord, RunRecord,
-    SeedList, SeenRecord, SiteRecord, SitemapRecord, TargetRecord, VerdictRecord, Versioned,
-    meta_keys,
+    CF_TARGETS, CF_VERDICTS, CF_VISITS, ClusterRecord, ConfigEntries, Counters, DetailRecord,
+    DocRecord, DueKey, DueReason, FrontierEntry, FrontierKey, HostRankRecord, HostRecord,
+    InFlightRecord, LastmodRecord, LinkLimits, ModelRecord, OrderState, PageRecord, RankRecord,
+    RankRun, RecrawlState, RobotsRecord, RunRecord, SeedList, SeenRecord, SiteRecord,
+    SitemapRecord, TargetRecord, VerdictRecord, Versioned, VisitRecord, meta_keys,
 };
 use crate::model::{HostId, UrlId};
 
@@ -41,6 +41,16 @@ impl Key for HostId {
     }
     fn parse(bytes: &[u8]) -> Option<Self> {
         HostId::from_slice(bytes)
+    }
+}
+
+impl Key for DueKey {
+    type Bytes = [u8; 24];
+    fn bytes(&self) -> [u8; 24] {
+        self.to_key()
+    }
+    fn parse(bytes: &[u8]) -> Option<Self> {
+        DueKey::from_key(bytes)
     }
 }
 
@@ -153,6 +163,14 @@ table!(
     Lastmods: CF_LASTMODS, UrlId => LastmodRecord
 );
 table!(
+    /// Each page's visits under `recrawl`, and its past versions.
+    Visits: CF_VISITS, UrlId => VisitRecord
+);
+table!(
+    /// The pages due for a revisit, soonest first.
+    Due: CF_DUE, DueKey => DueReason
+);
+table!(
     /// URLs known to be relevant, for target recall.
     Targets: CF_TARGETS, UrlId => TargetRecord
 );
@@ -178,6 +196,10 @@ macro_rules! meta_row {
     };
 }
 
+meta_row!(
+    /// The revisit policy the `due` rows were timed under.
+    RecrawlRow: meta_keys::RECRAWL => RecrawlState
+);
 meta_row!(
     /// The crawl's counters, written with every batch.
     CountersRow: meta_keys::COUNTERS => Counters

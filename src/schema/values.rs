@@ -58,15 +58,28 @@ pub struct FrontierEntry {
     /// The link that queued the URL, as the learned order scores it (kept
     /// only under that order).
     pub link: Option<LinkContext>,
+    // Version 4:
+    /// A fetched page queued again by `recrawl`, with what the revisit
+    /// asks the server (None: a first fetch).
+    pub revisit: Option<Revalidate>,
 }
 impl Versioned for FrontierEntry {
-    const VERSION: u8 = 3;
+    const VERSION: u8 = 4;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
         // Version 3: 4 bytes of `model` (when scores are present) and the
-        // `link` option's tag.
-        super::decode_appended(bytes, 1, &[1, 5])
+        // `link` option's tag; version 4 the `revisit` option's tag.
+        super::decode_appended(bytes, 1, &[1, 5, 1])
     }
+}
+
+/// A revisit's validators, from the stored version's response.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct Revalidate {
+    /// Sent as `If-None-Match`.
+    pub etag: Option<String>,
+    /// Sent as `If-Modified-Since`.
+    pub last_modified: Option<String>,
 }
 
 /// What the learned order knows of the link that queued a URL: its
@@ -292,14 +305,22 @@ pub struct Counters {
     pub near_duplicates: u64,
     /// Of those, the pages past their cluster's budget, links not followed.
     pub unexpanded: u64,
+    // Version 5 (`recrawl`):
+    /// Revisits that got a response, and those that found a change.
+    pub revisits: u64,
+    pub revisits_changed: u64,
+    /// Of `queued`, the fetched pages queued again for a revisit.
+    pub revisits_queued: u64,
+    /// Rows in `due`: pages waiting for their revisit time.
+    pub due: u64,
 }
 impl Versioned for Counters {
-    const VERSION: u8 = 4;
+    const VERSION: u8 = 5;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
         // Version 3 appended three fields to `run`, then the last field;
-        // version 4 two after it.
-        super::decode_appended(bytes, 1, &[4, 3, 2])
+        // version 4 two after it, version 5 four.
+        super::decode_appended(bytes, 1, &[4, 3, 2, 4])
     }
 }
 

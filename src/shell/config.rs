@@ -81,6 +81,7 @@ macro_rules! key {
 mod dedup_keys;
 mod denoise_keys;
 mod keys;
+mod recrawl_keys;
 mod sitemap_keys;
 
 /// Every setting, in the order `config` lists them.
@@ -90,6 +91,7 @@ pub fn keys() -> impl Iterator<Item = &'static Key> {
         .chain(denoise_keys::DENOISE_KEYS)
         .chain(dedup_keys::DEDUP_KEYS)
         .chain(sitemap_keys::SITEMAP_KEYS)
+        .chain(recrawl_keys::RECRAWL_KEYS)
 }
 
 pub fn find(name: &str) -> Option<&'static Key> {

@@ -225,6 +225,26 @@ impl Batch<'_> {
         }
     }
 
+    /// A page's old version goes (a revisit found a new one): its links
+    /// row, an in-link, its `page_index` rows, its claim on a body.
+    pub fn delete_links(&mut self, src: UrlId) {
+        self.delete(CF_LINKS, &src.to_bytes());
+    }
+
+    pub fn delete_inlink(&mut self, link: InLinkKey) {
+        self.delete(CF_INLINKS, &link.to_key());
+    }
+
+    pub fn delete_page_index(&mut self, status: u16, host: &str, id: UrlId) {
+        for key in page_index::keys(status, host, id) {
+            self.delete(CF_PAGE_INDEX, &key);
+        }
+    }
+
+    pub fn delete_content_owner(&mut self, md5: &[u8; 16]) {
+        self.delete(CF_CONTENT, md5);
+    }
+
     /// `id` is the first page with body `md5`.
     pub fn put_content_owner(&mut self, md5: &[u8; 16], id: UrlId) {
         self.put_raw(CF_CONTENT, md5, &id.to_bytes());

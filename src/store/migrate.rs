@@ -122,6 +122,11 @@ static STEPS: &[Step] = &[
         what: "none (new column families sitemaps and lastmods)",
         run: None,
     },
+    Step {
+        to: 20,
+        what: "none (new column families visits and due for revisits; frontier rows gain a revisit's validators and the counters four revisit counts, read as none and 0 in older rows)",
+        run: None,
+    },
 ];
 
 /// What a step did.

@@ -223,6 +223,19 @@ async fn opens_migrates_answers_and_refilters(version: u32) {
         })
         .unwrap();
     assert!(judged > 0, "v{version}: links");
+    // Revisits turned on time every page fetched before (from its `seen`
+    // row), whatever version wrote it.
+    let text = common::shell(
+        store.clone(),
+        vec![
+            "recrawl uniform 1d".into(),
+            "refilter".into(),
+            "status".into(),
+        ],
+    )
+    .await;
+    let scheduled = format!("0 due (queued), {} scheduled", pages);
+    assert!(text.contains(&scheduled), "v{version}: {text}");
     let problems = trawl::crawl::audit(&store).unwrap();
     assert!(problems.is_empty(), "v{version}: {problems:#?}");
     drop(store);

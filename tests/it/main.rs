@@ -26,6 +26,7 @@ mod paused;
 mod ranking;
 mod resume;
 mod review;
+mod revisits;
 mod robots_politeness;
 mod seeds;
 mod shell;

@@ -433,6 +433,7 @@ async fn a_queued_url_that_no_longer_parses_is_labelled_invalid() {
         enqueued_ms: 0,
         scores: None,
         link: None,
+        revisit: None,
     };
     let mut c = db.store.counters().unwrap();
     c.queued = 1;

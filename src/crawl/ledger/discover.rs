@@ -409,6 +409,7 @@ impl Ledger {
             enqueued_ms: now,
             scores: Some(scores),
             link,
+            revisit: None,
         };
         self.counters.queued += 1;
         let h = self.host(host, &origin)?;

@@ -39,7 +39,9 @@ impl Ledger {
         let mut inlinks = store.inlinks_cursor();
         for row in queued.by_ref() {
             let (key, entry) = row?;
-            if candidates.contains(&key.url) && !still_linked(&store, &mut inlinks, key.url)? {
+            // A revisit's page is fetched: no link change unqueues it.
+            let candidate = candidates.contains(&key.url) && entry.revisit.is_none();
+            if candidate && !still_linked(&store, &mut inlinks, key.url)? {
                 rows.push((key, entry));
             }
         }

@@ -82,10 +82,9 @@ impl Ledger {
                 }
                 (Some(key), Some(entry)) if deaths >= CRASH_LOOP_DEATHS => {
                     self.host(key.host, "")?;
-                    self.dequeue(&mut b, key)?;
                     let state = SeenState::Failed(FailReason::CrashLoop);
-                    self.mark(&mut b, id, &entry, state);
-                    super::bump(&mut self.counters.failed, FailReason::CrashLoop.name(), 1);
+                    // (A revisit's page stays as stored.)
+                    self.leave_queue(&mut b, key, &entry, state)?;
                     let detail = DetailRecord {
                         reason: FailReason::CrashLoop.name().into(),
                         detail: format!(
@@ -95,7 +94,9 @@ impl Ledger {
                         ),
                         at_ms: self.clock.now_ms(),
                     };
-                    b.put_row::<Details>(&id, &detail);
+                    if entry.revisit.is_none() {
+                        b.put_row::<Details>(&id, &detail);
+                    }
                     b.delete_row::<InFlight>(&id);
                     if !touched.contains(&key.host) {
                         touched.push(key.host);

@@ -14,6 +14,7 @@ mod learned;
 mod near;
 mod order;
 mod page;
+mod revisits;
 mod seeds;
 mod sitemaps;
 mod sites;
@@ -144,6 +145,8 @@ pub(super) struct Ledger {
     /// The sitemap files found, and how many each host has.
     sitemaps: HashSet<UrlId>,
     sitemap_hosts: HashMap<HostId, u32>,
+    /// When the first `due` row is due.
+    next_due_ms: Option<u64>,
 }
 
 impl Ledger {
@@ -162,6 +165,7 @@ impl Ledger {
             groups: SiteGroups::default(),
             sitemaps: HashSet::new(),
             sitemap_hosts: HashMap::new(),
+            next_due_ms: None,
             clock: Clock::start(),
             agent: settings.agent_token().to_string(),
             counters: store.counters()?,
@@ -205,6 +209,8 @@ impl Ledger {
         l.load_seen_front()?;
         l.load_seeds()?;
         l.load_sitemaps()?;
+        l.retime_revisits()?;
+        l.load_due()?;
         l.regroup();
         Ok(l)
     }
@@ -353,6 +359,7 @@ impl Ledger {
         let refilter = new.filter != self.settings.filter;
         let limits = new.link_limits() != self.settings.link_limits();
         let regroup = new.site_batch != self.settings.site_batch;
+        let retime = new.recrawl != self.settings.recrawl;
         self.denoise = new.denoise.denoiser().map(Arc::new);
         self.settings = new;
         // `targets import` in the shell tells a running crawl this way.
@@ -364,6 +371,9 @@ impl Ledger {
         }
         if regroup {
             self.regroup();
+        }
+        if retime && let Err(e) = self.retime_revisits() {
+            self.notice(format!("revisits not timed under the new policy: {e}"));
         }
         if refilter && let Err(e) = self.rebuild_filters() {
             self.notice(format!("filters not rebuilt: {e}"));

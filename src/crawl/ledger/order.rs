@@ -116,8 +116,11 @@ impl Ledger {
             (order.priority_as(own, e.depth, &s), s)
         };
         // The URL's `seen` row names its new key (see `apply_boosts`).
+        // (A revisit's page stays fetched: its row is not a queued one.)
         let moved_to = |b: &mut Batch<'_>, to: &FrontierKey, e: &FrontierEntry| {
-            b.put_row::<Seen>(&to.url, &queued_record(e, to.priority));
+            if e.revisit.is_none() {
+                b.put_row::<Seen>(&to.url, &queued_record(e, to.priority));
+            }
         };
         let moved = h.queue.rekey(&store, rekey, moved_to)?;
         h.record.order_gen = generation;

@@ -5,6 +5,8 @@
 //! for HTML, the doc and its links.
 
 use super::discover::ScoreFrom;
+use super::near::Placed;
+use super::revisits::Answer;
 use super::{Discovery, Ledger, PageWrite, VIA_REDIRECT, bump};
 use crate::crawl::worker::{PageData, PageJob, ParsedHtml};
 use crate::fetch::{FetchError, is_backoff, retry_after_ms};
@@ -16,7 +18,7 @@ use crate::model::{self};
 use crate::schema::tables::{Details, Docs, Pages, Verdicts};
 use crate::schema::{
     DenoiseRecord, DetailRecord, DocRecord, FilterReason, FrontierEntry, InLinkKey, LinkView,
-    PageLinksBuilder, PageRecord, SeenState,
+    NearRecord, PageLinksBuilder, PageRecord, SeenState,
 };
 use crate::store::StoreError;
 
@@ -40,7 +42,11 @@ impl Ledger {
         }
         // The fetch is over, whatever came of it: not in flight any more.
         self.unmark(&mut w.b, job.url.id());
+        let revisit = job.entry.revisit.is_some();
         let data = match result {
+            Err(e) if revisit => {
+                return self.commit_missed(w, &job, &e.detail, self.clock.now_ms() + delay);
+            }
             Err(e) => return self.commit_failure(w, &job, e, self.clock.now_ms() + delay),
             Ok(d) => d,
         };
@@ -58,8 +64,32 @@ impl Ledger {
         if backoff && job.entry.attempts + 1 < self.settings.max_attempts {
             return self.commit_retry(w, job, next_at);
         }
+        let changed = match revisit {
+            true if backoff => {
+                let why = format!(
+                    "status {} after {} attempts",
+                    status.as_u16(),
+                    job.entry.attempts + 1
+                );
+                return self.commit_missed(w, &job, &why, next_at);
+            }
+            true => match self.answer(&job, data.fetched.status, data.md5)? {
+                Answer::Unchanged(v) => {
+                    let headers = std::mem::take(&mut data.fetched.headers);
+                    return self.commit_unchanged(w, &job, v, &headers, next_at);
+                }
+                Answer::Changed(v, past) => {
+                    let near = self.forget_version(&mut w, &job, data.md5)?;
+                    Some((v, past, near))
+                }
+            },
+            false => None,
+        };
+        let validators = data.fetched.headers.clone();
         self.record_response(&mut w, &job, &mut data, next_at)?;
-        self.fetched_target(job.url.id());
+        if !revisit {
+            self.fetched_target(job.url.id());
+        }
         let PageData {
             parsed,
             md5,
@@ -77,7 +107,14 @@ impl Ledger {
         if let Some(html) = parsed {
             // A large page's text was not put in its frame.
             let text_in_frame = text_len > 0 || html.page.text.is_empty();
-            self.record_html(&mut w, &job, html, md5, text_in_frame)?;
+            let kept_near = changed.as_ref().map(|c| c.2);
+            self.record_html(&mut w, &job, html, (md5, kept_near), text_in_frame)?;
+        }
+        match changed {
+            Some((v, past, _)) => self.changed_visit(&mut w.b, &job, v, past, &validators),
+            // Sitemaps too: a revisit reads their lastmods again.
+            None if self.settings.recrawl.is_on() => self.first_visit(&mut w.b, &job, &validators),
+            None => {}
         }
         self.finish(w.b, &w.touched)?;
         drop(fetched); // its budget share goes once the page is written
@@ -247,7 +284,7 @@ impl Ledger {
         w: &mut PageWrite<'_>,
         job: &PageJob,
         html: ParsedHtml,
-        md5: [u8; 16],
+        (md5, kept_near): ([u8; 16], Option<Option<NearRecord>>),
         text_in_frame: bool,
     ) -> Result<(), StoreError> {
         let id = job.url.id();
@@ -275,8 +312,13 @@ impl Ledger {
         let kept = verdict.verdict == model::Verdict::Keep;
         self.judged(kept, text);
         self.learn(&mut w.b, job, kept);
-        let placed = match (html.simhash, duplicate_of) {
-            (Some(hash), None) => Some(self.place_near(&mut w.b, id, hash)?),
+        // A revisit's new version keeps the page's near-duplicate place.
+        let placed = match (html.simhash, duplicate_of, kept_near) {
+            (_, _, Some(near)) => Some(Placed {
+                expand: near.as_ref().is_none_or(|n| n.expanded),
+                near,
+            }),
+            (Some(hash), None, None) => Some(self.place_near(&mut w.b, id, hash)?),
             _ => None,
         };
         if duplicate_of.is_some() {

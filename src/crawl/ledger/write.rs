@@ -124,10 +124,36 @@ impl Ledger {
     ) -> Result<(), StoreError> {
         let store = self.store.clone();
         let mut b = store.batch();
-        self.dequeue(&mut b, key)?;
-        self.mark(&mut b, key.url, &entry, SeenState::Filtered(r));
-        bump(&mut self.counters.filtered, r.name(), 1);
+        self.leave_queue(&mut b, key, &entry, SeenState::Filtered(r))?;
         self.finish(b, &[key.host])
+    }
+
+    /// A popped URL leaves the frontier unfetched as `state` (filtered or
+    /// failed); a revisit's page stays as stored, its revisit missed.
+    pub(super) fn leave_queue(
+        &mut self,
+        b: &mut Batch<'_>,
+        key: FrontierKey,
+        entry: &FrontierEntry,
+        state: SeenState,
+    ) -> Result<(), StoreError> {
+        self.dequeue(b, key)?;
+        if entry.revisit.is_some() {
+            self.counters.revisits_queued = self.counters.revisits_queued.saturating_sub(1);
+            let why = match state {
+                SeenState::Filtered(r) => r.name(),
+                SeenState::Failed(r) => r.name(),
+                _ => "",
+            };
+            return self.revisit_missed(b, key.url, why);
+        }
+        self.mark(b, key.url, entry, state);
+        match state {
+            SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
+            SeenState::Failed(r) => bump(&mut self.counters.failed, r.name(), 1),
+            _ => {}
+        }
+        Ok(())
     }
 
     /// A queued URL that no longer parses (written by another version).
@@ -181,14 +207,8 @@ impl Ledger {
             let last = popped.len() < 1000;
             let mut b = store.batch();
             for (key, entry) in popped {
-                self.dequeue(&mut b, key)?;
-                self.mark(&mut b, key.url, &entry, state);
-                match state {
-                    SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
-                    SeenState::Failed(r) => bump(&mut self.counters.failed, r.name(), 1),
-                    _ => {}
-                }
-                if let Some(d) = detail {
+                self.leave_queue(&mut b, key, &entry, state)?;
+                if let Some(d) = detail.filter(|_| entry.revisit.is_none()) {
                     b.put_row::<Details>(&key.url, d);
                 }
             }

@@ -22,10 +22,12 @@ mod learned;
 mod links;
 mod near;
 mod page;
+mod page_history;
 mod pages;
 mod quit;
 mod rank;
 mod rank_hosts;
+mod recrawl;
 mod refilter;
 mod reindex;
 mod runs;
@@ -71,6 +73,7 @@ pub static COMMANDS: &[&Command] = &[
     &simulate::COMMAND,
     &targets::COMMAND,
     &refilter::COMMAND,
+    &recrawl::COMMAND,
     &reindex::COMMAND,
     &source::COMMAND,
     &quit::COMMAND,

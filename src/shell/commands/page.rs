@@ -1,15 +1,16 @@
-//! `page URL [--raw|--text|--noise]`: a stored page — status, headers,
+//! `page URL [--raw|--text|--noise|--history]`: a stored page — status, headers,
 //! title, text, scores, links out and in; `--raw` prints the body as
 //! fetched (decoded to text), `--text` its text (denoised when it was),
-//! `--noise` the lines each denoising rule removed.
+//! `--noise` the lines each denoising rule removed, `--history` its visits
+//! and past versions.
 
 use serde_json::json;
 
-use super::{Call, Command, no_detail, urls};
+use super::{Call, Command, no_detail, page_history, urls};
 use crate::filter::denoise::{clean_text, noise_of, removed};
 use crate::frontier::order::backlink_importance;
 use crate::model::UrlId;
-use crate::schema::tables::{Clusters, RankRow, Ranks};
+use crate::schema::tables::{Clusters, RankRow, Ranks, Visits};
 use crate::schema::{DocRecord, LinkRecord, PageRecord};
 use crate::shell::error::{Result, ShellError};
 use crate::shell::reply::Reply;
@@ -17,12 +18,13 @@ use crate::shell::{Shell, table};
 
 pub const COMMAND: Command = Command {
     name: "page",
-    usage: "page URL [--raw|--text|--noise]",
-    summary: "a stored page: status, headers, title, text, links in and out; --raw prints the body, --text the (denoised) text, --noise what denoising removed",
+    usage: "page URL [--raw|--text|--noise|--history]",
+    summary: "a stored page: status, headers, title, text, links in and out; --raw prints the body, --text the (denoised) text, --noise what denoising removed, --history its visits and past versions",
     examples: &[
         "page https://example.org/",
         "page https://example.org/ --raw",
         "page https://example.org/ --noise",
+        "page https://example.org/ --history",
     ],
     arity: (1, Some(2)),
     subs: &[],
@@ -35,11 +37,14 @@ pub const COMMAND: Command = Command {
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     let (url, view) = match call.args[..] {
         [u] => (u, None),
-        [u, flag @ ("--raw" | "--text" | "--noise")]
-        | [flag @ ("--raw" | "--text" | "--noise"), u] => (u, Some(flag)),
+        [u, flag @ ("--raw" | "--text" | "--noise" | "--history")]
+        | [flag @ ("--raw" | "--text" | "--noise" | "--history"), u] => (u, Some(flag)),
         _ => return Err(ShellError::Usage),
     };
     let u = sh.url_arg(url)?;
+    if view == Some("--history") {
+        return page_history::history_view(sh, &u);
+    }
     if let Some(flag @ ("--text" | "--noise")) = view {
         return text_view(sh, &u, flag == "--noise");
     }
@@ -88,12 +93,19 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
             cluster.map_or(1, |c| c.pages)
         );
     }
+    let visits = sh.store.row::<Visits>(&u.id())?;
+    if let Some(v) = &visits {
+        t += &page_history::visit_line(v);
+    }
     let (lines, scores) = score_lines(sh, u.id())?;
     t += &lines;
     let d = doc.unwrap_or_default();
     t += &tail(&page, &d, &outs, &ins);
     let mut j = page_json(&page, &d, &outs, &ins);
     j["ranking"] = scores;
+    j["visits"] = json!(visits.map(|v| json!({
+        "visits": v.visits, "changes": v.changes, "last_visit_ms": v.last_ms, "due_ms": v.due_ms,
+    })));
     j["simhash"] = json!(d.simhash.map(|h| format!("{h:016x}")));
     j["near_duplicate_of"] = json!(near.map(|(u, n)| json!({"url": u, "distance": n.distance})));
     Ok(Reply::with(t.trim_end().to_string(), j))

@@ -2,6 +2,7 @@
 //! in the db and a running crawl uses it at once.
 
 use super::{Call, Command, Known};
+use crate::crawl::CrawlSettings;
 use crate::shell::Shell;
 use crate::shell::config;
 use crate::shell::error::Result;
@@ -42,21 +43,27 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     let key = config::find_or_suggest(call.args[0])?;
     let mut s = sh.settings.clone();
     key.set(&mut s, &call.args[1..].join(" "))?;
-    sh.settings = s;
-    sh.persist_settings()?;
-    let live = match &sh.crawl {
-        Some(_) if key.at_start => " (from the next crawl; the running one keeps its value)",
-        Some(r) => {
-            r.handle.set_settings(sh.settings.clone());
-            " (applied to the running crawl)"
-        }
-        None => "",
-    };
+    let live = adopt(sh, s, key.at_start)?;
     Ok(Reply::text(format!(
         "{} = {}{live}",
         key.name,
         key.get(&sh.settings)
     )))
+}
+
+/// Makes `s` the shell's settings, saved in the db and handed to a
+/// running crawl (unless `at_start`); returns what the reply adds.
+pub(super) fn adopt(sh: &mut Shell, s: CrawlSettings, at_start: bool) -> Result<&'static str> {
+    sh.settings = s;
+    sh.persist_settings()?;
+    Ok(match &sh.crawl {
+        Some(_) if at_start => " (from the next crawl; the running one keeps its value)",
+        Some(r) => {
+            r.handle.set_settings(sh.settings.clone());
+            " (applied to the running crawl)"
+        }
+        None => "",
+    })
 }
 
 #[cfg(test)]

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::{Call, Command, no_detail, nothing};
+use super::{Call, Command, no_detail, nothing, recrawl};
 use crate::crawl::groups::{HostLoad, SiteGroups};
+use crate::crawl::revisit::estimate_freshness;
 use crate::crawl::sites::SiteRules;
 use crate::schema::tables::Runs;
 use crate::shell::error::Result;
@@ -84,13 +85,20 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
     if let Some(g) = &groups {
         h += &format!("\ngroups      {}", g.line());
     }
+    let revisits = if sh.settings.recrawl.is_on() || c.due + c.revisits + c.revisits_queued > 0 {
+        let f = estimate_freshness(&sh.store, crate::model::now_ms())?;
+        h += &format!("\n{}", recrawl::status_line(&c, &f));
+        recrawl::status_json(&c, &f)
+    } else {
+        serde_json::Value::Null
+    };
     let j = json!({
         "state": state, "fetched": c.fetched, "run_fetched": run_fetched, "queued": c.queued,
         "failed": c.failed, "filtered": c.filtered, "duplicates": c.duplicates, "links": c.links,
         "near_duplicates": c.near_duplicates, "unexpanded": c.unexpanded,
         "pages_per_sec_10s": recent, "pages_per_sec_run": overall, "bytes": c.bytes,
         "active_hosts": active, "elapsed_secs": elapsed, "tlp": tlp, "by_status": c.by_status,
-        "focus": focus.json(), "groups": groups,
+        "focus": focus.json(), "groups": groups, "revisits": revisits,
     });
     Ok(Reply::with(h, j))
 }

@@ -5,13 +5,15 @@
 
 use serde_json::json;
 
-use super::{Call, Command, no_detail, urls};
+use super::{Call, Command, no_detail, page_history, urls};
 use crate::crawl::sites::SiteRules;
 use crate::crawl::traps;
 use crate::fetch::RobotsRules;
 use crate::model::{self, LinkVerdict, UrlId, Verdict};
-use crate::schema::tables::{Lastmods, LinkLimitsRow, Sitemaps};
-use crate::schema::{FailReason, FilterReason, LinkLimits, RobotsOutcome, SeenState};
+use crate::schema::tables::{Due, Lastmods, LinkLimitsRow, Sitemaps, Visits};
+use crate::schema::{
+    DueKey, DueReason, FailReason, FilterReason, LinkLimits, RobotsOutcome, SeenState,
+};
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
@@ -274,9 +276,31 @@ impl Shell {
             }
             _ => String::new(),
         };
+        let revisits = self.explain_revisits(u.id())?;
         Ok(format!(
-            "fetched {when} with status {status}, depth {depth}{parent}{verdict}{redirect}"
+            "fetched {when} with status {status}, depth {depth}{parent}{verdict}{redirect}{revisits}"
         ))
+    }
+
+    /// A page under `recrawl`: its visits, change rate and next revisit.
+    fn explain_revisits(&self, id: UrlId) -> Result<String> {
+        let Some(v) = self.store.row::<Visits>(&id)? else {
+            return Ok(String::new());
+        };
+        let line = page_history::visit_line(&v);
+        let line = line.trim_start_matches("visits").trim();
+        let due = self
+            .store
+            .row::<Due>(&DueKey {
+                at_ms: v.due_ms,
+                url: id,
+            })?
+            .filter(|r| *r == DueReason::Lastmod)
+            .map_or(
+                "",
+                |_| " (a sitemap's lastmod is newer than the last visit)",
+            );
+        Ok(format!("; visits {line}{due}"))
     }
 
     /// What the page repeats: an earlier page's body (its links are not

@@ -1,0 +1,93 @@
+//! `page URL --history`: a page's visits under `recrawl` and its versions
+//! (the stored one, and those revisits found replaced), and the `visits`
+//! line of `page URL` and `why URL`.
+
+use serde_json::json;
+
+use crate::crawl::revisit::change_rate;
+use crate::model::CanonicalUrl;
+use crate::schema::tables::Visits;
+use crate::schema::{PastVersion, VisitRecord};
+use crate::shell::Shell;
+use crate::shell::error::Result;
+use crate::shell::reply::Reply;
+use crate::shell::table;
+
+const DAY_MS: f64 = 86_400_000.0;
+
+/// One line: visits, changes, estimated rate and the next revisit.
+pub fn visit_line(v: &VisitRecord) -> String {
+    let rate = match change_rate(v) {
+        Some(r) => format!("change rate ≈ {:.3}/day", r * DAY_MS),
+        None if !v.recent.is_empty() => "no change seen".to_string(),
+        None => "not revisited yet".to_string(),
+    };
+    let next = match (v.queued, v.due_ms) {
+        (true, _) => "queued for a revisit now".to_string(),
+        (false, 0) => "no revisit due (recrawl off)".to_string(),
+        (false, at) => format!("due {}", table::time(at)),
+    };
+    let missed = match v.failures {
+        0 => String::new(),
+        n => format!(", {n} missed (last: {})", v.last_error),
+    };
+    format!(
+        "visits        {} ({} found it changed{missed}), last {}; {rate}; {next}\n",
+        v.visits,
+        v.changes,
+        table::time(v.last_ms)
+    )
+}
+
+/// `--history`: the visits line, then each version, oldest first.
+pub fn history_view(sh: &Shell, u: &CanonicalUrl) -> Result<Reply> {
+    let page = sh
+        .store
+        .page(u.id())?
+        .ok_or_else(|| format!("{u} has no stored page (why {u} says why)"))?;
+    let Some(v) = sh.store.row::<Visits>(&u.id())? else {
+        return Err(format!(
+            "{u} has no visits recorded: revisits were off when it was fetched (recrawl uniform EVERY or recrawl change-rate turns them on)"
+        )
+        .into());
+    };
+    let mut t = format!("url           {u}\n{}", visit_line(&v));
+    t += "versions      oldest first: fetched, replaced, status, md5\n";
+    for p in &v.history {
+        t += &version_line(p, &table::time(p.replaced_ms));
+    }
+    let stored = PastVersion {
+        md5: page.md5,
+        status: page.status,
+        fetched_ms: page.fetched_ms,
+        replaced_ms: 0,
+    };
+    t += &version_line(&stored, "(stored)");
+    let version = |p: &PastVersion| {
+        json!({
+            "md5": hex(&p.md5), "status": p.status,
+            "fetched_ms": p.fetched_ms, "replaced_ms": p.replaced_ms,
+        })
+    };
+    let j = json!({
+        "url": u.as_str(), "visits": v.visits, "changes": v.changes, "missed": v.failures,
+        "last_visit_ms": v.last_ms, "due_ms": v.due_ms, "queued": v.queued,
+        "change_rate_per_day": change_rate(&v).map(|r| r * DAY_MS),
+        "history": v.history.iter().map(version).collect::<Vec<_>>(),
+        "stored": version(&stored),
+    });
+    Ok(Reply::with(t.trim_end().to_string(), j))
+}
+
+fn version_line(p: &PastVersion, until: &str) -> String {
+    format!(
+        "  {} → {until}  {}  {}\n",
+        table::time(p.fetched_ms),
+        p.status,
+        hex(&p.md5)
+    )
+}
+
+fn hex(md5: &[u8; 16]) -> String {
+    md5.iter().map(|b| format!("{b:02x}")).collect()
+}
