@@ -437,3 +437,58 @@ async fn a_sitemap_lastmod_newer_than_the_last_visit_makes_a_page_due() {
     let problems = trawl::crawl::audit(&db.store).unwrap();
     assert!(problems.is_empty(), "{problems:?}");
 }
+
+/// Home's links change at 1 h; /b answers 500 in the second hour.
+fn unsteady(path: &str, at_ms: u64, _: &Request) -> Response {
+    match path {
+        "/robots.txt" => Response::status(404),
+        "/" if at_ms < HOUR => html("home", &links(&["/a", "/b"])),
+        "/" => html("home, rearranged", &links(&["/b", "/c"])),
+        "/b" if (HOUR..2 * HOUR).contains(&at_ms) => Response::status(500),
+        p => html(p, "a page that stays the same"),
+    }
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_new_version_replaces_the_old_links_and_a_server_error_keeps_the_page() {
+    let site = Site::start(unsteady).await;
+    let db = Db::new();
+    let policy = RecrawlSettings {
+        mode: RecrawlMode::Uniform,
+        every: Duration::from_secs(3600),
+        ..RecrawlSettings::default()
+    };
+    crawl_for(
+        &db,
+        policy,
+        &site.url("/"),
+        Duration::from_secs(2 * 3600 + 1800),
+    )
+    .await;
+    // Home's second version links /c, found and fetched then.
+    assert_eq!(site.asked("/c").len(), 2);
+    let home = common::id(&site.url("/"));
+    let out: Vec<String> = db
+        .store
+        .links_from(home, 10)
+        .unwrap()
+        .into_iter()
+        .map(|(_, l)| l.dst_url)
+        .collect();
+    assert_eq!(out, [site.url("/b"), site.url("/c")]);
+    // The 500 kept the stored /b; the next revisit found it unchanged.
+    let b = site.url("/b");
+    assert_eq!(site.asked("/b").len(), 3);
+    assert_eq!(db.page(&b).unwrap().status, 200);
+    let v = visits(&db, &b);
+    assert_eq!((v.visits, v.changes, v.failures), (2, 0, 1), "{v:?}");
+    assert!(v.last_error.contains("500"), "{v:?}");
+    let c = db.store.counters().unwrap();
+    assert_eq!(c.by_status.get(&200), Some(&4), "{c:?}");
+    assert_eq!(c.links, 2, "the stored home's two links: {c:?}");
+    // In-links and links agree: /a lost its in-link from home.
+    let problems = trawl::crawl::audit(&db.store).unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
+    let why = common::why(&db.store, &b).await;
+    assert!(why.contains("1 missed (last: status 500"), "{why}");
+}

@@ -65,12 +65,12 @@ impl Ledger {
             return self.commit_retry(w, job, next_at);
         }
         let changed = match revisit {
-            true if backoff => {
-                let why = format!(
-                    "status {} after {} attempts",
-                    status.as_u16(),
-                    job.entry.attempts + 1
-                );
+            // A server error says nothing of the page: the stored one stays.
+            true if backoff || status.is_server_error() => {
+                let why = match job.entry.attempts + 1 {
+                    1 => format!("status {}", status.as_u16()),
+                    n => format!("status {} after {n} attempts", status.as_u16()),
+                };
                 return self.commit_missed(w, &job, &why, next_at);
             }
             true => match self.answer(&job, data.fetched.status, data.md5)? {
