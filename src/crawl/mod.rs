@@ -39,3 +39,16 @@ pub use settings::{CrawlSettings, RecrawlMode, RecrawlSettings, Scope};
 pub use traps::TrapLimits;
 /// A fetch task's CPU work on a body, public for the crawl-floor benchmark.
 pub use worker::{PageData, ParsedHtml, TextWork, process as process_page};
+
+/// Times every fetched page under `settings.recrawl` when it is not the
+/// policy the db's revisits were timed under (a crawl does it at its
+/// start; the shell's `recrawl` at once when no crawl runs). Returns what
+/// it did, for the user.
+pub fn retime_revisits(
+    store: std::sync::Arc<crate::store::Store>,
+    settings: CrawlSettings,
+) -> Result<Vec<String>, crate::store::StoreError> {
+    let mut ledger = ledger::Ledger::offline(store, settings)?;
+    ledger.retime_revisits()?;
+    Ok(ledger.take_notices())
+}

@@ -169,6 +169,8 @@ impl Scheduler {
             started: Instant::now(),
             rate_samples: Default::default(),
         };
+        // Pages fetched before revisits were on, or under another policy.
+        scheduler.ledger.retime_revisits()?;
         scheduler.ready.set_by_score(by_score);
         let control = Control {
             stop: stop_rx,

@@ -227,11 +227,7 @@ async fn opens_migrates_answers_and_refilters(version: u32) {
     // row), whatever version wrote it.
     let text = common::shell(
         store.clone(),
-        vec![
-            "recrawl uniform 1d".into(),
-            "refilter".into(),
-            "status".into(),
-        ],
+        vec!["recrawl uniform 1d".into(), "status".into()],
     )
     .await;
     let scheduled = format!("0 due (queued), {} scheduled", pages);

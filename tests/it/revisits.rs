@@ -92,6 +92,15 @@ async fn crawl_for(db: &Db, policy: RecrawlSettings, seed: &str, horizon: Durati
         .unwrap();
 }
 
+/// Uniform revisits every hour.
+fn hourly() -> RecrawlSettings {
+    RecrawlSettings {
+        mode: RecrawlMode::Uniform,
+        every: Duration::from_secs(3600),
+        ..RecrawlSettings::default()
+    }
+}
+
 fn visits(db: &Db, url: &str) -> VisitRecord {
     db.store
         .row::<Visits>(&common::id(url))
@@ -140,11 +149,7 @@ fn validating(path: &str, at_ms: u64, req: &Request) -> Response {
 async fn revisits_send_validators_keep_unchanged_pages_and_record_history() {
     let site = Site::start(validating).await;
     let db = Db::new();
-    let policy = RecrawlSettings {
-        mode: RecrawlMode::Uniform,
-        every: Duration::from_secs(3600),
-        ..RecrawlSettings::default()
-    };
+    let policy = hourly();
     // Fetched at about 0 h, then revisited at 1, 2 and 3 h.
     crawl_for(
         &db,
@@ -394,7 +399,8 @@ async fn a_sitemap_lastmod_newer_than_the_last_visit_makes_a_page_due() {
             "/map.xml" => Response::new(
                 200,
                 format!(
-                    "<urlset><url><loc>{base}/news</loc><lastmod>{lastmod}</lastmod></url></urlset>"
+                    "<urlset><url><loc>{base}/news</loc><lastmod>{lastmod}</lastmod></url>\
+                     <url><loc>{base}/news</loc><lastmod>{lastmod}</lastmod></url></urlset>"
                 ),
             )
             .header("content-type", "application/xml"),
@@ -453,11 +459,7 @@ fn unsteady(path: &str, at_ms: u64, _: &Request) -> Response {
 async fn a_new_version_replaces_the_old_links_and_a_server_error_keeps_the_page() {
     let site = Site::start(unsteady).await;
     let db = Db::new();
-    let policy = RecrawlSettings {
-        mode: RecrawlMode::Uniform,
-        every: Duration::from_secs(3600),
-        ..RecrawlSettings::default()
-    };
+    let policy = hourly();
     crawl_for(
         &db,
         policy,

@@ -209,7 +209,6 @@ impl Ledger {
         l.load_seen_front()?;
         l.load_seeds()?;
         l.load_sitemaps()?;
-        l.retime_revisits()?;
         l.load_due()?;
         l.regroup();
         Ok(l)

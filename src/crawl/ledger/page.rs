@@ -73,7 +73,12 @@ impl Ledger {
                 };
                 return self.commit_missed(w, &job, &why, next_at);
             }
-            true => match self.answer(&job, data.fetched.status, data.md5)? {
+            true => match self.answer(
+                &job,
+                data.fetched.status,
+                data.md5,
+                data.fetched.location.as_deref(),
+            )? {
                 Answer::Unchanged(v) => {
                     let headers = std::mem::take(&mut data.fetched.headers);
                     return self.commit_unchanged(w, &job, v, &headers, next_at);
@@ -107,7 +112,7 @@ impl Ledger {
         if let Some(html) = parsed {
             // A large page's text was not put in its frame.
             let text_in_frame = text_len > 0 || html.page.text.is_empty();
-            let kept_near = changed.as_ref().map(|c| c.2);
+            let kept_near = changed.as_ref().and_then(|c| c.2);
             self.record_html(&mut w, &job, html, (md5, kept_near), text_in_frame)?;
         }
         match changed {

@@ -100,6 +100,7 @@ impl Ledger {
         job: &PageJob,
         status: u16,
         md5: [u8; 16],
+        location: Option<&str>,
     ) -> Result<Answer, StoreError> {
         let id = job.url.id();
         let v = self
@@ -110,7 +111,14 @@ impl Ledger {
                 ..VisitRecord::default()
             });
         let old = self.store.row::<Pages>(&id)?;
-        let same = |p: &crate::schema::PageRecord| p.status == status && p.md5 == md5;
+        // A redirect is the same only to the same place.
+        let target = location
+            .filter(|_| (300..400).contains(&status))
+            .and_then(|l| model::resolve(job.url.url(), l).ok())
+            .map(|t| t.as_str().to_string());
+        let same = |p: &crate::schema::PageRecord| {
+            p.status == status && p.md5 == md5 && p.redirect_to == target
+        };
         match old {
             Some(_) if status == 304 => Ok(Answer::Unchanged(v)),
             Some(p) if same(&p) => Ok(Answer::Unchanged(v)),
@@ -167,6 +175,8 @@ impl Ledger {
             v.history.drain(..over);
         }
         v.version_ms = now;
+        // The old version's validators go with it.
+        (v.etag, v.last_modified) = (None, None);
         take_validators(&mut v, headers);
         observe(&mut v, now, true);
         self.counters.revisits += 1;
@@ -188,6 +198,13 @@ impl Ledger {
         };
         v.failures += 1;
         v.last_error = why.to_string();
+        if why == crate::schema::FailReason::CrashLoop.name() {
+            // It took the process down: never asked for again.
+            v.last_error += ": not revisited again";
+            v.queued = false;
+            b.put_row::<Visits>(&id, &v);
+            return Ok(());
+        }
         let now = self.clock.now_ms();
         self.schedule_visit(b, id, v, now, DueReason::Interval);
         Ok(())
@@ -224,7 +241,7 @@ impl Ledger {
         for key in &due {
             w.b.delete_row::<Due>(key);
             self.counters.due = self.counters.due.saturating_sub(1);
-            self.queue_revisit(&mut w, key.url)?;
+            self.queue_revisit(&mut w, key)?;
         }
         self.finish(w.b, &w.touched)?;
         self.load_due()?;
@@ -233,10 +250,15 @@ impl Ledger {
 
     /// Puts fetched page `id` in its host's queue as a revisit, unless it
     /// is no longer a fetched page the crawl may enter.
-    fn queue_revisit(&mut self, w: &mut PageWrite<'_>, id: UrlId) -> Result<(), StoreError> {
+    fn queue_revisit(&mut self, w: &mut PageWrite<'_>, key: &DueKey) -> Result<(), StoreError> {
+        let id = key.url;
         let Some(mut v) = self.store.row::<Visits>(&id)? else {
             return Ok(());
         };
+        // A row its visits row does not name is a stray: dropped.
+        if v.queued || v.due_ms != key.at_ms {
+            return Ok(());
+        }
         v.due_ms = 0;
         let seen = self.store.seen(id)?;
         let url = model::normalize(&v.url).ok();
@@ -308,8 +330,11 @@ impl Ledger {
     /// Times every fetched page under the revisit policy when it differs
     /// from the one the `due` rows were timed under: pages fetched before
     /// revisits were on get their first `visits` row.
-    pub(super) fn retime_revisits(&mut self) -> Result<(), StoreError> {
+    pub fn retime_revisits(&mut self) -> Result<(), StoreError> {
         let policy = self.settings.recrawl;
+        if self.store.is_read_only() {
+            return Ok(());
+        }
         let fingerprint = policy.fingerprint();
         let stored = self.store.meta::<RecrawlRow>()?.unwrap_or_default();
         if stored.fingerprint == fingerprint {
@@ -400,14 +425,15 @@ impl Ledger {
 
     /// A revisit found a new version (body `md5`): what the old one counted
     /// and derived goes, so that the new one is recorded as a first fetch
-    /// would be. Returns the old version's near-duplicate place, which the
-    /// new one keeps (a page is placed among near-duplicates once).
+    /// would be. Returns the old version's near-duplicate place, if it had
+    /// one, which the new one keeps (a page is placed among
+    /// near-duplicates once).
     pub(super) fn forget_version(
         &mut self,
         w: &mut PageWrite<'_>,
         job: &PageJob,
         md5: [u8; 16],
-    ) -> Result<Option<NearRecord>, StoreError> {
+    ) -> Result<Option<Option<NearRecord>>, StoreError> {
         let id = job.url.id();
         // `record_response` takes the revisit out of the frontier.
         self.counters.revisits_queued = self.counters.revisits_queued.saturating_sub(1);
@@ -439,7 +465,8 @@ impl Ledger {
             if let Some(counter) = doc.verdict.counter() {
                 super::bump(&mut self.counters.filtered, counter, -1);
             }
-            near = doc.near;
+            // Placed if it was hashed (and not an exact duplicate).
+            near = doc.simhash.map(|_| doc.near);
             w.b.delete_row::<Docs>(&id);
             w.b.delete_row::<Verdicts>(&id);
         }

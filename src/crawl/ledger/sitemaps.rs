@@ -157,7 +157,8 @@ impl Ledger {
                 lastmod_ms: e.lastmod_ms,
             };
             w.b.put_row::<Lastmods>(&e.url.id(), &last);
-            if let Some(at) = e.lastmod_ms {
+            // (A URL listed twice is looked at once: `discover` marks it.)
+            if let Some(at) = e.lastmod_ms.filter(|_| !w.pending.contains(&e.url.id())) {
                 self.due_by_lastmod(&mut w.b, e.url.id(), at)?;
             }
             let d = Discovery::listed(depth.saturating_add(1), Some(id)).found_on(job.key.host);

@@ -86,7 +86,12 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
         _ => return Err(ShellError::Usage),
     }
     let live = super::set::adopt(sh, s, false)?;
-    let line = format!("recrawl {}{live}", policy(&sh.settings.recrawl));
+    let mut line = format!("recrawl {}{live}", policy(&sh.settings.recrawl));
+    if sh.crawl.is_none() {
+        for n in crate::crawl::retime_revisits(sh.store.clone(), sh.settings.clone())? {
+            line += &format!("\n{n}");
+        }
+    }
     Ok(Reply::with(
         line,
         json!({ "recrawl": policy(&sh.settings.recrawl) }),

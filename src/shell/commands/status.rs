@@ -86,7 +86,13 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
         h += &format!("\ngroups      {}", g.line());
     }
     let revisits = if sh.settings.recrawl.is_on() || c.due + c.revisits + c.revisits_queued > 0 {
-        let f = estimate_freshness(&sh.store, crate::model::now_ms())?;
+        // The estimate reads every `visits` row: a live status of a large
+        // collection leaves it to `recrawl`.
+        let f = if snap.is_none() || c.due + c.revisits_queued <= 100_000 {
+            estimate_freshness(&sh.store, crate::model::now_ms())?
+        } else {
+            Default::default()
+        };
         h += &format!("\n{}", recrawl::status_line(&c, &f));
         recrawl::status_json(&c, &f)
     } else {
