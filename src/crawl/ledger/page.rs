@@ -90,7 +90,11 @@ impl Ledger {
             },
             false => None,
         };
-        let validators = data.fetched.headers.clone();
+        // What a revisit will send (usually nothing to copy).
+        let validators: Vec<(String, String)> = (data.fetched.headers.iter())
+            .filter(|(k, _)| k == "etag" || k == "last-modified")
+            .cloned()
+            .collect();
         self.record_response(&mut w, &job, &mut data, next_at)?;
         if !revisit {
             self.fetched_target(job.url.id());
