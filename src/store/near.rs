@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use rocksdb::ReadOptions;
 
 use super::{Batch, Result, Store};
-use crate::dedup::{BANDS, BandIndex};
+use crate::dedup::BandIndex;
 use crate::model::UrlId;
 use crate::schema::{CF_SIMHASH, SimhashKey};
 
@@ -61,11 +61,17 @@ impl Store {
 }
 
 impl Batch<'_> {
-    /// `page`'s rows in the index, one a band, naming its cluster.
+    /// `page`'s row in the index, naming its cluster: band 0's only (from
+    /// schema 20). Every reader loads band 0 and builds the four tables in
+    /// memory; the other bands' rows cost three writes a page on the
+    /// crawl's serial stage and were never read.
     pub fn put_simhash(&mut self, hash: u64, page: UrlId, cluster: UrlId) {
-        for band in 0..BANDS {
-            let key = SimhashKey { band, hash, page }.to_key();
-            self.put_raw(CF_SIMHASH, &key, &cluster.to_bytes());
+        let key = SimhashKey {
+            band: 0,
+            hash,
+            page,
         }
+        .to_key();
+        self.put_raw(CF_SIMHASH, &key, &cluster.to_bytes());
     }
 }
