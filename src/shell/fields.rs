@@ -6,7 +6,7 @@
 use super::expr::Val;
 use crate::frontier::order::backlink_importance;
 use crate::model;
-use crate::schema::{DocRecord, FrontierScores, PageRecord};
+use crate::schema::{DocRecord, FrontierScores, PageRecord, VisitRecord};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Type {
@@ -30,6 +30,8 @@ pub enum Reads {
     Inlinks,
     /// The page's `ranks` row (`rank pagerank`).
     Rank,
+    /// The page's `visits` row (`recrawl`).
+    Visits,
 }
 
 /// A `page_index` key range that can narrow the candidates for a term.
@@ -64,6 +66,8 @@ pub struct Row<'a> {
     pub pagerank: Option<f64>,
     /// The URL of its nearest near-duplicate.
     pub near_of: Option<&'a str>,
+    /// Its visits under `recrawl`.
+    pub visits: Option<&'a VisitRecord>,
     pub now_ms: f64,
 }
 
@@ -74,6 +78,7 @@ pub struct Extra {
     pub scores: Option<FrontierScores>,
     pub pagerank: Option<f64>,
     pub near_of: Option<String>,
+    pub visits: Option<VisitRecord>,
 }
 
 impl<'a> Row<'a> {
@@ -89,9 +94,15 @@ impl<'a> Row<'a> {
             scores: x.scores.as_ref(),
             pagerank: x.pagerank,
             near_of: x.near_of.as_deref(),
+            visits: x.visits.as_ref(),
             now_ms,
         }
     }
+}
+
+/// A figure of the row's visits (NaN without a `visits` row).
+fn visits(r: &Row, f: fn(&VisitRecord) -> f64) -> Val {
+    Val::Num(r.visits.map_or(f64::NAN, f))
 }
 
 /// A frontier score of the row (NaN when it has none: compares false).
@@ -323,6 +334,34 @@ pub static FIELDS: &[Field] = &[
         "keep, or the filter that rejected it",
         |r| { doc(r, |d| Val::Str(d.verdict.name().to_string())) }
     ),
+    field!(
+        "visits",
+        Num,
+        Visits,
+        None,
+        "responses its visits got under recrawl, the first fetch included",
+        |r| { visits(r, |v| f64::from(v.visits)) }
+    ),
+    field!(
+        "changes",
+        Num,
+        Visits,
+        None,
+        "revisits that found a new version",
+        |r| { visits(r, |v| f64::from(v.changes)) }
+    ),
+    field!(
+        "change_rate",
+        Num,
+        Visits,
+        None,
+        "its estimated changes a day (recrawl change-rate's λ; NaN before a change is seen)",
+        |r| {
+            visits(r, |v| {
+                crate::crawl::revisit::change_rate(v).map_or(f64::NAN, |c| c * 86_400_000.0)
+            })
+        }
+    ),
 ];
 
 pub fn find(name: &str) -> Option<&'static Field> {
@@ -382,6 +421,7 @@ mod tests {
             scores: None,
             pagerank: None,
             near_of: None,
+            visits: None,
             now_ms: 0.0,
         };
         assert_eq!(value("status", &row), Val::Num(404.0));

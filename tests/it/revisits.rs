@@ -210,6 +210,8 @@ async fn revisits_send_validators_keep_unchanged_pages_and_record_history() {
             format!("page {url} --history"),
             "status".into(),
             format!("why {url}"),
+            "count pages where changes > 0".into(),
+            "count pages where visits = 4 and change_rate > 10".into(),
         ],
     )
     .await;
@@ -223,7 +225,9 @@ async fn revisits_send_validators_keep_unchanged_pages_and_record_history() {
         "three past versions and the stored one: {out}"
     );
     assert!(out.contains("(stored)"), "{out}");
-    assert!(out.contains("15 done, 3 found changed"), "{out}");
+    assert!(out.contains("15 done, 3 found changed; fresh ≈"), "{out}");
+    // Only /changing changed, at every hourly visit: λ well above 10 a day.
+    assert!(out.trim_end().ends_with("\n1\n1"), "{out}");
     assert!(out.contains("; visits 4 (3 found it changed)"), "{out}");
 }
 

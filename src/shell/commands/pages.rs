@@ -8,7 +8,7 @@ use serde_json::json;
 use super::{Call, Command, Known, Sub};
 use crate::model::{UrlId, now_ms};
 use crate::schema::tables::Pages;
-use crate::schema::tables::Ranks;
+use crate::schema::tables::{Ranks, Visits};
 use crate::schema::{DocRecord, PageRecord, SeenState};
 use crate::shell::error::{Result, bail};
 use crate::shell::expr::{self, Query};
@@ -198,6 +198,7 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
     let needs_rank = named("pagerank");
     let needs_near = named("near_duplicate_of");
     let needs_scores = fields::names_reading(Reads::Scores).into_iter().any(named);
+    let needs_visits = fields::names_reading(Reads::Visits).into_iter().any(named);
     let now = now_ms() as f64;
     let total = sh.store.counters()?.fetched;
     // A count over index candidates whose filter reads only what the
@@ -265,6 +266,10 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
             near_of: match doc.near.filter(|_| needs_near) {
                 Some(n) => sh.store.url(UrlId(n.of))?,
                 None => None,
+            },
+            visits: match needs_visits {
+                true => sh.store.row::<Visits>(&id)?,
+                false => None,
             },
         };
         let row = Row::full(&page, &doc, &extra, now);
@@ -372,6 +377,7 @@ fn light_match(sh: &Shell, filter: &expr::Expr, id: UrlId, now: f64) -> Result<O
         scores: seen.scores.as_ref(),
         pagerank: None,
         near_of: None,
+        visits: None,
         now_ms: now,
     };
     Ok(Some(filter.eval(&|f| fields::value(f, &row), now)))
