@@ -287,36 +287,13 @@ impl Scheduler {
                 if !stopping && self.next_group() {
                     continue;
                 }
-                // With revisits on, an empty frontier waits for the next.
-                let next_due = self.ledger.next_due_ms();
-                if stopping || self.limit_reached() || next_due.is_none() {
+                if self.idle_ends(stopping, &mut waiting_noticed) {
                     break;
-                }
-                if !waiting_noticed {
-                    waiting_noticed = true;
-                    let wait_s = next_due
-                        .unwrap_or_default()
-                        .saturating_sub(self.ledger.clock.now_ms())
-                        / 1000;
-                    self.notice(format!(
-                        "nothing queued: waiting for the next revisit, due in {}h {:02}m {:02}s",
-                        wait_s / 3600,
-                        wait_s % 3600 / 60,
-                        wait_s % 60
-                    ));
                 }
             } else {
                 waiting_noticed = false;
             }
-            let wake = self.wake_at(stopping || paused);
-            let due = (!stopping)
-                .then(|| self.ledger.next_due_ms())
-                .flatten()
-                .map(|at| self.ledger.clock.instant_of(at));
-            let wake = match (wake, due) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            let wake = self.wake_at(stopping, paused);
             tokio::select! {
                 changed = control.stop.changed(), if !stopping => {
                     if changed.is_err() || *control.stop.borrow() {
@@ -399,15 +376,41 @@ impl Scheduler {
         false
     }
 
-    /// When the next host's time comes, if the loop should wake for it:
-    /// not when `held` (stopping or paused) or already at the limits.
-    fn wake_at(&self, held: bool) -> Option<tokio::time::Instant> {
+    /// When the loop should wake: at the next host's time (not when
+    /// stopping or paused, or at the limits), or the next revisit's.
+    fn wake_at(&self, stopping: bool, paused: bool) -> Option<tokio::time::Instant> {
         let room = self.tasks.len() < self.ledger.settings.concurrency && !self.limit_reached();
-        if held || !room {
-            return None;
-        }
-        let at = self.ready.next_time()?;
+        let page = match stopping || paused || !room {
+            true => None,
+            false => self.ready.next_time(),
+        };
+        // A revisit falling due moves its page into the frontier.
+        let due = self.ledger.next_due_ms().filter(|_| !stopping);
+        let at = match (page, due) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
         Some(self.ledger.clock.instant_of(at))
+    }
+
+    /// Nothing queued and nothing in flight: whether the crawl ends. With
+    /// revisits on it waits for the next one instead (said once a wait).
+    fn idle_ends(&mut self, stopping: bool, noticed: &mut bool) -> bool {
+        let next_due = self.ledger.next_due_ms();
+        let Some(at) = next_due.filter(|_| !stopping && !self.limit_reached()) else {
+            return true;
+        };
+        if !*noticed {
+            *noticed = true;
+            let wait_s = at.saturating_sub(self.ledger.clock.now_ms()) / 1000;
+            self.notice(format!(
+                "nothing queued: waiting for the next revisit, due in {}h {:02}m {:02}s",
+                wait_s / 3600,
+                wait_s % 3600 / 60,
+                wait_s % 60
+            ));
+        }
+        false
     }
 
     /// Takes new settings from the handle; they apply from the next decision.

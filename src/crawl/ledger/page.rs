@@ -6,7 +6,7 @@
 
 use super::discover::ScoreFrom;
 use super::near::Placed;
-use super::revisits::Answer;
+use super::revisits::{Revisit, validators_of};
 use super::{Discovery, Ledger, PageWrite, VIA_REDIRECT, bump};
 use crate::crawl::worker::{PageData, PageJob, ParsedHtml};
 use crate::fetch::{FetchError, is_backoff, retry_after_ms};
@@ -64,37 +64,16 @@ impl Ledger {
         if backoff && job.entry.attempts + 1 < self.settings.max_attempts {
             return self.commit_retry(w, job, next_at);
         }
-        let changed = match revisit {
-            // A server error says nothing of the page: the stored one stays.
-            true if backoff || status.is_server_error() => {
-                let why = match job.entry.attempts + 1 {
-                    1 => format!("status {}", status.as_u16()),
-                    n => format!("status {} after {n} attempts", status.as_u16()),
-                };
-                return self.commit_missed(w, &job, &why, next_at);
+        let changed = match self.revisit_of(&mut w, &job, &data, backoff)? {
+            Revisit::First => None,
+            Revisit::Missed(why) => return self.commit_missed(w, &job, &why, next_at),
+            Revisit::Unchanged(v) => {
+                let headers = std::mem::take(&mut data.fetched.headers);
+                return self.commit_unchanged(w, &job, v, &headers, next_at);
             }
-            true => match self.answer(
-                &job,
-                data.fetched.status,
-                data.md5,
-                data.fetched.location.as_deref(),
-            )? {
-                Answer::Unchanged(v) => {
-                    let headers = std::mem::take(&mut data.fetched.headers);
-                    return self.commit_unchanged(w, &job, v, &headers, next_at);
-                }
-                Answer::Changed(v, past) => {
-                    let near = self.forget_version(&mut w, &job, data.md5)?;
-                    Some((v, past, near))
-                }
-            },
-            false => None,
+            Revisit::Changed(c) => Some(c),
         };
-        // What a revisit will send (usually nothing to copy).
-        let validators: Vec<(String, String)> = (data.fetched.headers.iter())
-            .filter(|(k, _)| k == "etag" || k == "last-modified")
-            .cloned()
-            .collect();
+        let validators = validators_of(&data.fetched.headers);
         self.record_response(&mut w, &job, &mut data, next_at)?;
         if !revisit {
             self.fetched_target(job.url.id());
@@ -116,15 +95,10 @@ impl Ledger {
         if let Some(html) = parsed {
             // A large page's text was not put in its frame.
             let text_in_frame = text_len > 0 || html.page.text.is_empty();
-            let kept_near = changed.as_ref().and_then(|c| c.2);
+            let kept_near = changed.as_ref().and_then(|c| c.near);
             self.record_html(&mut w, &job, html, (md5, kept_near), text_in_frame)?;
         }
-        match changed {
-            Some((v, past, _)) => self.changed_visit(&mut w.b, &job, v, past, &validators),
-            // Sitemaps too: a revisit reads their lastmods again.
-            None if self.settings.recrawl.is_on() => self.first_visit(&mut w.b, &job, &validators),
-            None => {}
-        }
+        self.visited(&mut w.b, &job, changed, &validators);
         self.finish(w.b, &w.touched)?;
         drop(fetched); // its budget share goes once the page is written
         if self.boosts.is_full() {

@@ -21,14 +21,87 @@ use crate::store::{Batch, StoreError};
 const QUEUE_CHUNK: usize = 512;
 
 /// What a revisit's response was, against the stored version.
-pub(super) enum Answer {
+enum Answer {
     /// 304, or the same status and body: nothing new is stored.
     Unchanged(VisitRecord),
     /// A new version: the old one's history entry, and its visits row.
     Changed(VisitRecord, PastVersion),
 }
 
+/// What a response is to a page's revisit.
+pub(super) enum Revisit {
+    /// Not a revisit: a first fetch.
+    First,
+    /// No answer worth storing (a server error): the stored page stays.
+    Missed(String),
+    Unchanged(VisitRecord),
+    Changed(Changed),
+}
+
+/// A new version: the page's visits, the old version's history entry,
+/// and its near-duplicate place, which the new one keeps.
+pub(super) struct Changed {
+    pub visits: VisitRecord,
+    pub past: PastVersion,
+    pub near: Option<Option<NearRecord>>,
+}
+
+/// The validators a response gives a revisit (usually none to copy).
+pub(super) fn validators_of(headers: &[(String, String)]) -> Vec<(String, String)> {
+    (headers.iter())
+        .filter(|(k, _)| k == "etag" || k == "last-modified")
+        .cloned()
+        .collect()
+}
+
 impl Ledger {
+    /// What the response `data` is to `job`'s revisit; a new version's
+    /// old one is forgotten in `w` (see [`Ledger::forget_version`]).
+    pub(super) fn revisit_of(
+        &mut self,
+        w: &mut PageWrite<'_>,
+        job: &PageJob,
+        data: &crate::crawl::worker::PageData,
+        backoff: bool,
+    ) -> Result<Revisit, StoreError> {
+        if job.entry.revisit.is_none() {
+            return Ok(Revisit::First);
+        }
+        let f = &data.fetched;
+        // A server error says nothing of the page: the stored one stays.
+        if backoff || f.status >= 500 {
+            return Ok(Revisit::Missed(match job.entry.attempts + 1 {
+                1 => format!("status {}", f.status),
+                n => format!("status {} after {n} attempts", f.status),
+            }));
+        }
+        Ok(
+            match self.answer(job, f.status, data.md5, f.location.as_deref())? {
+                Answer::Unchanged(v) => Revisit::Unchanged(v),
+                Answer::Changed(visits, past) => {
+                    let near = self.forget_version(w, job, data.md5)?;
+                    Revisit::Changed(Changed { visits, past, near })
+                }
+            },
+        )
+    }
+
+    /// A response was recorded: the page's visit, when revisits are on or
+    /// it was one (sitemaps too: a revisit reads their lastmods again).
+    pub(super) fn visited(
+        &mut self,
+        b: &mut Batch<'_>,
+        job: &PageJob,
+        changed: Option<Changed>,
+        validators: &[(String, String)],
+    ) {
+        match changed {
+            Some(c) => self.changed_visit(b, job, c.visits, c.past, validators),
+            None if self.settings.recrawl.is_on() => self.first_visit(b, job, validators),
+            None => {}
+        }
+    }
+
     /// When the first `due` row is due (None: no revisit waits).
     pub(super) fn load_due(&mut self) -> Result<(), StoreError> {
         self.next_due_ms = match self.store.rows::<Due>(&[]).next() {
@@ -77,12 +150,7 @@ impl Ledger {
     }
 
     /// A page's first response was recorded: its first visit.
-    pub(super) fn first_visit(
-        &mut self,
-        b: &mut Batch<'_>,
-        job: &PageJob,
-        headers: &[(String, String)],
-    ) {
+    fn first_visit(&mut self, b: &mut Batch<'_>, job: &PageJob, headers: &[(String, String)]) {
         let now = self.clock.now_ms();
         let mut v = VisitRecord {
             url: job.url.as_str().to_string(),
@@ -95,7 +163,7 @@ impl Ledger {
     }
 
     /// What a revisit's response is against the stored version.
-    pub(super) fn answer(
+    fn answer(
         &mut self,
         job: &PageJob,
         status: u16,
@@ -160,7 +228,7 @@ impl Ledger {
 
     /// A changed page's new version was recorded: the old one joins its
     /// history.
-    pub(super) fn changed_visit(
+    fn changed_visit(
         &mut self,
         b: &mut Batch<'_>,
         job: &PageJob,
