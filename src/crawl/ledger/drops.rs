@@ -58,7 +58,7 @@ impl Ledger {
         }
         let mut hosts = Vec::new();
         for (key, entry) in rows {
-            self.dequeue(&mut b, key)?;
+            self.dequeue(&mut b, key, &entry)?;
             let rec = SeenRecord {
                 state: SeenState::Filtered(FilterReason::Refiltered),
                 depth: entry.depth,

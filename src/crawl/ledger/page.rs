@@ -6,7 +6,7 @@
 
 use super::discover::ScoreFrom;
 use super::near::Placed;
-use super::revisits::{Revisit, validators_of};
+use super::revisits::Revisit;
 use super::{Discovery, Ledger, PageWrite, VIA_REDIRECT, bump};
 use crate::crawl::worker::{PageData, PageJob, ParsedHtml};
 use crate::fetch::{FetchError, is_backoff, retry_after_ms};
@@ -14,7 +14,7 @@ use crate::filter::denoise::Denoised;
 use crate::filter::judge::{LinkJudge, LinkText, judge_link};
 use crate::filter::links;
 use crate::frontier::Focus;
-use crate::model::{self};
+use crate::model::{self, HostId};
 use crate::schema::tables::{Details, Docs, Pages, Verdicts};
 use crate::schema::{
     DenoiseRecord, DetailRecord, DocRecord, FilterReason, FrontierEntry, InLinkKey, LinkView,
@@ -73,7 +73,6 @@ impl Ledger {
             }
             Revisit::Changed(c) => Some(c),
         };
-        let validators = validators_of(&data.fetched.headers);
         self.record_response(&mut w, &job, &mut data, next_at)?;
         if !revisit {
             self.fetched_target(job.url.id());
@@ -98,7 +97,7 @@ impl Ledger {
             let kept_near = changed.as_ref().and_then(|c| c.near);
             self.record_html(&mut w, &job, html, (md5, kept_near), text_in_frame)?;
         }
-        self.visited(&mut w.b, &job, changed, &validators);
+        self.visited(&mut w.b, &job, changed, &fetched.headers);
         self.finish(w.b, &w.touched)?;
         drop(fetched); // its budget share goes once the page is written
         if self.boosts.is_full() {
@@ -117,7 +116,7 @@ impl Ledger {
         next_at: u64,
     ) -> Result<(), StoreError> {
         let id = job.url.id();
-        self.dequeue(&mut w.b, job.key)?;
+        self.dequeue(&mut w.b, job.key, &job.entry)?;
         self.mark(&mut w.b, id, &job.entry, SeenState::Failed(e.reason));
         bump(&mut self.counters.failed, e.reason.name(), 1);
         let detail = DetailRecord {
@@ -126,11 +125,27 @@ impl Ledger {
             at_ms: self.clock.now_ms(),
         };
         w.b.put_row::<Details>(&id, &detail);
-        let h = self.host(job.key.host, "")?;
-        h.record.errors += 1;
-        h.record.error_streak += 1;
-        hold_until(&mut h.record, next_at);
+        self.host_answered(job.key.host, false, next_at)?;
         self.finish(w.b, &w.touched)
+    }
+
+    /// A fetch of `host` ended, with a response (`answered`) or an error:
+    /// its error streak, and no next fetch before `next_at`.
+    pub(super) fn host_answered(
+        &mut self,
+        host: HostId,
+        answered: bool,
+        next_at: u64,
+    ) -> Result<(), StoreError> {
+        let h = &mut self.host(host, "")?.record;
+        if answered {
+            h.error_streak = 0;
+        } else {
+            h.errors += 1;
+            h.error_streak += 1;
+        }
+        hold_until(h, next_at);
+        Ok(())
     }
 
     /// When a host that answered 429 or 503 may be asked again: after its
@@ -176,17 +191,15 @@ impl Ledger {
         let id = job.url.id();
         let body_zstd = std::mem::take(&mut data.body_zstd);
         let f = &data.fetched;
-        self.dequeue(&mut w.b, job.key)?;
+        self.dequeue(&mut w.b, job.key, &job.entry)?;
         let state = SeenState::Fetched { status: f.status };
         self.mark(&mut w.b, id, &job.entry, state);
         self.counters.fetched += 1;
         self.run_fetched += 1;
         self.counters.bytes += f.wire_len;
         *self.counters.by_status.entry(f.status).or_insert(0) += 1;
-        let h = self.host(job.key.host, "")?;
-        h.record.fetched += 1;
-        h.record.error_streak = 0;
-        hold_until(&mut h.record, next_at);
+        self.host_answered(job.key.host, true, next_at)?;
+        self.host(job.key.host, "")?.record.fetched += 1;
         let redirect_to = match &f.location {
             Some(loc) if (300..400).contains(&f.status) => self.follow_redirect(w, job, loc)?,
             _ => None,

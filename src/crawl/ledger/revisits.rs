@@ -12,8 +12,8 @@ use crate::crawl::worker::PageJob;
 use crate::model::{self, UrlId};
 use crate::schema::tables::{Docs, Due, Pages, RecrawlRow, Verdicts, Visits};
 use crate::schema::{
-    DueKey, DueReason, FrontierEntry, InLinkKey, NearRecord, PastVersion, RecrawlState, Revalidate,
-    SeenState, VisitRecord,
+    DueKey, DueReason, FrontierEntry, InLinkKey, NearRecord, PageRecord, PastVersion, RecrawlState,
+    Revalidate, SeenState, VisitRecord,
 };
 use crate::store::{Batch, StoreError};
 
@@ -24,8 +24,8 @@ const QUEUE_CHUNK: usize = 512;
 enum Answer {
     /// 304, or the same status and body: nothing new is stored.
     Unchanged(VisitRecord),
-    /// A new version: the old one's history entry, and its visits row.
-    Changed(VisitRecord, PastVersion),
+    /// A new version: the page's visits row, and the stored version.
+    Changed(VisitRecord, Option<Box<PageRecord>>),
 }
 
 /// What a response is to a page's revisit.
@@ -44,14 +44,6 @@ pub(super) struct Changed {
     pub visits: VisitRecord,
     pub past: PastVersion,
     pub near: Option<Option<NearRecord>>,
-}
-
-/// The validators a response gives a revisit (usually none to copy).
-pub(super) fn validators_of(headers: &[(String, String)]) -> Vec<(String, String)> {
-    (headers.iter())
-        .filter(|(k, _)| k == "etag" || k == "last-modified")
-        .cloned()
-        .collect()
 }
 
 impl Ledger {
@@ -78,8 +70,19 @@ impl Ledger {
         Ok(
             match self.answer(job, f.status, data.md5, f.location.as_deref())? {
                 Answer::Unchanged(v) => Revisit::Unchanged(v),
-                Answer::Changed(visits, past) => {
-                    let near = self.forget_version(w, job, data.md5)?;
+                Answer::Changed(visits, old) => {
+                    let past = old
+                        .as_ref()
+                        .map_or_else(PastVersion::default, |p| PastVersion {
+                            md5: p.md5,
+                            status: p.status,
+                            fetched_ms: p.fetched_ms,
+                            replaced_ms: self.clock.now_ms(),
+                        });
+                    let near = match old {
+                        Some(old) => self.forget_version(w, job, data.md5, &old)?,
+                        None => None,
+                    };
                     Revisit::Changed(Changed { visits, past, near })
                 }
             },
@@ -184,23 +187,12 @@ impl Ledger {
             .filter(|_| (300..400).contains(&status))
             .and_then(|l| model::resolve(job.url.url(), l).ok())
             .map(|t| t.as_str().to_string());
-        let same = |p: &crate::schema::PageRecord| {
-            p.status == status && p.md5 == md5 && p.redirect_to == target
-        };
+        let same = |p: &PageRecord| p.status == status && p.md5 == md5 && p.redirect_to == target;
         match old {
             Some(_) if status == 304 => Ok(Answer::Unchanged(v)),
             Some(p) if same(&p) => Ok(Answer::Unchanged(v)),
-            Some(p) => {
-                let past = PastVersion {
-                    md5: p.md5,
-                    status: p.status,
-                    fetched_ms: p.fetched_ms,
-                    replaced_ms: self.clock.now_ms(),
-                };
-                Ok(Answer::Changed(v, past))
-            }
-            // The page row is gone (a db repaired by hand): a new version.
-            None => Ok(Answer::Changed(v, PastVersion::default())),
+            // (No page row, in a db repaired by hand: a new version.)
+            old => Ok(Answer::Changed(v, old.map(Box::new))),
         }
     }
 
@@ -214,14 +206,12 @@ impl Ledger {
         headers: &[(String, String)],
         next_at: u64,
     ) -> Result<(), StoreError> {
-        self.leave_revisit(&mut w.b, job)?;
+        self.dequeue(&mut w.b, job.key, &job.entry)?;
         let now = self.clock.now_ms();
         take_validators(&mut v, headers);
         observe(&mut v, now, false);
         self.counters.revisits += 1;
-        let h = self.host(job.key.host, "")?;
-        h.record.error_streak = 0;
-        h.record.next_fetch_ms = h.record.next_fetch_ms.max(next_at);
+        self.host_answered(job.key.host, true, next_at)?;
         self.schedule_visit(&mut w.b, job.url.id(), v, now, DueReason::Interval);
         self.finish(w.b, &w.touched)
     }
@@ -275,17 +265,6 @@ impl Ledger {
         }
         let now = self.clock.now_ms();
         self.schedule_visit(b, id, v, now, DueReason::Interval);
-        Ok(())
-    }
-
-    /// A popped revisit leaves the frontier: its page stays fetched.
-    pub(super) fn leave_revisit(
-        &mut self,
-        b: &mut Batch<'_>,
-        job: &PageJob,
-    ) -> Result<(), StoreError> {
-        self.dequeue(b, job.key)?;
-        self.counters.revisits_queued = self.counters.revisits_queued.saturating_sub(1);
         Ok(())
     }
 
@@ -482,32 +461,25 @@ impl Ledger {
         why: &str,
         next_at: u64,
     ) -> Result<(), StoreError> {
-        self.leave_revisit(&mut w.b, job)?;
-        let h = self.host(job.key.host, "")?;
-        h.record.errors += 1;
-        h.record.error_streak += 1;
-        h.record.next_fetch_ms = h.record.next_fetch_ms.max(next_at);
+        self.dequeue(&mut w.b, job.key, &job.entry)?;
+        self.host_answered(job.key.host, false, next_at)?;
         self.revisit_missed(&mut w.b, job.url.id(), why)?;
         self.finish(w.b, &w.touched)
     }
 
-    /// A revisit found a new version (body `md5`): what the old one counted
+    /// A revisit found a new version (body `md5`) of `old`: what `old` counted
     /// and derived goes, so that the new one is recorded as a first fetch
     /// would be. Returns the old version's near-duplicate place, if it had
     /// one, which the new one keeps (a page is placed among
     /// near-duplicates once).
-    pub(super) fn forget_version(
+    fn forget_version(
         &mut self,
         w: &mut PageWrite<'_>,
         job: &PageJob,
         md5: [u8; 16],
+        old: &PageRecord,
     ) -> Result<Option<Option<NearRecord>>, StoreError> {
         let id = job.url.id();
-        // `record_response` takes the revisit out of the frontier.
-        self.counters.revisits_queued = self.counters.revisits_queued.saturating_sub(1);
-        let Some(old) = self.store.row::<Pages>(&id)? else {
-            return Ok(None);
-        };
         let c = &mut self.counters;
         c.fetched = c.fetched.saturating_sub(1);
         c.bytes = c.bytes.saturating_sub(old.wire_len);

@@ -50,9 +50,18 @@ pub fn bump(map: &mut std::collections::BTreeMap<String, u64>, key: &str, by: i6
 
 impl Ledger {
     /// Removes a popped entry from the frontier (inside `b`).
-    pub fn dequeue(&mut self, b: &mut Batch<'_>, key: FrontierKey) -> Result<(), StoreError> {
+    pub fn dequeue(
+        &mut self,
+        b: &mut Batch<'_>,
+        key: FrontierKey,
+        entry: &FrontierEntry,
+    ) -> Result<(), StoreError> {
         b.delete_row::<Frontier>(&key);
         self.counters.queued = self.counters.queued.saturating_sub(1);
+        if entry.revisit.is_some() {
+            let c = &mut self.counters;
+            c.revisits_queued = c.revisits_queued.saturating_sub(1);
+        }
         let h = self.host(key.host, "")?;
         h.record.queued = h.record.queued.saturating_sub(1);
         h.queue.done(key.url);
@@ -137,9 +146,8 @@ impl Ledger {
         entry: &FrontierEntry,
         state: SeenState,
     ) -> Result<(), StoreError> {
-        self.dequeue(b, key)?;
+        self.dequeue(b, key, entry)?;
         if entry.revisit.is_some() {
-            self.counters.revisits_queued = self.counters.revisits_queued.saturating_sub(1);
             let why = match state {
                 SeenState::Filtered(r) => r.name(),
                 SeenState::Failed(r) => r.name(),

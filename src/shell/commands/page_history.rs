@@ -15,8 +15,13 @@ use crate::shell::table;
 
 const DAY_MS: f64 = 86_400_000.0;
 
-/// One line: visits, changes, estimated rate and the next revisit.
+/// `page`'s line of a page's visits.
 pub fn visit_line(v: &VisitRecord) -> String {
+    format!("visits        {}\n", visit_summary(v))
+}
+
+/// Visits, changes, estimated rate and the next revisit.
+pub fn visit_summary(v: &VisitRecord) -> String {
     let rate = match change_rate(v) {
         Some(r) => format!("change rate ≈ {:.3}/day", r * DAY_MS),
         None if !v.recent.is_empty() => "no change seen".to_string(),
@@ -32,7 +37,7 @@ pub fn visit_line(v: &VisitRecord) -> String {
         n => format!(", {n} missed (last: {})", v.last_error),
     };
     format!(
-        "visits        {} ({} found it changed{missed}), last {}; {rate}; {next}\n",
+        "{} ({} found it changed{missed}), last {}; {rate}; {next}",
         v.visits,
         v.changes,
         table::time(v.last_ms)

@@ -287,8 +287,7 @@ impl Shell {
         let Some(v) = self.store.row::<Visits>(&id)? else {
             return Ok(String::new());
         };
-        let line = page_history::visit_line(&v);
-        let line = line.trim_start_matches("visits").trim();
+        let line = page_history::visit_summary(&v);
         let due = self
             .store
             .row::<Due>(&DueKey {
