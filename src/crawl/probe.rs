@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 
 use super::CrawlSettings;
-use crate::fetch::{ClientError, HttpClient, NetGuard, Robots, fetch_robots};
+use crate::fetch::{ClientError, HttpClient, NetGuard, RobotsRules, fetch_robots};
 use crate::filter::Filters;
 use crate::model::{self, RobotsOutcome, now_ms};
 use crate::parse;
@@ -91,34 +91,27 @@ impl Probe {
             rec.detail = why;
             return rec;
         }
-        let rules = match &robots.outcome {
-            RobotsOutcome::Fetched { status } => {
-                rec.robots = status.to_string();
-                Robots::parse(&robots.body, &self.agent)
+        rec.robots = match &robots.outcome {
+            RobotsOutcome::Fetched { status } | RobotsOutcome::Unavailable { status } => {
+                status.to_string()
             }
-            RobotsOutcome::Unavailable { status } => {
-                rec.robots = status.to_string();
-                Robots::allow_all()
-            }
-            RobotsOutcome::TooManyRedirects => {
-                rec.robots = "redirects".into();
-                Robots::allow_all()
-            }
+            RobotsOutcome::TooManyRedirects => "redirects".into(),
             RobotsOutcome::Unreachable { detail } => {
                 // As the crawl does: nothing of the host is fetched.
-                rec.robots = "unreachable".into();
                 rec.detail = format!("robots.txt unreachable ({detail}): home page not fetched");
-                return rec;
+                "unreachable".into()
             }
         };
-        if !rules.is_allowed("/") {
+        let rules = RobotsRules::of(&robots.outcome, &robots.body, &self.agent);
+        if rules.is_unreachable() {
+            return rec;
+        }
+        if !rules.allows("/") {
             rec.detail = "robots.txt disallows /: home page not fetched".into();
             return rec;
         }
-        let crawl_delay = rules
-            .crawl_delay()
-            .unwrap_or_default()
-            .min(self.max_crawl_delay);
+        let crawl_delay = super::robots::crawl_delay(rules.crawl_delay(), self.max_crawl_delay)
+            .map_or(Duration::ZERO, |(d, _)| d);
         tokio::time::sleep(self.delay.max(crawl_delay)).await;
         self.home(origin, &mut rec).await;
         rec

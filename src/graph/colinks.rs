@@ -42,17 +42,32 @@ impl Tally {
     /// Space-saving: a new text takes the place of the least counted one,
     /// with its count plus one.
     fn anchor(&mut self, text: &str) {
-        let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        // Stored anchors are collapsed already (`parse::html::collapse`):
+        // a copy only for one that is not, or a text the sketch keeps.
+        let collapsed = !text.starts_with(' ')
+            && !text.ends_with(' ')
+            && !text.contains("  ")
+            && !text.contains(|c: char| c.is_whitespace() && c != ' ');
+        let joined;
+        let text = if collapsed {
+            text
+        } else {
+            joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            joined.as_str()
+        };
         if text.is_empty() {
             return;
         }
-        let text: String = text.chars().take(ANCHOR_CHARS).collect();
-        if let Some(a) = self.anchors.iter_mut().find(|(t, _)| *t == text) {
+        let text = text
+            .char_indices()
+            .nth(ANCHOR_CHARS)
+            .map_or(text, |(cut, _)| &text[..cut]);
+        if let Some(a) = self.anchors.iter_mut().find(|(t, _)| t == text) {
             a.1 += 1;
         } else if self.anchors.len() < ANCHORS {
-            self.anchors.push((text, 1));
+            self.anchors.push((text.to_string(), 1));
         } else if let Some(min) = self.anchors.iter_mut().min_by_key(|(_, n)| *n) {
-            *min = (text, min.1 + 1);
+            *min = (text.to_string(), min.1 + 1);
         }
     }
 }

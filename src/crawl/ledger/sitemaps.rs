@@ -41,14 +41,15 @@ impl Ledger {
             return Ok(());
         }
         let origin = self.host(id, "")?.record.origin.clone();
+        let guess = [format!("{origin}/sitemap.xml")];
         let (urls, via) = match listed {
-            [] => (vec![format!("{origin}/sitemap.xml")], "guess"),
-            _ => (listed.to_vec(), "robots"),
+            [] => (&guess[..], "guess"),
+            _ => (listed, "robots"),
         };
         let store = self.store.clone();
         let mut w = PageWrite::new(&store);
         for u in urls {
-            if let Ok(u) = model::normalize(&u) {
+            if let Ok(u) = model::normalize(u) {
                 self.add_sitemap(&mut w, &u, via, None, 0)?;
             }
         }

@@ -123,9 +123,14 @@ pub struct RobotsRules {
 
 impl RobotsRules {
     pub fn from_record(rec: &RobotsRecord, agent: &str) -> RobotsRules {
-        let unreachable = matches!(rec.outcome, RobotsOutcome::Unreachable { .. });
-        let robots = match &rec.outcome {
-            RobotsOutcome::Fetched { .. } => Robots::parse(&rec.body, agent),
+        RobotsRules::of(&rec.outcome, &rec.body, agent)
+    }
+
+    /// The rules of a robots.txt fetch that ended as `outcome` with `body`.
+    pub fn of(outcome: &RobotsOutcome, body: &[u8], agent: &str) -> RobotsRules {
+        let unreachable = matches!(outcome, RobotsOutcome::Unreachable { .. });
+        let robots = match outcome {
+            RobotsOutcome::Fetched { .. } => Robots::parse(body, agent),
             // 4xx, too many redirects: no rules. Unreachable: nothing is
             // fetched at all (see `allows`).
             _ => Robots::allow_all(),
