@@ -145,7 +145,7 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
 
 /// An HTML page with a 2xx status: parsed, and a dictionary sample.
 fn is_page(fetched: &Fetched) -> bool {
-    parse::is_html(&fetched.content_type) && (200..300).contains(&fetched.status)
+    parse::is_html(&fetched.content_type) && is_2xx(fetched)
 }
 
 /// How a fetch task processes its body.
@@ -255,50 +255,62 @@ pub struct TextWork<'a> {
 /// (denoising, the simhash) of one fetched body: the CPU work a fetch task
 /// does before the engine commits the page.
 pub fn process(
-    mut fetched: Fetched,
+    fetched: Fetched,
     url: &url::Url,
     agent: &str,
     max_links: usize,
     work: TextWork<'_>,
     dict: Option<&Dictionary>,
 ) -> PageData {
+    framed(fetched, dict, |fetched| {
+        is_page(fetched).then(|| {
+            // The body becomes the text (no copy when it is UTF-8).
+            let body = std::mem::take(&mut fetched.body);
+            let ct = Some(fetched.content_type.as_str()).filter(|c| !c.is_empty());
+            let decoded = parse::decode_owned(body, ct);
+            let mut page = parse::parse_html(&decoded.text, url, decoded.charset, agent, max_links);
+            if let Some(tag) = fetched.header("x-robots-tag") {
+                let d = crate::filter::robots_tag::x_robots_tag(tag, agent);
+                page.noindex |= d.noindex;
+                page.nofollow |= d.nofollow;
+            }
+            let host = url.host_str().unwrap_or("");
+            let denoised = work
+                .denoise
+                .map(|d| crate::filter::denoise::denoise(&page, host, d));
+            // The denoised copy of the text only for what reads it.
+            let clean = denoised
+                .as_ref()
+                .filter(|_| work.filters_read_clean || work.simhash)
+                .map(|d| crate::filter::denoise::clean_text(&page.text, d.noise.iter().copied()));
+            let simhash = work
+                .simhash
+                .then(|| crate::dedup::simhash(clean.as_deref().unwrap_or(&page.text)))
+                .flatten();
+            ParsedHtml {
+                denoised,
+                clean,
+                simhash,
+                page,
+                charset: decoded.charset.name(),
+                charset_source: decoded.source.name(),
+            }
+        })
+    })
+}
+
+/// A body's MD5 and zstd frame, with what `parse` made of it (its text
+/// goes in the frame after the body).
+fn framed(
+    mut fetched: Fetched,
+    dict: Option<&Dictionary>,
+    parse: impl FnOnce(&mut Fetched) -> Option<ParsedHtml>,
+) -> PageData {
     crash_hook::check(&fetched.body);
     let md5: [u8; 16] = Md5::digest(&fetched.body).into();
     let frame = FrameWriter::begin(&fetched.body, dict);
     let body_len = fetched.body.len() as u64;
-    let parsed = is_page(&fetched).then(|| {
-        // The body becomes the text (no copy when it is UTF-8).
-        let body = std::mem::take(&mut fetched.body);
-        let ct = Some(fetched.content_type.as_str()).filter(|c| !c.is_empty());
-        let decoded = parse::decode_owned(body, ct);
-        let mut page = parse::parse_html(&decoded.text, url, decoded.charset, agent, max_links);
-        if let Some(tag) = fetched.header("x-robots-tag") {
-            let d = crate::filter::robots_tag::x_robots_tag(tag, agent);
-            page.noindex |= d.noindex;
-            page.nofollow |= d.nofollow;
-        }
-        let host = url.host_str().unwrap_or("");
-        let denoised = work
-            .denoise
-            .map(|d| crate::filter::denoise::denoise(&page, host, d));
-        // The denoised copy of the text only for what reads it.
-        let clean = denoised
-            .as_ref()
-            .filter(|_| work.filters_read_clean || work.simhash)
-            .map(|d| crate::filter::denoise::clean_text(&page.text, d.noise.iter().copied()));
-        let simhash = work
-            .simhash
-            .then(|| crate::dedup::simhash(clean.as_deref().unwrap_or(&page.text)))
-            .flatten();
-        ParsedHtml {
-            denoised,
-            clean,
-            simhash,
-            page,
-            charset: decoded.charset.name(),
-            charset_source: decoded.source.name(),
-        }
-    });
+    let parsed = parse(&mut fetched);
     // The text is stored after the body, in its frame (a noindex page's
     // is not kept; a large page's goes to its doc).
     let text = parsed
@@ -329,24 +341,13 @@ fn is_2xx(fetched: &Fetched) -> bool {
 /// A sitemap's body, kept (compressed, no text), with what reading it
 /// gave (None: not a 2xx).
 fn sitemap_data(
-    mut fetched: Fetched,
+    fetched: Fetched,
     sitemap: Option<Result<Sitemap, String>>,
     dict: Option<&Dictionary>,
 ) -> PageData {
-    let md5: [u8; 16] = Md5::digest(&fetched.body).into();
-    let frame = FrameWriter::begin(&fetched.body, dict);
-    let body_len = fetched.body.len() as u64;
-    let body_zstd = frame.finish(b"");
-    fetched.release_body(body_zstd.len());
-    PageData {
-        fetched,
-        md5,
-        body_len,
-        body_zstd,
-        text_len: 0,
-        parsed: None,
-        sitemap,
-    }
+    let mut data = framed(fetched, dict, |_| None);
+    data.sitemap = sitemap;
+    data
 }
 
 /// A test-only way for a page to die the way a library bug would: when the
