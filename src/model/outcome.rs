@@ -88,6 +88,9 @@ pub enum FailReason {
     Incomplete,
     /// The body does not decode as its Content-Encoding says.
     BadEncoding,
+    // Schema 21:
+    /// The body came more slowly than `fetch.min_speed` (a tarpit).
+    TooSlow,
 }
 
 impl FailReason {
@@ -106,6 +109,7 @@ impl FailReason {
             FailReason::HeadersTooLarge => "headers-too-large",
             FailReason::Incomplete => "incomplete",
             FailReason::BadEncoding => "bad-encoding",
+            FailReason::TooSlow => "too-slow",
         }
     }
 }

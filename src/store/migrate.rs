@@ -127,6 +127,11 @@ static STEPS: &[Step] = &[
         what: "none (new column families visits and due for revisits; frontier rows gain a revisit's validators and the counters four revisit counts, read as none and 0 in older rows)",
         run: None,
     },
+    Step {
+        to: 21,
+        what: "none (a failure reason too-slow for tarpits)",
+        run: None,
+    },
 ];
 
 /// What a step did.
