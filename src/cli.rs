@@ -4,6 +4,7 @@
 mod flags;
 mod run;
 mod shell;
+mod supervise;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -85,6 +86,17 @@ pub(crate) struct ShellArgs {
     /// Command files to run after ./.crawlrc, before the prompt.
     #[arg(long = "rc")]
     rc: Vec<PathBuf>,
+    #[command(flatten)]
+    supervise: SuperviseArgs,
+}
+
+#[derive(Args)]
+pub(crate) struct SuperviseArgs {
+    /// Restart the process after this many abnormal deaths (an abort, a
+    /// stack overflow, an out-of-memory kill) within 10 minutes, then stop;
+    /// 0 runs it unsupervised.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    max_restarts: u32,
 }
 
 #[derive(Args)]
@@ -97,6 +109,8 @@ pub(crate) struct RunArgs {
     /// Go on after a failing command (the exit code still reports it).
     #[arg(long)]
     keep_going: bool,
+    #[command(flatten)]
+    supervise: SuperviseArgs,
 }
 
 #[derive(Args)]
@@ -109,6 +123,8 @@ struct CrawlArgs {
     seeds: Vec<String>,
     #[command(flatten)]
     opts: CrawlOpts,
+    #[command(flatten)]
+    supervise: SuperviseArgs,
 }
 
 #[derive(Args)]
@@ -181,9 +197,41 @@ fn parse_resolve(s: &str) -> Result<(String, std::net::IpAddr), String> {
     Ok((host.to_ascii_lowercase(), ip))
 }
 
+impl Command {
+    /// The work a supervisor restarts, with its restart limit (none for
+    /// what cannot crawl, or when asked to run unsupervised).
+    fn supervised(&self) -> Option<(supervise::Work, u32)> {
+        let (work, max) = match self {
+            Command::Crawl(a) => (supervise::Work::Crawl, a.supervise.max_restarts),
+            Command::Shell(a) if !a.read_only => (supervise::Work::Shell, a.supervise.max_restarts),
+            Command::Run(a) => (supervise::Work::Batch, a.supervise.max_restarts),
+            _ => return None,
+        };
+        (max > 0 && !supervise::is_child()).then_some((work, max))
+    }
+}
+
+/// Opens the db to write. A db still locked for a moment by the process
+/// before (a supervisor's child killed with it ends a few ms after) is
+/// waited for briefly.
+fn open_store(path: &Path) -> anyhow::Result<Store> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    loop {
+        match Store::open(path) {
+            Err(crate::store::StoreError::Locked(_)) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            r => return Ok(r?),
+        }
+    }
+}
+
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some((work, max_restarts)) = cli.command.supervised() {
+        return supervise::supervise(work, max_restarts);
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -217,7 +265,7 @@ fn fail(e: anyhow::Error) -> ExitCode {
 
 async fn cmd_crawl(a: CrawlArgs) -> anyhow::Result<()> {
     let settings = a.opts.settings()?;
-    let store = Arc::new(Store::open(&a.db)?);
+    let store = Arc::new(open_store(&a.db)?);
     note_migrations(&store);
     // A seed the crawler refuses is reported and skipped; the rest crawl.
     let (mut seeds, mut refused) = (Vec::new(), Vec::new());

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 
 use super::{RunArgs, ShellArgs};
-use crate::shell::{Shell, batch, repl};
+use crate::shell::{Shell, batch, lifeline, repl};
 use crate::store::{Store, StoreError};
 
 /// Opens the db for the shell: read-write, or as a catching-up secondary
@@ -21,7 +21,7 @@ struct ShellDb {
 impl ShellDb {
     fn open(db: &Path, read_only: bool) -> anyhow::Result<ShellDb> {
         if !read_only {
-            match Store::open(db) {
+            match super::open_store(db).map_err(|e| e.downcast::<StoreError>()) {
                 Ok(store) => {
                     super::note_migrations(&store);
                     return Ok(ShellDb {
@@ -30,11 +30,12 @@ impl ShellDb {
                     });
                 }
                 // A db the user may read but not write: queries still work.
-                Err(StoreError::NotWritable(_, why)) => eprintln!(
+                Err(Ok(StoreError::NotWritable(_, why))) => eprintln!(
                     "note: {} is not writable ({why}); opened read-only: queries work, commands that change it are refused",
                     db.display()
                 ),
-                Err(e) => return Err(e.into()),
+                Err(Ok(e)) => return Err(e.into()),
+                Err(Err(e)) => return Err(e),
             }
         }
         let scratch = tempfile::Builder::new()
@@ -117,17 +118,26 @@ fn new_shell(store: Arc<Store>, rt: &tokio::runtime::Runtime) -> Shell {
 pub(super) fn cmd_shell(a: ShellArgs, rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
     let db = ShellDb::open(&a.db, a.read_only)?;
     let mut shell = new_shell(db.store.clone(), rt);
+    let resume = lifeline::resume();
     let mut rcs: Vec<PathBuf> = Vec::new();
     match trusted_crawlrc(Path::new(".crawlrc")) {
+        // A restarted shell ran its rc files before (what they set is in
+        // the db).
+        _ if resume.is_some() => {}
         Ok(true) => rcs.push(".crawlrc".into()),
         Ok(false) => {}
         Err(note) => eprintln!("note: {note}"),
     }
-    rcs.extend(a.rc.iter().cloned());
+    rcs.extend(a.rc.iter().filter(|_| resume.is_none()).cloned());
     for rc in rcs {
         if let Err(e) = batch::run_file(&mut shell, &rc, false) {
             eprintln!("error: {e}");
         }
+    }
+    if resume.is_some_and(|r| r.crawl)
+        && let Err(e) = shell.execute("crawl start")
+    {
+        eprintln!("error: resuming the crawl: {e}");
     }
     if !shell.wants_quit() {
         repl::run(&mut shell, db.history(&a.db).as_deref());
@@ -137,11 +147,24 @@ pub(super) fn cmd_shell(a: ShellArgs, rt: &tokio::runtime::Runtime) -> anyhow::R
 }
 
 pub(super) fn cmd_run(a: RunArgs, rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
-    let store = Arc::new(Store::open(&a.db)?);
+    let store = Arc::new(super::open_store(&a.db)?);
     super::note_migrations(&store);
     let mut shell = new_shell(store, rt);
-    let failures =
-        batch::run_file(&mut shell, &a.file, a.keep_going).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // A batch restarted by its supervisor goes on where it died, its crawl
+    // resumed (a `crawl start` on that line is the crawl resumed).
+    let resume = lifeline::resume();
+    let resume_crawl = resume.is_some_and(|r| r.crawl);
+    if resume_crawl {
+        shell
+            .execute("crawl start")
+            .map_err(|e| anyhow::anyhow!("resuming the crawl: {e}"))?;
+    }
+    let from = batch::Resume {
+        line: resume.and_then(|r| r.line).unwrap_or(0),
+        crawl_started: resume_crawl,
+    };
+    let failures = batch::run_file_from(&mut shell, &a.file, a.keep_going, from)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     // A crawl the batch started and did not wait for runs to its end.
     shell.finish_crawl().map_err(|e| anyhow::anyhow!("{e}"))?;
     drop(shell);

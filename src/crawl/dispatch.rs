@@ -166,10 +166,7 @@ impl Scheduler {
                 let done = match running {
                     Running::Page(job) => Done::Page {
                         job,
-                        result: Box::new(Err(FetchError {
-                            reason: FailReason::Internal,
-                            detail,
-                        })),
+                        result: Box::new(Err(FetchError::new(FailReason::Internal, detail))),
                     },
                     Running::Robots(host) => Done::Robots {
                         host,

@@ -12,7 +12,7 @@ use super::frame::FrameWriter;
 use crate::fetch::{self, FetchError, Fetched, HttpClient, RobotsFetch};
 use crate::filter::denoise::{Denoised, Denoiser};
 use crate::model::{CanonicalUrl, HostId};
-use crate::parse::sitemap::{Sitemap, parse_sitemap};
+use crate::parse::sitemap::{Sitemap, read_sitemap};
 use crate::parse::{self, ParsedPage};
 use crate::schema::dictionary::Dictionary;
 use crate::schema::{FrontierEntry, FrontierKey};
@@ -25,6 +25,16 @@ const INLINE_PARSE_BYTES: usize = 512 * 1024;
 /// tag-dense HTML, ~40 MB for each 1 MiB piece the parser cuts a page
 /// into, and 64 fetches of large pages could otherwise parse at once.
 static LARGE_PARSE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
+/// How long a sitemap being read waits for memory for its entries before
+/// it stops there (keeping the entries read).
+const SITEMAP_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The large-parse turn, taken from a blocking-pool thread.
+fn large_parse_turn() -> Option<tokio::sync::SemaphorePermit<'static>> {
+    let handle = tokio::runtime::Handle::try_current().ok()?;
+    handle.block_on(LARGE_PARSE.acquire()).ok()
+}
 
 pub struct PageJob {
     pub key: FrontierKey,
@@ -129,10 +139,10 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
                 };
                 process_off_reactor(fetched, &job, how).await
             } else {
-                Err(FetchError {
-                    reason: crate::schema::FailReason::Internal,
-                    detail: "the crawl ended before the page could be processed".into(),
-                })
+                Err(FetchError::new(
+                    crate::schema::FailReason::Internal,
+                    "the crawl ended before the page could be processed",
+                ))
             }
         }
         Err(e) => Err(e),
@@ -170,8 +180,15 @@ async fn process_off_reactor(
         return process_guarded(fetched, job.url.url(), &how);
     }
     let url = job.url.url().clone();
-    // The semaphore is never closed, so acquiring cannot fail.
-    let permit = LARGE_PARSE.acquire().await.ok();
+    // A sitemap is read as a stream in little memory (what it keeps waits
+    // for the budget), so it does not take the large-parse turn, which it
+    // could hold while waiting for memory that a body waiting for the turn
+    // holds; an HTML page found in its place takes the turn then.
+    let permit = match how.sitemap {
+        true => None,
+        // The semaphore is never closed, so acquiring cannot fail.
+        false => LARGE_PARSE.acquire().await.ok(),
+    };
     let parsed = tokio::task::spawn_blocking(move || {
         let done = process_guarded(fetched, &url, &how);
         release_thread_memory();
@@ -209,8 +226,13 @@ fn process_guarded(fetched: Fetched, url: &url::Url, how: &How) -> Result<PageDa
         }
         // An HTML page where a sitemap was expected (a human-readable site
         // map, a missing sitemap redirected home) is kept as the page it is.
-        let read = is_2xx(&fetched).then(|| parse_sitemap(&fetched.body, url));
+        let mut fetched = fetched;
+        let read = is_2xx(&fetched).then(|| {
+            fetched.read_holding(SITEMAP_PATIENCE, |body, hold| read_sitemap(body, url, hold))
+        });
         if matches!(read, Some(Err(_))) && is_page(&fetched) {
+            let large = fetched.body.len() > INLINE_PARSE_BYTES;
+            let _turn = if large { large_parse_turn() } else { None };
             let mut data = page(fetched);
             data.sitemap = read;
             return data;
@@ -233,10 +255,10 @@ pub async fn fetch_robots(client: HttpClient, host: HostId, origin: String) -> D
 }
 
 fn internal(what: &str) -> FetchError {
-    FetchError {
-        reason: crate::schema::FailReason::Internal,
-        detail: format!("processing the page panicked: {what}"),
-    }
+    FetchError::new(
+        crate::schema::FailReason::Internal,
+        format!("processing the page panicked: {what}"),
+    )
 }
 
 /// What a fetch task makes of a page's text besides parsing it.
@@ -345,7 +367,13 @@ fn sitemap_data(
     sitemap: Option<Result<Sitemap, String>>,
     dict: Option<&Dictionary>,
 ) -> PageData {
+    // The entries wait for the commit with the frame: they stay counted.
+    let entries = match &sitemap {
+        Some(Ok(map)) => map.heap_bytes(),
+        _ => 0,
+    };
     let mut data = framed(fetched, dict, |_| None);
+    data.fetched.hold_also(entries);
     data.sitemap = sitemap;
     data
 }

@@ -5,16 +5,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
-use http_body_util::BodyExt;
-
+use super::body::{BodyRules, read_body};
 use super::budget::{ByteBudget, Ticket};
 use super::connect::{ConnectError, GuardedConnector};
 use super::dns::CachingResolver;
-use super::encoding::decode_content;
 use super::guard::NetGuard;
 use super::pool::{ConnPool, PoolLimits, SendError, io_reason};
 use crate::model::FailReason;
+use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 
 /// Response headers stored with a page.
 pub const KEPT_HEADERS: [&str; 13] = [
@@ -55,6 +53,10 @@ pub struct FetchSettings {
     /// Keep-alive connections left open between requests, across all
     /// hosts; past it the least recently used is closed.
     pub idle_connections: usize,
+    /// A body that brings less than this many bytes a second over a whole
+    /// `min_speed_window` is cut as `too-slow` (0: no minimum).
+    pub min_speed: u64,
+    pub min_speed_window: Duration,
 }
 
 impl Default for FetchSettings {
@@ -75,6 +77,8 @@ impl Default for FetchSettings {
             allow_private: false,
             memory_budget: 32 << 20,
             idle_connections: IDLE_CONNECTIONS,
+            min_speed: 1024,
+            min_speed_window: Duration::from_secs(10),
         }
     }
 }
@@ -95,6 +99,8 @@ pub struct Fetched {
     /// The body's share of the client's byte budget, held until the
     /// response is dropped (after the engine has recorded it).
     ticket: Ticket,
+    /// Bytes counted since the body was released.
+    kept: usize,
 }
 
 impl Fetched {
@@ -103,7 +109,39 @@ impl Fetched {
     /// budget until this response is dropped.
     pub fn release_body(&mut self, kept: usize) {
         self.body = Vec::new();
+        self.kept = kept;
         self.ticket.settle(kept);
+    }
+
+    /// Counts `bytes` more kept until this response is dropped (without
+    /// waiting: they are held already).
+    pub fn hold_also(&mut self, bytes: usize) {
+        self.kept += bytes;
+        self.ticket.settle(self.kept);
+    }
+
+    /// Runs `read` over the body with a `hold(bytes)` that waits, up to
+    /// `patience`, until the budget lets this response hold `bytes` more
+    /// than its body (false: it stayed spent). For work on the blocking
+    /// pool that keeps what it reads (a sitemap's entries): it blocks its
+    /// thread while it waits.
+    pub fn read_holding<T>(
+        &mut self,
+        patience: Duration,
+        read: impl FnOnce(&[u8], &mut dyn FnMut(usize) -> bool) -> T,
+    ) -> T {
+        let body_len = self.body.len();
+        let ticket = &mut self.ticket;
+        let handle = tokio::runtime::Handle::try_current().ok();
+        let mut hold = |extra: usize| match &handle {
+            Some(h) => h.block_on(async {
+                tokio::time::timeout(patience, ticket.grow_to(body_len + extra))
+                    .await
+                    .is_ok()
+            }),
+            None => true,
+        };
+        read(&self.body, &mut hold)
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -119,6 +157,28 @@ impl Fetched {
 pub struct FetchError {
     pub reason: FailReason,
     pub detail: String,
+    /// Not the URL's failure: it is queued again (a fetch that waited too
+    /// long for memory other fetches held).
+    pub later: bool,
+}
+
+impl FetchError {
+    pub fn new(reason: FailReason, detail: impl Into<String>) -> FetchError {
+        FetchError {
+            reason,
+            detail: detail.into(),
+            later: false,
+        }
+    }
+
+    /// A fetch given up for now, to be asked for again.
+    pub fn later(detail: String) -> FetchError {
+        FetchError {
+            reason: FailReason::Timeout,
+            detail,
+            later: true,
+        }
+    }
 }
 
 /// Idle keep-alive connections kept per host. A host never has more idle
@@ -216,6 +276,7 @@ impl HttpClient {
         };
         let pool = ConnPool::new(tcp, Arc::new(tls), limits);
         let headers = request_headers(&settings.user_agent)?;
+        budget.set_min_rate(usize::try_from(settings.min_speed).unwrap_or(usize::MAX));
         Ok(HttpClient {
             pool,
             headers,
@@ -229,6 +290,12 @@ impl HttpClient {
     }
 
     pub fn budget(&self) -> &ByteBudget {
+        &self.budget
+    }
+
+    /// The budget, to take tickets from it in tests.
+    #[cfg(test)]
+    pub fn budget_for_tests(&self) -> &Arc<ByteBudget> {
         &self.budget
     }
 
@@ -268,10 +335,9 @@ impl HttpClient {
     async fn get_with(&self, url: &str, headers: &HeaderMap) -> Result<Fetched, FetchError> {
         let start = Instant::now();
         let deadline = tokio::time::Instant::now() + self.settings.total_timeout;
-        let uri: Uri = url.parse().map_err(|e| FetchError {
-            reason: FailReason::Protocol,
-            detail: format!("{url}: {e}"),
-        })?;
+        let uri: Uri = url
+            .parse()
+            .map_err(|e| FetchError::new(FailReason::Protocol, format!("{url}: {e}")))?;
         let first_byte = self
             .settings
             .first_byte_timeout
@@ -283,19 +349,23 @@ impl HttpClient {
                 Ok(Ok(r)) => r,
             };
         let (parts, body) = resp.into_parts();
-        let mut ticket = self.budget.ticket();
-        let (raw, truncated) = self.read_body(body, &mut ticket, deadline).await?;
-        if let (Some(conn), false) = (conn, truncated) {
-            conn.done();
-        }
-        let wire_len = raw.len() as u64;
         let encoding = parts
             .headers
             .get(header::CONTENT_ENCODING)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
-        let cap = self.settings.max_body_bytes;
-        let (body, cut) = decode_content(raw, encoding, cap, &mut ticket, deadline).await?;
+        let mut ticket = self.budget.ticket(host_key(&uri));
+        let rules = BodyRules {
+            cap: self.settings.max_body_bytes,
+            deadline,
+            min_speed: self.settings.min_speed,
+            window: self.settings.min_speed_window,
+            memory_patience: self.settings.total_timeout,
+        };
+        let read = read_body(body, encoding, &rules, &mut ticket).await?;
+        if let (Some(conn), true) = (conn, read.complete) {
+            conn.done();
+        }
         Ok(Fetched {
             status: parts.status.as_u16(),
             http_version: version_name(parts.version),
@@ -307,46 +377,13 @@ impl HttpClient {
                 .iter()
                 .filter_map(|&k| header_str(&parts.headers, k).map(|v| (k.to_string(), v)))
                 .collect(),
-            wire_len,
-            body,
-            truncated: truncated || cut,
+            wire_len: read.wire_len,
+            body: read.bytes,
+            truncated: read.truncated,
             elapsed: start.elapsed(),
             ticket,
+            kept: 0,
         })
-    }
-
-    /// The body as sent, up to the cap (then `true`: truncated), each
-    /// chunk counted against the budget before it is kept.
-    async fn read_body(
-        &self,
-        mut body: hyper::body::Incoming,
-        ticket: &mut Ticket,
-        deadline: tokio::time::Instant,
-    ) -> Result<(Vec<u8>, bool), FetchError> {
-        let cap = self.settings.max_body_bytes;
-        let mut raw: Vec<u8> = Vec::new();
-        loop {
-            let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
-                Err(_) => return Err(timeout("body not complete in time")),
-                Ok(None) => return Ok((raw, false)),
-                Ok(Some(Err(e))) => return Err(body_error(&e)),
-                Ok(Some(Ok(f))) => f,
-            };
-            let Ok(data) = frame.into_data() else {
-                continue; // trailers
-            };
-            let take = data.len().min(cap - raw.len());
-            if tokio::time::timeout_at(deadline, ticket.grow_to(raw.len() + take))
-                .await
-                .is_err()
-            {
-                return Err(timeout("body not complete in time (waiting for memory)"));
-            }
-            raw.extend_from_slice(&data[..take]);
-            if take < data.len() {
-                return Ok((raw, true));
-            }
-        }
     }
 }
 
@@ -368,10 +405,13 @@ fn request_headers(user_agent: &str) -> Result<HeaderMap, ClientError> {
 }
 
 fn timeout(detail: &str) -> FetchError {
-    FetchError {
-        reason: FailReason::Timeout,
-        detail: detail.to_string(),
-    }
+    FetchError::new(FailReason::Timeout, detail)
+}
+
+/// What tells the hosts' shares of the byte budget apart: the origin.
+fn host_key(uri: &Uri) -> u64 {
+    let authority = uri.authority().map_or("", |a| a.as_str());
+    xxhash_rust::xxh3::xxh3_64(authority.as_bytes())
 }
 
 fn header_str(h: &HeaderMap, name: &str) -> Option<String> {
@@ -391,7 +431,7 @@ fn version_name(v: http::Version) -> &'static str {
 
 /// Maps a request's failure to a failure reason.
 fn classify(e: &SendError) -> FetchError {
-    let fail = |reason, detail: String| FetchError { reason, detail };
+    let fail = |reason, detail: String| FetchError::new(reason, detail);
     match e {
         SendError::Connect(c) => {
             let reason = match c {
@@ -440,11 +480,11 @@ fn classify_hyper(h: &hyper::Error) -> FetchError {
         Some(cause) => format!("{h}: {cause}"),
         None => h.to_string(),
     };
-    FetchError { reason, detail }
+    FetchError::new(reason, detail)
 }
 
 /// A failure while reading the body (after the headers).
-fn body_error(e: &hyper::Error) -> FetchError {
+pub(super) fn body_error(e: &hyper::Error) -> FetchError {
     let reason = if e.is_incomplete_message() {
         FailReason::Incomplete
     } else {
@@ -454,7 +494,7 @@ fn body_error(e: &hyper::Error) -> FetchError {
         Some(cause) => format!("body: {e}: {cause}"),
         None => format!("body: {e}"),
     };
-    FetchError { reason, detail }
+    FetchError::new(reason, detail)
 }
 
 /// `Retry-After` as milliseconds from now (delta-seconds or an HTTP date).

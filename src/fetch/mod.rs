@@ -4,6 +4,7 @@
 //! address connected to, and robots.txt retrieval with RFC 9309 semantics.
 //! No storage here: results are plain values the crawl loop records.
 
+mod body;
 mod budget;
 mod client;
 mod connect;

@@ -11,6 +11,15 @@ use crate::model::{self, CanonicalUrl};
 /// Bytes of visible text kept on each side of a link.
 pub const CONTEXT_BYTES: usize = 50;
 
+/// Bytes of a link's anchor text kept: an anchor longer than this is cut
+/// (on a char boundary). Unclosed or nested anchors span the rest of a page;
+/// 6,000 of them over 180 KB of text were ~1 GB of anchor strings.
+pub const ANCHOR_BYTES: usize = 1024;
+
+/// Bytes of the first `<title>` and `<h1>` text kept (a title left open
+/// holds the whole page).
+pub const HEADING_BYTES: usize = 2048;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedLink {
     pub url: CanonicalUrl,
@@ -82,6 +91,8 @@ enum Step {
     Enter(tl::NodeHandle),
     LeaveBlock,
     LeaveAnchor(usize),
+    /// The first `<h1>` ends: its text is the page's from this offset.
+    LeaveH1(usize),
 }
 
 struct RawLink {
@@ -91,6 +102,23 @@ struct RawLink {
     end: usize,
     /// An `<a>` or `<area>` (not a frame or a meta refresh).
     visible: bool,
+}
+
+impl RawLink {
+    /// Its anchor text in `text`, at most [`ANCHOR_BYTES`] of it.
+    fn anchor(&self, text: &str) -> String {
+        let end = self.end.clamp(self.start, text.len());
+        collapse(&text[self.start..floor_char(text, end.min(self.start + ANCHOR_BYTES))])
+    }
+}
+
+/// `at`, or the char boundary of `s` before it.
+fn floor_char(s: &str, mut at: usize) -> usize {
+    at = at.min(s.len());
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// Links a page yields at most by default, as Heritrix's 6,000 outlinks.
@@ -124,6 +152,8 @@ pub fn parse_html(
         page_url,
         agent,
         max_links,
+        open_anchor: None,
+        h1_open: false,
     };
     for src in dom_chunks(&masked) {
         if let Ok(dom) = tl::parse(src, tl::ParserOptions::default()) {
@@ -165,7 +195,7 @@ pub fn parse_html(
         match model::resolve_encoded(base, href, query) {
             Ok(url) => page.links.push(ParsedLink {
                 url,
-                anchor: collapse(&text.s[raw.start..raw.end.max(raw.start)]),
+                anchor: raw.anchor(&text.s),
                 before: tail(&text.s[..raw.start], CONTEXT_BYTES),
                 after: head(&text.s[raw.end.max(raw.start)..], CONTEXT_BYTES),
                 nofollow: raw.nofollow,
@@ -218,6 +248,12 @@ struct Walk<'a> {
     page_url: &'a url::Url,
     agent: &'a str,
     max_links: usize,
+    /// The `<a>` whose text is being read: a new `<a>` closes it, as
+    /// HTML's parser does (an `<a>` inside an `<a>` ends the first), so an
+    /// unclosed anchor does not span the rest of the page.
+    open_anchor: Option<usize>,
+    /// The first `<h1>` is being read (an `<h1>` inside it is its text).
+    h1_open: bool,
 }
 
 impl Walk<'_> {
@@ -229,6 +265,9 @@ impl Walk<'_> {
             return None;
         }
         let start = self.text.s.len();
+        if visible && let Some(open) = self.open_anchor.take() {
+            self.raw_links[open].end = start;
+        }
         self.raw_links.push(RawLink {
             href,
             nofollow,
@@ -236,7 +275,19 @@ impl Walk<'_> {
             end: start,
             visible,
         });
-        Some(self.raw_links.len() - 1)
+        let i = self.raw_links.len() - 1;
+        if visible {
+            self.open_anchor = Some(i);
+        }
+        Some(i)
+    }
+
+    /// Ends link `i`'s text here, unless a later `<a>` ended it already.
+    fn close_anchor(&mut self, i: usize) {
+        if self.open_anchor == Some(i) {
+            self.raw_links[i].end = self.text.s.len();
+            self.open_anchor = None;
+        }
     }
 
     /// Walks `dom`, parsed from `src`, in document order.
@@ -256,7 +307,12 @@ impl Walk<'_> {
                     continue;
                 }
                 Step::LeaveAnchor(i) => {
-                    self.raw_links[i].end = self.text.s.len();
+                    self.close_anchor(i);
+                    continue;
+                }
+                Step::LeaveH1(start) => {
+                    self.page.head.h1 = heading(&self.text.s[start..]);
+                    self.h1_open = false;
                     continue;
                 }
             };
@@ -277,11 +333,17 @@ impl Walk<'_> {
                 tl::Node::Tag(tag) => {
                     let mut lower = [0u8; 16];
                     let name = tag_name(tag.name().as_bytes(), &mut lower);
-                    let Some(anchor) = self.open_tag(tag, name, parser) else {
+                    let Some(anchor) = self.open_tag(tag, name, parser, src) else {
                         continue;
                     };
                     if let Some(i) = anchor {
                         stack.push(Step::LeaveAnchor(i));
+                    }
+                    if name == "h1" && self.page.head.h1.is_empty() && !self.h1_open {
+                        // Its text is read as the walk passes it (tl's
+                        // inner_text recursed once per nesting level).
+                        self.h1_open = true;
+                        stack.push(Step::LeaveH1(self.text.s.len()));
                     }
                     if is_block(name) {
                         self.text.newline();
@@ -303,6 +365,7 @@ impl Walk<'_> {
         tag: &tl::HTMLTag<'_>,
         name: &str,
         parser: &tl::Parser<'_>,
+        src: &str,
     ) -> Option<Option<usize>> {
         match name {
             // A crawler runs no scripts, so <noscript> is markup whose
@@ -311,8 +374,8 @@ impl Walk<'_> {
             "title" => {
                 // Raw text (masked): `<title><div>…` is its title.
                 if self.page.title.is_empty() {
-                    let t = tag.inner_text(parser);
-                    self.page.title = collapse(&unmask_rcdata(&decode_entities(&t)));
+                    let t = flat_text(tag, parser, src);
+                    self.page.title = heading(&unmask_rcdata(&decode_entities(&t)));
                 }
                 return None;
             }
@@ -351,10 +414,6 @@ impl Walk<'_> {
                     return Some(self.add_link(href.into_owned(), nofollow, visible));
                 }
             }
-            "h1" if self.page.head.h1.is_empty() => {
-                let t = tag.inner_text(parser);
-                self.page.head.h1 = collapse(&decode_entities(&t));
-            }
             "time" if self.page.head.date.is_none() => {
                 self.page.head.date = attr(tag, "datetime").map(|d| d.trim().to_string());
             }
@@ -363,6 +422,42 @@ impl Walk<'_> {
         }
         Some(None)
     }
+}
+
+/// The text under `tag` in document order, read with an explicit stack
+/// (tl's `inner_text` recurses once per nesting level: a page of 50,000
+/// nested tags overflowed a worker's stack), at most about
+/// [`HEADING_BYTES`] × 4 of it (entities are decoded after).
+fn flat_text(tag: &tl::HTMLTag<'_>, parser: &tl::Parser<'_>, src: &str) -> String {
+    let mut out = String::new();
+    let mut stack: Vec<tl::NodeHandle> = tag
+        .children()
+        .top()
+        .as_slice()
+        .iter()
+        .rev()
+        .copied()
+        .collect();
+    while let Some(h) = stack.pop() {
+        if out.len() > HEADING_BYTES * 4 {
+            break;
+        }
+        match h.get(parser) {
+            Some(tl::Node::Raw(raw)) => out.push_str(&utf8(src, raw)),
+            Some(tl::Node::Tag(t)) => {
+                stack.extend(t.children().top().as_slice().iter().rev().copied())
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A title or heading: whitespace collapsed, at most [`HEADING_BYTES`].
+fn heading(text: &str) -> String {
+    let mut h = collapse(&text[..floor_char(text, HEADING_BYTES * 4)]);
+    h.truncate(floor_char(&h, HEADING_BYTES));
+    h
 }
 
 /// Whether a space-separated attribute value holds `token` (any case).
@@ -573,3 +668,7 @@ impl TextBuf {
 #[cfg(test)]
 #[path = "html_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "hostile_tests.rs"]
+mod hostile_tests;

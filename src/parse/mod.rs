@@ -8,6 +8,7 @@ mod html;
 mod mask;
 mod meta;
 pub mod sitemap;
+mod sitemap_scan;
 
 pub use decode::{CharsetSource, Decoded, decode, decode_owned};
 pub use html::{CONTEXT_BYTES, DEFAULT_MAX_LINKS, PageHead, ParsedLink, ParsedPage, parse_html};

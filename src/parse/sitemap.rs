@@ -5,8 +5,7 @@
 //! not read). The XML scanner is tolerant: a file cut short or broken
 //! keeps the entries read before the break, with the problem named.
 
-use std::io::Read;
-
+use super::sitemap_scan::{Stream, Token, clip};
 use crate::model::{self, CanonicalUrl};
 
 /// The protocol's bounds on one sitemap file.
@@ -44,7 +43,8 @@ pub struct SitemapEntry {
 pub struct Sitemap {
     pub kind: SitemapKind,
     pub entries: Vec<SitemapEntry>,
-    /// Entries whose `<loc>` was not an absolute http(s) URL.
+    /// Entries whose `<loc>` was not an absolute http(s) URL, or was longer
+    /// than the URL limit.
     pub skipped: u32,
     /// Entries past [`MAX_URLS`], not read.
     pub dropped: u32,
@@ -53,52 +53,65 @@ pub struct Sitemap {
     pub problem: Option<String>,
 }
 
+impl Sitemap {
+    /// Roughly the heap bytes its entries hold, for the fetch budget.
+    pub fn heap_bytes(&self) -> usize {
+        self.entries
+            .iter()
+            .map(|e| std::mem::size_of::<SitemapEntry>() + e.url.as_str().len())
+            .sum()
+    }
+}
+
 /// Reads `body` (as received, after any Content-Encoding) fetched from
 /// `base`. An error names why it is not a sitemap at all.
 pub fn parse_sitemap(body: &[u8], base: &url::Url) -> Result<Sitemap, String> {
-    let raw;
-    let mut problem = None;
-    let bytes: &[u8] = if body.starts_with(&[0x1f, 0x8b]) {
-        let (unzipped, trouble) = gunzip(body);
-        problem = trouble;
-        raw = unzipped;
-        &raw
-    } else if body.len() > MAX_BYTES {
-        problem = Some(format!("over {} MB: read up to there", MAX_BYTES >> 20));
-        &body[..MAX_BYTES]
-    } else {
-        body
-    };
-    let text = String::from_utf8_lossy(bytes);
-    let text = text.trim_start_matches('\u{feff}').trim_start();
-    let mut map = if text.starts_with('<') {
-        scan_xml(text, base)?
-    } else {
-        read_text(text, base)
-    };
-    map.problem = problem.or(map.problem);
-    Ok(map)
+    read_sitemap(body, base, &mut |_| true)
 }
 
-/// The uncompressed bytes, at most [`MAX_BYTES`], and what went wrong.
-fn gunzip(body: &[u8]) -> (Vec<u8>, Option<String>) {
-    let mut out = Vec::new();
-    let limit = MAX_BYTES as u64 + 1;
-    let read = flate2::read::MultiGzDecoder::new(body)
-        .take(limit)
-        .read_to_end(&mut out);
-    let trouble = match read {
-        Err(e) => Some(format!("gzip data broken after {} bytes: {e}", out.len())),
-        Ok(_) if out.len() > MAX_BYTES => {
-            out.truncate(MAX_BYTES);
-            Some(format!(
-                "over {} MB uncompressed: read up to there",
-                MAX_BYTES >> 20
-            ))
-        }
-        Ok(_) => None,
+/// Bytes the entries kept may grow by between two questions to `hold`.
+const HOLD_STEP: usize = 256 << 10;
+/// Raw bytes of a `<loc>` kept: an entry longer than the URL limit (with
+/// room for entities and white space) is skipped before it is decoded.
+const LOC_BYTES: usize = 2 * model::MAX_URL_BYTES;
+/// Raw bytes of a `<lastmod>` kept (a W3C datetime is ~30).
+const LASTMOD_BYTES: usize = 64;
+/// Bytes of a file's problem kept for its record.
+const PROBLEM_BYTES: usize = 200;
+
+/// [`parse_sitemap`], with `hold(bytes)` asked before what reading holds
+/// (its window and the entries kept) grows past each [`HOLD_STEP`]: the
+/// crawl counts it against its memory budget, and a `false` stops the
+/// reading there (the entries before are kept, the problem says why).
+pub fn read_sitemap(
+    body: &[u8],
+    base: &url::Url,
+    hold: &mut dyn FnMut(usize) -> bool,
+) -> Result<Sitemap, String> {
+    let mut stream = Stream::new(body);
+    let first = stream.first_byte();
+    let mut keep = Keep {
+        base,
+        hold,
+        held: 0,
+        asked: 0,
+        stopped: false,
     };
-    (out, trouble)
+    let mut map = if first == Some(b'<') {
+        scan_xml(&mut stream, &mut keep)?
+    } else {
+        read_text(&mut stream, &mut keep)
+    };
+    let problem = if keep.stopped {
+        Some(format!(
+            "stopped after {} entries: the fetch memory budget stayed spent",
+            map.entries.len()
+        ))
+    } else {
+        stream.problem.take().or(map.problem.take())
+    };
+    map.problem = problem.map(|p| clip(&p, PROBLEM_BYTES));
+    Ok(map)
 }
 
 fn new_map(kind: SitemapKind) -> Sitemap {
@@ -111,152 +124,208 @@ fn new_map(kind: SitemapKind) -> Sitemap {
     }
 }
 
-/// Adds an entry, within the bounds.
-fn push(map: &mut Sitemap, base: &url::Url, loc: &str, lastmod: Option<&str>) {
-    if map.entries.len() >= MAX_URLS {
-        map.dropped += 1;
-        return;
-    }
-    let loc = loc.trim();
-    let absolute = loc.starts_with("http://") || loc.starts_with("https://");
-    match model::resolve(base, loc) {
-        Ok(url) if absolute => map.entries.push(SitemapEntry {
-            url,
-            lastmod_ms: lastmod.and_then(w3c_datetime_ms),
-        }),
-        _ => map.skipped += 1,
+/// What decides whether an entry is kept, and the memory kept.
+struct Keep<'a> {
+    base: &'a url::Url,
+    hold: &'a mut dyn FnMut(usize) -> bool,
+    /// Bytes the entries hold.
+    held: usize,
+    /// Bytes `hold` has agreed to.
+    asked: usize,
+    /// `hold` said no: read no further.
+    stopped: bool,
+}
+
+impl Keep<'_> {
+    /// Adds an entry, within the bounds: one whose `<loc>` is not an
+    /// absolute http(s) URL, or longer than the URL limit, is counted as
+    /// skipped before it is resolved.
+    fn push(&mut self, map: &mut Sitemap, loc: &Field, lastmod: Option<&Field>, window: usize) {
+        if map.entries.len() >= MAX_URLS {
+            map.dropped += 1;
+            return;
+        }
+        let loc = loc.text();
+        let loc = loc.as_deref().map(str::trim).unwrap_or("");
+        let absolute =
+            starts_with_ignore_case(loc, "http://") || starts_with_ignore_case(loc, "https://");
+        if !absolute || loc.len() > model::MAX_URL_BYTES {
+            map.skipped += 1;
+            return;
+        }
+        let Ok(url) = model::resolve(self.base, loc) else {
+            map.skipped += 1;
+            return;
+        };
+        let size = std::mem::size_of::<SitemapEntry>() + url.as_str().len();
+        if self.held + size + window > self.asked {
+            self.asked = self.held + size + window + HOLD_STEP;
+            if !(self.hold)(self.asked) {
+                self.stopped = true;
+                return;
+            }
+        }
+        self.held += size;
+        let lastmod_ms = lastmod
+            .and_then(Field::text)
+            .and_then(|t| w3c_datetime_ms(&t));
+        map.entries.push(SitemapEntry { url, lastmod_ms });
     }
 }
 
-fn read_text(text: &str, base: &url::Url) -> Sitemap {
+fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
+    s.get(..prefix.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+}
+
+/// An element's character data as read (escaped), up to a bound.
+struct Field {
+    raw: Vec<u8>,
+    limit: usize,
+    too_long: bool,
+}
+
+impl Field {
+    fn new(limit: usize) -> Field {
+        Field {
+            raw: Vec::new(),
+            limit,
+            too_long: false,
+        }
+    }
+
+    fn push(&mut self, piece: &[u8], literal: bool) {
+        if self.too_long {
+            return;
+        }
+        let escaped = if literal {
+            piece.iter().filter(|&&b| b == b'&').count() * 4
+        } else {
+            0
+        };
+        if self.raw.len() + piece.len() + escaped > self.limit {
+            self.too_long = true;
+            self.raw = Vec::new();
+            return;
+        }
+        if escaped == 0 {
+            self.raw.extend_from_slice(piece);
+            return;
+        }
+        // CDATA is literal: its `&` is escaped so the whole is unescaped once.
+        for &b in piece {
+            match b {
+                b'&' => self.raw.extend_from_slice(b"&amp;"),
+                b => self.raw.push(b),
+            }
+        }
+    }
+
+    /// The text, decoded (None when it was too long to keep).
+    fn text(&self) -> Option<String> {
+        (!self.too_long).then(|| unescape(&String::from_utf8_lossy(&self.raw)))
+    }
+}
+
+fn read_text(stream: &mut Stream<'_>, keep: &mut Keep<'_>) -> Sitemap {
     let mut map = new_map(SitemapKind::Text);
-    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        push(&mut map, base, line, None);
+    let mut line = Field::new(LOC_BYTES);
+    while !keep.stopped {
+        let window = stream.window();
+        let Some((piece, ends)) = stream.line_piece() else {
+            break;
+        };
+        line.push(piece, true);
+        if ends {
+            end_line(&mut map, keep, &mut line, window);
+        }
+    }
+    if !keep.stopped {
+        end_line(&mut map, keep, &mut line, 0);
     }
     map
 }
 
+/// A text sitemap's line, ended: an entry unless blank.
+fn end_line(map: &mut Sitemap, keep: &mut Keep<'_>, line: &mut Field, window: usize) {
+    let blank = !line.too_long && line.raw.iter().all(u8::is_ascii_whitespace);
+    if !blank {
+        keep.push(map, &*line, None, window);
+    }
+    *line = Field::new(LOC_BYTES);
+}
+
 /// The `<loc>` and `<lastmod>` of each `<url>` (or `<sitemap>`) element.
-fn scan_xml(text: &str, base: &url::Url) -> Result<Sitemap, String> {
-    let mut tags = Tags { text, at: 0 };
+fn scan_xml(stream: &mut Stream<'_>, keep: &mut Keep<'_>) -> Result<Sitemap, String> {
     let root = loop {
-        match tags.next() {
-            Some(Ok(Tag::Open(name))) => break name,
+        match stream.token() {
+            Some(Ok(Token::Open(name))) => break clip(name, 64),
             Some(Ok(_)) => continue,
             Some(Err(e)) => return Err(format!("not a sitemap: {e}")),
             None => return Err("not a sitemap: no XML element in it".into()),
         }
     };
-    let (kind, item) = match root {
+    let (kind, item) = match root.as_str() {
         "urlset" => (SitemapKind::UrlSet, "url"),
         "sitemapindex" => (SitemapKind::Index, "sitemap"),
         other => return Err(format!("not a sitemap: its root element is <{other}>")),
     };
     let mut map = new_map(kind);
-    let (mut loc, mut lastmod): (Option<String>, Option<String>) = (None, None);
-    let mut field: Option<&str> = None;
+    let mut loc: Option<Field> = None;
+    let mut lastmod: Option<Field> = None;
+    // Which of the two the text goes to.
+    let mut field: Option<bool> = None;
     // Elements open inside the item: its `<loc>` is a child, an image's
     // (`<image:image><image:loc>`) is not.
     let mut depth = 0u32;
-    for tag in tags.by_ref() {
-        match tag {
+    while !keep.stopped {
+        let window = stream.window();
+        let Some(token) = stream.token() else { break };
+        match token {
             Err(e) => {
                 map.problem = Some(e);
                 break;
             }
-            Ok(Tag::Open(n)) if n == item => (loc, lastmod, depth) = (None, None, 0),
-            Ok(Tag::Open(n)) => {
+            Ok(Token::Open(n)) if n == item => (loc, lastmod, depth) = (None, None, 0),
+            Ok(Token::Open(n)) => {
                 depth += 1;
-                if depth == 1 && (n == "loc" || n == "lastmod") {
-                    field = Some(n);
+                if depth == 1 && n == "loc" {
+                    field = Some(true);
+                    loc.get_or_insert_with(|| Field::new(LOC_BYTES));
+                } else if depth == 1 && n == "lastmod" {
+                    field = Some(false);
+                    lastmod.get_or_insert_with(|| Field::new(LASTMOD_BYTES));
                 }
             }
-            Ok(Tag::Text(t)) => match field {
-                Some("loc") => loc.get_or_insert_with(String::new).push_str(&t),
-                Some(_) => lastmod.get_or_insert_with(String::new).push_str(&t),
-                None => {}
-            },
-            Ok(Tag::Close(n)) if n == item => {
+            Ok(t @ (Token::Text(_) | Token::CData(_))) => {
+                let (piece, literal) = match t {
+                    Token::Text(p) => (p, false),
+                    Token::CData(p) => (p, true),
+                    _ => unreachable!("matched above"),
+                };
+                let target = match field {
+                    Some(true) => loc.as_mut(),
+                    Some(false) => lastmod.as_mut(),
+                    None => None,
+                };
+                if let Some(f) = target {
+                    f.push(piece, literal);
+                }
+            }
+            Ok(Token::Close(n)) if n == item => {
                 if let Some(l) = loc.take() {
-                    push(&mut map, base, &l, lastmod.as_deref());
+                    keep.push(&mut map, &l, lastmod.as_ref(), window);
                 }
                 lastmod = None;
             }
-            Ok(Tag::Close(_)) => {
+            Ok(Token::Close(_)) => {
                 depth = depth.saturating_sub(1);
                 field = None;
             }
-            Ok(_) => {}
+            Ok(Token::Other) => {}
         }
     }
     Ok(map)
-}
-
-/// What the scanner meets: an element opening or closing (local name,
-/// namespace prefix dropped), or character data (entities decoded).
-enum Tag<'a> {
-    Open(&'a str),
-    Close(&'a str),
-    Text(String),
-    Other,
-}
-
-struct Tags<'a> {
-    text: &'a str,
-    at: usize,
-}
-
-impl<'a> Iterator for Tags<'a> {
-    type Item = Result<Tag<'a>, String>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let rest = &self.text[self.at..];
-        if rest.is_empty() {
-            return None;
-        }
-        let start = self.at;
-        if !rest.starts_with('<') {
-            let end = rest.find('<').unwrap_or(rest.len());
-            self.at += end;
-            return Some(Ok(Tag::Text(unescape(&rest[..end]))));
-        }
-        let (close, skip) = if rest.starts_with("<!--") {
-            ("-->", 4)
-        } else if rest.starts_with("<![CDATA[") {
-            ("]]>", 9)
-        } else if rest.starts_with("<?") || rest.starts_with("<!") {
-            (">", 2)
-        } else {
-            (">", 1)
-        };
-        let Some(end) = rest[skip..].find(close) else {
-            self.at = self.text.len();
-            return Some(Err(format!("cut short: an unclosed tag at byte {start}")));
-        };
-        let inner = &rest[skip..skip + end];
-        self.at += skip + end + close.len();
-        if skip == 9 {
-            return Some(Ok(Tag::Text(inner.to_string())));
-        }
-        if skip != 1 {
-            return Some(Ok(Tag::Other));
-        }
-        let (closing, body) = match inner.strip_prefix('/') {
-            Some(b) => (true, b),
-            None => (false, inner),
-        };
-        let name = body
-            .split(|c: char| c.is_whitespace() || c == '/')
-            .next()
-            .unwrap_or("");
-        let local = name.rsplit(':').next().unwrap_or(name);
-        Some(Ok(match (closing, inner.ends_with('/')) {
-            (true, _) => Tag::Close(local),
-            // `<loc/>`: empty, opened and closed.
-            (false, true) => Tag::Other,
-            (false, false) => Tag::Open(local),
-        }))
-    }
 }
 
 /// Character data with XML's entities and character references decoded.

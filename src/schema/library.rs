@@ -56,7 +56,8 @@ pub struct SitemapRecord {
     pub kind: String,
     /// Entries read (URLs, or sitemaps for an index).
     pub entries: u32,
-    /// Entries whose `<loc>` was not an absolute http(s) URL.
+    /// Entries whose `<loc>` was not an absolute http(s) URL (or, from
+    /// schema 21, was longer than the URL limit).
     pub skipped: u32,
     /// Entries past the protocol's 50,000 a file.
     pub dropped: u32,

@@ -73,9 +73,29 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
+/// Where a batch restarted by its supervisor goes on.
+#[derive(Clone, Copy, Default)]
+pub struct Resume {
+    /// The line it was running when it died (earlier ones are done).
+    pub line: usize,
+    /// Its crawl was resumed: a `crawl start` on that line is done too.
+    pub crawl_started: bool,
+}
+
 /// Runs `path` in `shell`. Returns how many commands failed (only ever
 /// non-zero with `keep_going`, whose failures are printed as they happen).
 pub fn run_file(shell: &mut Shell, path: &Path, keep_going: bool) -> Result<usize, BatchError> {
+    run_file_from(shell, path, keep_going, Resume::default())
+}
+
+/// [`run_file`] from where `resume` says (the top-level file tells its
+/// supervisor each line it starts).
+pub fn run_file_from(
+    shell: &mut Shell,
+    path: &Path,
+    keep_going: bool,
+    resume: Resume,
+) -> Result<usize, BatchError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| BatchError {
         file: file.clone(),
@@ -92,7 +112,15 @@ pub fn run_file(shell: &mut Shell, path: &Path, keep_going: bool) -> Result<usiz
     shell.source_depth += 1;
     let mut failures = 0;
     let mut result = Ok(());
+    let top = shell.source_depth == 1;
     for (line, cmd) in logical_lines(&text) {
+        let resumed_start = resume.crawl_started && line == resume.line && cmd == "crawl start";
+        if line < resume.line || resumed_start {
+            continue;
+        }
+        if top {
+            super::lifeline::tell_line(line);
+        }
         shell.say(&format!("> {cmd}"));
         if let Err(message) = shell.execute(&cmd) {
             let e = BatchError {

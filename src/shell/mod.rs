@@ -10,6 +10,7 @@ pub mod config;
 pub mod error;
 pub mod expr;
 pub mod fields;
+pub mod lifeline;
 mod lookup;
 mod plan;
 pub mod repl;
@@ -216,7 +217,9 @@ impl Shell {
 
     /// Runs one command line. Errors are one line, for the caller to show.
     pub fn execute(&mut self, line: &str) -> std::result::Result<(), String> {
-        self.run_line(line).map_err(|e| e.to_string())
+        let done = self.run_line(line).map_err(|e| e.to_string());
+        lifeline::tell_crawl(self.crawl.is_some());
+        done
     }
 
     fn run_line(&mut self, line: &str) -> Result<()> {

@@ -172,6 +172,79 @@ fn fuzz_charset_decoding_and_link_extraction() {
     );
 }
 
+/// Deep and unclosed markup: one element kind opened thousands of times
+/// (closed or not), unclosed anchors, raw-text elements, each with a link
+/// after it that must be found.
+fn deep_html_strategy() -> impl Strategy<Value = (String, bool)> {
+    let kind = prop_oneof![
+        Just("<h1>"),
+        Just("<h2>"),
+        Just("<b>"),
+        Just("<div>"),
+        Just("<p>"),
+        Just("<span>"),
+        Just("<li>"),
+        Just("<ul><li>"),
+        Just("<table><tr><td>"),
+        Just("<noscript>"),
+        Just("<blockquote>"),
+        Just("<a href=/d>"),
+        Just("<a>"),
+        Just("<font size=2>"),
+    ];
+    let text = "[a-z 中文]{0,8}";
+    (kind, 1usize..30_000, any::<bool>(), text, 0usize..4).prop_map(
+        |(open, depth, closed, text, tail)| {
+            let close = match open {
+                o if o.starts_with("<ul") => "</li></ul>".to_string(),
+                o if o.starts_with("<table") => "</td></tr></table>".to_string(),
+                o => format!("</{}>", &o[1..o.find([' ', '>']).unwrap_or(o.len())]),
+            };
+            let mut s = String::from("<title>t</title>");
+            s.push_str(&open.repeat(depth));
+            s.push_str(&text);
+            if closed {
+                s.push_str(&close.repeat(depth));
+            }
+            s.push_str(&"<a href=/x>x</a> w ".repeat(tail));
+            s.push_str("<a href=/after>after</a>");
+            (s, open.starts_with("<a href"))
+        },
+    )
+}
+
+#[test]
+fn fuzz_deep_and_unclosed_markup() {
+    let page = url::Url::parse("http://h.example/a/b.html").unwrap();
+    let rules = trawl::filter::denoise::DenoiseRules::default();
+    fuzz("deep-html", deep_html_strategy(), |(html, anchors)| {
+        // On a fetch task's 2 MiB stack: a walk that recursed by depth dies.
+        let (page, rules) = (page.clone(), rules.clone());
+        let p = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let p = parse::parse_html(&html, &page, encoding_rs::UTF_8, "trawl", 6_000);
+                let d = trawl::filter::denoise::Denoiser::new(&rules);
+                let noise = trawl::filter::denoise::denoise(&p, "h.example", &d);
+                let clean =
+                    trawl::filter::denoise::clean_text(&p.text, noise.noise.iter().copied());
+                let _ = trawl::dedup::simhash(&clean);
+                p
+            })
+            .unwrap()
+            .join()
+            .map_err(|_| TestCaseError::fail("parsing panicked"))?;
+        prop_assert!(p.links.iter().all(|l| l.anchor.len() <= 1024));
+        prop_assert!(p.title.len() <= 2048 && p.head.h1.len() <= 2048);
+        let after = p.links.iter().any(|l| l.url.url().path() == "/after");
+        prop_assert!(
+            after || (anchors && p.capped_links > 0),
+            "the link after is found"
+        );
+        Ok(())
+    });
+}
+
 /// Google's matcher, as its source describes it: the set of path prefixes
 /// that can match the pattern so far (the reference the fast matcher is
 /// checked against).

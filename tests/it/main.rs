@@ -20,6 +20,7 @@ mod golden;
 mod guard;
 mod harvest;
 mod hostile;
+mod hostile_pages;
 mod learned;
 mod orders;
 mod paused;

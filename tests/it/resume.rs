@@ -43,8 +43,7 @@ async fn resume_after_sigkill_fetches_nothing_twice() {
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    child.kill().unwrap(); // SIGKILL
-    common::wait_within(&mut child, common::PROCESS_LIMIT);
+    common::kill_tree(&mut child); // SIGKILL
     let before_kill = f.page_times().len();
     assert!(before_kill < PAGES, "killed mid-crawl");
 

@@ -380,8 +380,7 @@ async fn a_killed_runs_record_keeps_what_it_fetched() {
         f.page_times().len() >= 40
     })
     .await;
-    child.kill().unwrap();
-    common::wait_within(&mut child, common::PROCESS_LIMIT);
+    common::kill_tree(&mut child);
     let (d, seed) = (db.clone(), f.url("/p/0"));
     let o = tokio::task::spawn_blocking(move || {
         trawl_cmd(&["crawl", "--db", d.to_str().unwrap(), "--seed", &seed])

@@ -44,6 +44,15 @@ impl Ledger {
         self.unmark(&mut w.b, job.url.id());
         let revisit = job.entry.revisit.is_some();
         let data = match result {
+            // Not the page's failure (it waited too long for memory other
+            // fetches held): asked for again, as it was.
+            Err(e) if e.later => {
+                let at = self.clock.now_ms() + delay;
+                let h = self.host(host, "")?;
+                h.queue.requeue(&mut w.b, job.key, job.entry);
+                hold_until(&mut h.record, at);
+                return self.finish(w.b, &w.touched);
+            }
             Err(e) if revisit => {
                 return self.commit_missed(w, &job, &e.detail, self.clock.now_ms() + delay);
             }

@@ -52,7 +52,22 @@ impl Shell {
             let read = match s.kind.as_str() {
                 "" if s.problem.is_empty() => String::new(),
                 "" => format!("; not read: {}", s.problem),
-                kind => format!("; a {kind} of {} entries", s.entries),
+                kind => {
+                    let mut read = format!("; a {kind} of {} entries", s.entries);
+                    if s.skipped > 0 {
+                        read.push_str(&format!(
+                            ", {} skipped (not an absolute http(s) URL, or over the URL limit)",
+                            s.skipped
+                        ));
+                    }
+                    if s.dropped > 0 {
+                        read.push_str(&format!(", {} past the 50,000 a file", s.dropped));
+                    }
+                    if !s.problem.is_empty() {
+                        read.push_str(&format!(", {}", s.problem));
+                    }
+                    read
+                }
             };
             return Ok(Some(format!(", a sitemap (from {from}{read})")));
         }

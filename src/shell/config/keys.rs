@@ -310,6 +310,30 @@ pub(super) static CRAWL_KEYS: &[Key] = &[
         }
     ),
     key!(
+        "fetch.min_speed",
+        Kind::Int {
+            min: 0,
+            max: 1 << 30
+        },
+        "bytes a second a body must bring over each fetch.min_speed_window, or it is cut as too-slow (0: no minimum)",
+        |s| s.fetch.min_speed.to_string(),
+        |s, v| if let Value::Int(n) = v {
+            s.fetch.min_speed = n
+        }
+    ),
+    key!(
+        "fetch.min_speed_window",
+        Kind::Duration {
+            min: Duration::from_secs(1),
+            max: HOUR
+        },
+        "the time over which a body's speed is measured against fetch.min_speed",
+        |s| fmt_duration(s.fetch.min_speed_window),
+        |s, v| if let Value::Duration(d) = v {
+            s.fetch.min_speed_window = d
+        }
+    ),
+    key!(
         "net.allow_private",
         Kind::Bool,
         "connect to loopback and private addresses other than the seeds' own (link-local and cloud-metadata addresses never)",

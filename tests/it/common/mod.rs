@@ -392,12 +392,82 @@ pub fn run_measured(mut cmd: std::process::Command) -> Measured {
     }
 }
 
-/// A running process's peak resident memory (VmHWM), in bytes.
+/// A process's state letter (`R`, `S`, `T`, `Z`…), None when it is gone.
+fn proc_state(pid: libc::pid_t) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')').next()?.trim_start().chars().next()
+}
+
+/// Kills `child` and everything it started with SIGKILL, as a machine
+/// that loses power or the out-of-memory killer would, and waits until
+/// all are gone (a supervised crawl's work runs in a grandchild, which
+/// dies with its supervisor a moment later and holds the db until then).
+pub fn kill_tree(child: &mut std::process::Child) {
+    let pid = child.id() as libc::pid_t;
+    // Each process is stopped before its children are listed, so none
+    // starts another (a supervisor restarting its work) while the tree is
+    // read; then all are killed, the work first.
+    let mut tree = vec![pid];
+    let mut i = 0;
+    while i < tree.len() {
+        let p = tree[i];
+        // SAFETY: signalling pids of our own tree.
+        unsafe { libc::kill(p, libc::SIGSTOP) };
+        // The signal lands when the process next runs: a fork under way
+        // finishes first, and its child is listed then.
+        let until = Instant::now() + Duration::from_secs(2);
+        while !matches!(proc_state(p), None | Some('T' | 't' | 'Z' | 'X')) && Instant::now() < until
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let kids =
+            std::fs::read_to_string(format!("/proc/{p}/task/{p}/children")).unwrap_or_default();
+        tree.extend(
+            kids.split_whitespace()
+                .filter_map(|c| c.parse::<libc::pid_t>().ok()),
+        );
+        i += 1;
+    }
+    for p in tree.iter().rev() {
+        // SAFETY: as above.
+        unsafe { libc::kill(*p, libc::SIGKILL) };
+    }
+    wait_within(child, PROCESS_LIMIT);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for p in &tree[1..] {
+        while std::path::Path::new(&format!("/proc/{p}")).exists() && Instant::now() < deadline {
+            // A zombie waiting for its new parent is gone for our purpose
+            // once its last thread is (they close its files).
+            let threads = std::fs::read_dir(format!("/proc/{p}/task")).map_or(0, |d| d.count());
+            if proc_state(*p) == Some('Z') && threads <= 1 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+/// The peak resident memory (VmHWM) of a running process and its
+/// descendants (a supervised crawl's work is in its child), summed, in
+/// bytes.
 fn vm_hwm(pid: libc::pid_t) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    let own = |pid: libc::pid_t| -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    };
+    let mut total = own(pid)?;
+    let mut stack = vec![pid];
+    while let Some(p) = stack.pop() {
+        let children =
+            std::fs::read_to_string(format!("/proc/{p}/task/{p}/children")).unwrap_or_default();
+        for c in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+            total += own(c).unwrap_or(0);
+            stack.push(c);
+        }
+    }
+    Some(total)
 }
 
 /// `trawl` with `args`, as a command to run.
