@@ -411,6 +411,8 @@ async fn cmd_tlp(a: TlpArgs) -> anyhow::Result<()> {
             };
             s.filter.mode = mode;
             s.fetch.resolve = resolve.clone();
+            // Its hosts stand in for public ones on the loopback.
+            s.fetch.allow_private = true;
             let (_handle, join) = crawl::start(store, s, std::slice::from_ref(&seed))?;
             let sum = join.await.context("the crawl task failed")??;
             let _ = std::fs::remove_dir_all(&dir);

@@ -98,9 +98,10 @@ impl Scheduler {
         if h.rules.is_none() || expires <= now {
             h.robots_in_flight = true;
             let origin = h.record.origin.clone();
-            let task = self
-                .tasks
-                .spawn(worker::fetch_robots(self.client.clone(), id, origin));
+            // A seed host's robots.txt redirects may take its exception along.
+            let seed = (self.ledger.seed_hosts.contains(&id)).then(|| self.ledger.guard.clone());
+            let fetch = worker::fetch_robots(self.client.clone(), id, origin, seed);
+            let task = self.tasks.spawn(fetch);
             self.running.insert(task.id(), Running::Robots(id));
             return Ok(None);
         }

@@ -1,30 +1,87 @@
 //! Probing candidate seed sites (`discover seeds --probe`): each host's
 //! robots.txt, then — when it allows `/` — its home page, fetched as the
 //! crawl fetches (the same client settings and network guard, which lets
-//! through only the seeds' private addresses; robots.txt obeyed; the
-//! crawl's delay, or the host's Crawl-delay, between the two requests),
-//! and the home page's topic score under the crawl's topic keywords.
-//! Hosts are probed a few at a time; one host sees one request at a time.
+//! through no private address unless `net.allow_private`: a candidate is
+//! no seed; robots.txt obeyed; the crawl's delay, or the host's
+//! Crawl-delay, between the two requests), and the home page's topic
+//! score under the crawl's topic keywords. Hosts are probed a few at a
+//! time; one host sees one request at a time. Also the addresses of
+//! candidate hosts that are not public, for `discover seeds` and `seed
+//! accept`.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::task::JoinSet;
 
 use super::CrawlSettings;
-use crate::fetch::{ClientError, HttpClient, NetGuard, RobotsRules, fetch_robots};
+use crate::fetch::{
+    AddrClass, CachingResolver, ClientError, HttpClient, NetGuard, RobotsRules, classify_addr,
+    fetch_robots,
+};
 use crate::filter::Filters;
-use crate::model::{self, RobotsOutcome, now_ms};
+use crate::model::{RobotsOutcome, now_ms};
 use crate::parse;
 use crate::schema::{ProbeRecord, SeedList};
 
 /// Hosts probed at once.
 const AT_ONCE: usize = 8;
+/// Host names looked up at once, and how long one lookup may take.
+const LOOKUPS_AT_ONCE: usize = 32;
+const LOOKUP_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Probes each of `origins` (`scheme://host[:port]`); the seed URLs'
-/// hosts are the addresses the guard lets through when private (not the
-/// hosts seeds redirected to: a seed cannot vouch for where it sends us,
-/// as in the crawl). `progress(done)` is
+/// For each of `hosts` (as `CanonicalUrl::host` spells them), its first
+/// address that is not public, with its class: the address the network
+/// guard refuses a host that is no seed's. Names are looked up through
+/// `resolve` (`--resolve`'s answers) and DNS, a few dozen at once; one
+/// that does not answer in time gets None. `go_on()` is asked as lookups
+/// end; when it returns false no more are started.
+pub async fn non_public_addresses(
+    resolve: &[(String, IpAddr)],
+    hosts: &[String],
+    mut go_on: impl FnMut() -> bool,
+) -> Vec<Option<(IpAddr, AddrClass)>> {
+    let resolver = CachingResolver::with_fixed(resolve);
+    let mut found = vec![None; hosts.len()];
+    let mut tasks = JoinSet::new();
+    let (mut next, mut go) = (0, true);
+    loop {
+        while go && next < hosts.len() && tasks.len() < LOOKUPS_AT_ONCE {
+            let (r, host, i) = (resolver.clone(), hosts[next].clone(), next);
+            tasks.spawn(async move { (i, addresses_of(&r, &host).await) });
+            next += 1;
+        }
+        let Some(joined) = tasks.join_next().await else {
+            break;
+        };
+        if let Ok((i, addrs)) = joined {
+            found[i] = addrs
+                .into_iter()
+                .map(|ip| (ip, classify_addr(ip)))
+                .find(|(_, class)| *class != AddrClass::Public);
+        }
+        go = go_on();
+    }
+    found
+}
+
+/// `host`'s addresses (an IP literal's own); none when it does not resolve
+/// in time.
+async fn addresses_of(resolver: &CachingResolver, host: &str) -> Vec<IpAddr> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        return vec![ip];
+    }
+    match tokio::time::timeout(LOOKUP_TIMEOUT, resolver.resolve(bare)).await {
+        Ok(Ok(addrs)) => addrs,
+        _ => Vec::new(),
+    }
+}
+
+/// Probes each of `origins` (`scheme://host[:port]`), through a guard
+/// that excepts no private address (a candidate is no seed's host and
+/// port; `net.allow_private` still applies). `progress(done)` is
 /// called as probes end; when it returns false no more are started.
 /// Results come in the order of `origins`; None for a host not probed
 /// (interrupted first, or its probe panicked).
@@ -34,13 +91,8 @@ pub async fn probe(
     origins: &[String],
     mut progress: impl FnMut(usize) -> bool,
 ) -> Result<Vec<Option<ProbeRecord>>, ClientError> {
-    let guard = NetGuard::default();
-    for u in &seeds.urls {
-        if let Ok(u) = model::normalize(u) {
-            guard.add_seed_host(u.host());
-        }
-    }
-    let client = HttpClient::new(settings.fetch.clone(), guard)?;
+    // No seed's exception: a candidate is no seed's host and port.
+    let client = HttpClient::new(settings.fetch.clone(), NetGuard::default())?;
     let filters = Arc::new(Filters::for_seeds(&settings.filter, seeds.urls.iter()));
     let probe = Arc::new(Probe {
         client,
@@ -85,7 +137,7 @@ impl Probe {
             checked_ms: now_ms(),
             ..ProbeRecord::default()
         };
-        let robots = fetch_robots(&self.client, origin).await;
+        let robots = fetch_robots(&self.client, origin, |_| {}).await;
         if let Some(why) = robots.blocked {
             rec.robots = "blocked".into();
             rec.detail = why;

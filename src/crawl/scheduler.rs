@@ -138,7 +138,7 @@ impl Scheduler {
     /// A scheduler over `store` with its ledger loaded but no loop
     /// running, and the receiving ends of its handle's channels.
     fn new(store: Arc<Store>, settings: CrawlSettings) -> Result<(Scheduler, Control), CrawlError> {
-        let guard = NetGuard::default();
+        let guard = NetGuard::new(&settings.fetch.resolve);
         let (mark_requests, marks) = marks::marks();
         let client = HttpClient::new(settings.fetch.clone(), guard.clone())?;
         let (stop, stop_rx) = watch::channel(false);

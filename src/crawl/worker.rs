@@ -9,7 +9,7 @@ use md5::{Digest, Md5};
 use super::dictionary::PageDictionary;
 use super::frame::FrameWriter;
 
-use crate::fetch::{self, FetchError, Fetched, HttpClient, RobotsFetch};
+use crate::fetch::{self, FetchError, Fetched, HttpClient, NetGuard, RobotsFetch};
 use crate::filter::denoise::{Denoised, Denoiser};
 use crate::model::{CanonicalUrl, HostId};
 use crate::parse::sitemap::{Sitemap, read_sitemap};
@@ -249,8 +249,20 @@ fn process_guarded(fetched: Fetched, url: &url::Url, how: &How) -> Result<PageDa
     })
 }
 
-pub async fn fetch_robots(client: HttpClient, host: HostId, origin: String) -> Done {
-    let fetched = Box::new(fetch::fetch_robots(&client, &origin).await);
+/// A host's robots.txt; `seed_guard` for a seed host, whose redirect hops
+/// within its registrable domain get its exception from the guard.
+pub async fn fetch_robots(
+    client: HttpClient,
+    host: HostId,
+    origin: String,
+    seed_guard: Option<NetGuard>,
+) -> Done {
+    let vouch = |hops: &[CanonicalUrl]| {
+        if let Some(g) = &seed_guard {
+            super::robots::vouch_for_robots_hop(g, &origin, hops);
+        }
+    };
+    let fetched = Box::new(fetch::fetch_robots(&client, &origin, vouch).await);
     Done::Robots { host, fetched }
 }
 

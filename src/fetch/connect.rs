@@ -63,6 +63,8 @@ impl GuardedConnector {
     pub async fn connect(&self, uri: &http::Uri) -> Result<TcpStream, ConnectError> {
         let host = host_of(uri).ok_or(ConnectError::NoHost)?;
         let port = port_of(uri);
+        // The guard keys a seed's exception by the port as the URL gives it.
+        let url_port = (port != scheme_port(uri)).then_some(port);
         let dns = |detail: String| ConnectError::Dns {
             host: host.to_string(),
             detail,
@@ -85,7 +87,7 @@ impl GuardedConnector {
         for ip in addrs {
             if let Err(refusal) = self
                 .guard
-                .check(ip, self.allow_private, &self.resolver)
+                .check(host, url_port, ip, self.allow_private)
                 .await
             {
                 last.get_or_insert(ConnectError::Guard(refusal));

@@ -18,6 +18,9 @@ pub struct CachingResolver {
     cache: Arc<Mutex<Cache>>,
     /// Fixed answers (`--resolve`), consulted before the cache.
     fixed: Arc<Fixed>,
+    /// Names whose lookups never end, for the guard's tests.
+    #[cfg(test)]
+    pub(crate) stalled: Arc<Vec<String>>,
 }
 
 /// `--resolve` answers: exact names first, then the longest wildcard
@@ -31,12 +34,18 @@ struct Fixed {
 
 impl Fixed {
     fn get(&self, host: &str) -> Option<IpAddr> {
+        self.entry(host).map(|(_, ip)| ip)
+    }
+
+    /// The entry answering `host`: its name (`host`, `*.DOMAIN` or `*`)
+    /// and address.
+    fn entry(&self, host: &str) -> Option<(String, IpAddr)> {
         if let Some(ip) = self.exact.get(host) {
-            return Some(*ip);
+            return Some((host.to_string(), *ip));
         }
         (self.wild.iter())
             .find(|(suffix, _)| host.ends_with(suffix.as_str()) && host.len() > suffix.len())
-            .map(|(_, ip)| *ip)
+            .map(|(suffix, ip)| (format!("*{suffix}"), *ip))
     }
 }
 
@@ -57,9 +66,15 @@ impl CachingResolver {
             .wild
             .sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
         CachingResolver {
-            cache: Arc::default(),
             fixed: Arc::new(answers),
+            ..CachingResolver::default()
         }
+    }
+
+    /// The `--resolve` entry that answers `host` (lower case), as given:
+    /// `host` itself, `*.DOMAIN` or `*`.
+    pub fn fixed_name(&self, host: &str) -> Option<String> {
+        self.fixed.entry(host).map(|(name, _)| name)
     }
 
     /// The addresses of `host` (a name; IP literals never get here).
@@ -67,6 +82,10 @@ impl CachingResolver {
         let host = host.to_ascii_lowercase();
         if let Some(ip) = self.fixed.get(&host) {
             return Ok(vec![ip]);
+        }
+        #[cfg(test)]
+        if self.stalled.contains(&host) {
+            std::future::pending::<()>().await;
         }
         if host == "invalid" || host.ends_with(".invalid") {
             return Err(std::io::Error::new(
@@ -117,7 +136,17 @@ mod tests {
         // `*.bench.test` is the names under it, not the domain itself.
         assert_eq!(one("bench.test").await, [ip("127.0.0.9")]);
         assert_eq!(one("xbench.test").await, [ip("127.0.0.9")]);
+        assert_eq!(
+            r.fixed_name("a.b.bench.test").as_deref(),
+            Some("*.bench.test")
+        );
+        assert_eq!(
+            r.fixed_name("seed.bench.test").as_deref(),
+            Some("seed.bench.test")
+        );
+        assert_eq!(r.fixed_name("other.org").as_deref(), Some("*"));
         let none = CachingResolver::with_fixed(&[("*.bench.test".into(), ip("127.0.0.1"))]);
+        assert_eq!(none.fixed_name("bench.test"), None);
         assert!(none.resolve("other.invalid").await.is_err());
     }
 }

@@ -19,5 +19,6 @@ pub use client::{
     ClientError, FetchError, FetchSettings, Fetched, HttpClient, KEPT_HEADERS, is_backoff,
     retry_after_ms,
 };
+pub use dns::CachingResolver;
 pub use guard::{AddrClass, NetGuard, classify as classify_addr};
 pub use robots::{Robots, RobotsFetch, RobotsRules, Rule, fetch_robots, product_token};

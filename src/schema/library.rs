@@ -85,10 +85,15 @@ pub enum Decision {
     /// None yet (every seed site added by hand).
     #[default]
     Undecided,
-    /// `seed accept`: it became a seed site.
+    /// `seed accept`: it became a seed site; the network guard gives its
+    /// seeds no private address (schema 21).
     Accepted,
     /// `seed reject`: never proposed again.
     Rejected,
+    /// `seed accept --allow-private`: a seed site whose seeds, like one
+    /// added by hand, may be fetched at the private address they resolve
+    /// to (schema 21).
+    AcceptedPrivate,
 }
 
 impl Decision {
@@ -97,6 +102,7 @@ impl Decision {
             Decision::Undecided => "",
             Decision::Accepted => "accepted",
             Decision::Rejected => "rejected",
+            Decision::AcceptedPrivate => "accepted (private allowed)",
         }
     }
 }

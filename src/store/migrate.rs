@@ -129,7 +129,7 @@ static STEPS: &[Step] = &[
     },
     Step {
         to: 21,
-        what: "none (a failure reason too-slow for tarpits)",
+        what: "none (a failure reason too-slow for tarpits; a seed-site decision accepted with --allow-private)",
         run: None,
     },
 ];

@@ -104,6 +104,8 @@ async fn a_shallower_link_later_in_the_run_queues_a_url_found_too_deep() {
     let mut s = fast();
     s.max_depth = Some(2);
     s.scope = Scope::Any;
+    // The slow host, on another loopback port, stands in for a public one.
+    s.fetch.allow_private = true;
     db.crawl(s, &[f.url("/")]).await;
     assert_eq!(slow.count("/y"), 1);
     assert_eq!(f.count("/t"), 1, "the shallower path queued /t");

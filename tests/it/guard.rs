@@ -1,9 +1,10 @@
 //! The network guard and seed redirects: a seed on 127.0.0.1 crawls, while
 //! links and redirects to other private addresses (a server listening on
-//! 127.0.0.2, a name that resolves there, the cloud-metadata address) are
+//! 127.0.0.2, a name that resolves there, the cloud-metadata addresses),
+//! and to another port or another name of a seed's own address, are
 //! refused before any connection; a seed's redirect (http→https,
-//! apex→www, a chain) and its robots.txt redirect bring the target's host
-//! into scope.
+//! apex→www, a chain) and its robots.txt redirect within its registrable
+//! domain bring the target's host into scope.
 
 use crate::common;
 
@@ -41,6 +42,8 @@ fn site(private: std::net::SocketAddr, port: u16) -> trawl::site::Handler {
                 &[
                     &format!("http://{private}/linked"),
                     "http://169.254.169.254/latest/meta-data/",
+                    "http://168.63.129.16/machine/?comp=goalstate",
+                    "http://192.0.0.192/opc/v2/instance/",
                     &format!("http://evil.test:{}/rebound", private.port()),
                     "/go-private",
                     "/go-metadata",
@@ -78,6 +81,8 @@ async fn the_guard_refuses_private_and_metadata_addresses_a_seed_does_not_vouch_
         format!("http://{private}/redirected"),
         format!("http://evil.test:{}/rebound", private.port()),
         "http://169.254.169.254/latest/meta-data/".to_string(),
+        "http://168.63.129.16/machine/?comp=goalstate".to_string(),
+        "http://192.0.0.192/opc/v2/instance/".to_string(),
         "http://[::ffff:169.254.169.254]/".to_string(),
     ] {
         assert_eq!(db.seen(&url).map(|s| s.state), guard, "{url}");
@@ -109,10 +114,75 @@ async fn the_guard_refuses_private_and_metadata_addresses_a_seed_does_not_vouch_
         accepted.load(Ordering::SeqCst) > 0,
         "allowed: 127.0.0.2 connected to"
     );
+    for never in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://168.63.129.16/machine/?comp=goalstate",
+        "http://192.0.0.192/opc/v2/instance/",
+    ] {
+        assert_eq!(db.seen(never).map(|s| s.state), guard, "{never}");
+        let text = why(&db.store, never).await;
+        assert!(text.contains("cloud metadata"), "{text}");
+    }
+}
+
+/// A seed's exception is its own host and port: another port of its
+/// address (in scope under `--scope domain`, as an intranet IP seed's
+/// `http://10.0.0.5:2375/` would be) and another name for it are refused
+/// before any connection, whether the seed is an IP literal or a name
+/// `--resolve` sends there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seeds_exception_is_its_own_host_and_port_only() {
+    let (other, accepted) = counting_listener("127.0.0.1:0").await;
+    let docker = format!("http://127.0.0.1:{}/containers/json", other.port());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let alias = format!("http://alias.test:{port}/");
+    let (d, a) = (docker.clone(), alias.clone());
+    let server = Server::start(
+        listener,
+        handler(move |req: Request| {
+            let r = match req.path.as_str() {
+                "/robots.txt" => Response::status(404),
+                "/" => common::page("intranet", &[&d, &a, "/ok"]),
+                _ => common::page("fine", &[]),
+            };
+            async move { r }
+        }),
+    )
+    .unwrap();
+    let fetched = Some(SeenState::Fetched { status: 200 });
+    let refused = Some(SeenState::Failed(FailReason::NetworkGuard));
+
+    // An IP seed under domain scope: its address's other ports are in scope.
+    let mut s = fast();
+    s.scope = Scope::Domain;
+    let db = Db::new();
+    db.crawl(s, &[server.url("/")]).await;
+    assert_eq!(db.seen(&server.url("/ok")).map(|s| s.state), fetched);
+    assert_eq!(db.seen(&docker).map(|s| s.state), refused);
+    let text = why(&db.store, &docker).await;
+    assert!(
+        text.contains("127.0.0.1 is a loopback address")
+            && text.contains("host and port of a seed"),
+        "{text}"
+    );
+
+    // A named seed: another port of its address, and another name on its
+    // own port, are refused too.
+    let mut s = fast();
+    s.scope = Scope::Any;
+    let lo: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+    s.fetch.resolve = vec![("seed.test".into(), lo), ("alias.test".into(), lo)];
+    let named = format!("http://seed.test:{port}/");
+    let db = Db::new();
+    db.crawl(s, std::slice::from_ref(&named)).await;
+    assert_eq!(db.seen(&format!("{named}ok")).map(|s| s.state), fetched);
+    assert_eq!(db.seen(&docker).map(|s| s.state), refused);
+    assert_eq!(db.seen(&alias).map(|s| s.state), refused);
     assert_eq!(
-        db.seen("http://169.254.169.254/latest/meta-data/")
-            .map(|s| s.state),
-        guard
+        accepted.load(Ordering::SeqCst),
+        0,
+        "the other port was never connected to"
     );
 }
 
@@ -124,6 +194,8 @@ fn redirecting(port: u16) -> trawl::site::Handler {
         let r = match (host.as_str(), req.path.as_str()) {
             ("www.r.test", "/robots.txt") => Response::text("User-agent: *\nDisallow: /private\n"),
             ("r.test", "/robots.txt") => Response::redirect(301, &on("www.r.test", "/robots.txt")),
+            ("q.test", "/robots.txt") => Response::redirect(301, &on("other.test", "/robots.txt")),
+            ("q.test", "/") => common::page("q", &[&on("other.test", "/page")]),
             (_, "/robots.txt") => Response::status(404),
             ("example.test", "/") => Response::redirect(301, &on("www.example.test", "/")),
             ("a.test", "/") => Response::redirect(301, &on("b.test", "/")),
@@ -223,6 +295,32 @@ async fn a_seeds_redirect_target_is_a_seed() {
         db.seen(&on("d.test", "/")).unwrap().state,
         SeenState::Filtered(FilterReason::Scope)
     );
+}
+
+/// A seed host's robots.txt redirecting outside the seed's registrable
+/// domain brings no host into scope (within it, it does: see above). The
+/// loopback stands in for public hosts here: private addresses allowed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_robots_redirect_widens_the_scope_only_within_the_seeds_domain() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let _server = Server::start(listener, redirecting(port)).unwrap();
+    let on = |h: &str, p: &str| format!("http://{h}:{port}{p}");
+    let mut s = fast();
+    s.fetch.allow_private = true;
+    let lo: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+    s.fetch.resolve = vec![("q.test".into(), lo), ("other.test".into(), lo)];
+    let db = Db::new();
+    db.crawl(s, &[on("q.test", "/")]).await;
+    assert_eq!(
+        db.seen(&on("q.test", "/")).unwrap().state,
+        SeenState::Fetched { status: 200 }
+    );
+    assert_eq!(
+        db.seen(&on("other.test", "/page")).unwrap().state,
+        SeenState::Filtered(FilterReason::Scope)
+    );
+    assert!(db.store.seeds().unwrap().derived.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

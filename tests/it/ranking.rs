@@ -153,6 +153,8 @@ async fn host_ranks_of_three_hosts_as_worked_by_hand() {
     let db = Db::new();
     let mut s = fast();
     s.scope = Scope::Any;
+    // b and c, on other loopback ports, stand in for public hosts.
+    s.fetch.allow_private = true;
     db.crawl(s, &[a.url("/")]).await;
     let out = common::shell(db.store.clone(), vec!["rank hosts".into()]).await;
     assert!(

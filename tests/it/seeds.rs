@@ -72,6 +72,8 @@ fn settings() -> CrawlSettings {
         concurrency: 1,
         ..common::fast()
     };
+    // The loopback stands in for the public hosts not seeded.
+    s.fetch.allow_private = true;
     s.fetch.resolve = [
         "alpha.org",
         "www.alpha.org",

@@ -1,13 +1,14 @@
 //! Seeds and what they bring into the crawl: their hosts' scope, their
-//! addresses for the network guard, and — as Heritrix does — the targets
+//! exceptions to the network guard, and — as Heritrix does — the targets
 //! they redirect to (`http://example.org/` → `https://www.example.org/`),
 //! which become seeds too, recorded with where they came from.
 
 use super::Ledger;
 use super::{Discovery, PageWrite};
+use crate::crawl::robots::robots_hops_in_domain;
 use crate::model::{self, CanonicalUrl, HostId};
-use crate::schema::tables::SeedsRow;
-use crate::schema::{DerivedSeed, SeedList};
+use crate::schema::tables::{SeedsRow, Sites};
+use crate::schema::{Decision, DerivedSeed, SeedList};
 use crate::store::{Batch, StoreError};
 
 /// How a derived seed came about.
@@ -26,16 +27,22 @@ impl Ledger {
         }
         for d in &list.derived {
             if let Ok(u) = model::normalize(&d.url) {
-                self.note_derived(&u, &d.via);
+                self.note_derived(&u, &d.via, &d.from);
             }
         }
         self.rebuild_filters()
     }
 
-    /// A seed given by the user: in scope, its address allowed by the guard.
+    /// A seed given by the user: in scope, and its own host and port may
+    /// connect to its address when private — unless `seed accept` took it
+    /// from co-link discovery without `--allow-private`: a host that pages
+    /// link to does not get that by being accepted.
     fn note_seed(&mut self, u: &CanonicalUrl, queue_redirects: bool) {
         self.scope.add(u);
-        self.guard.add_seed_host(u.host());
+        let accepted = self.store.row::<Sites>(&u.host_id());
+        if !accepted.is_ok_and(|r| r.is_some_and(|r| r.decision == Decision::Accepted)) {
+            self.guard.add_seed(u);
+        }
         self.seed_hosts.insert(u.host_id());
         // Its own site, which a redirect of another seed cannot take over.
         self.sites.add_seed(u.host_id());
@@ -44,12 +51,15 @@ impl Ledger {
         }
     }
 
-    /// A URL a seed redirected to: in scope; not a seed address for the
-    /// guard (a seed cannot vouch for where it sends us).
-    /// (A host a robots.txt redirect brought in is not a seed host: its own
-    /// robots.txt redirects widen nothing.)
-    fn note_derived(&mut self, u: &CanonicalUrl, via: &str) {
+    /// A URL a seed redirected to, from `from`: in scope, and excepted by
+    /// the guard for the addresses of the seed it came from (on its own
+    /// host and port). (A host a robots.txt redirect brought in is not a
+    /// seed host: its own robots.txt redirects widen nothing.)
+    fn note_derived(&mut self, u: &CanonicalUrl, via: &str, from: &str) {
         self.scope.add(u);
+        if let Ok(from) = model::normalize(from) {
+            self.guard.add_derived(u, &from);
+        }
         if via == VIA_REDIRECT {
             self.seed_hosts.insert(u.host_id());
             self.seed_ids.insert(u.id());
@@ -91,7 +101,7 @@ impl Ledger {
                 .derived
                 .iter()
                 .any(|d| d.url == target.as_str() && d.via == via);
-        self.note_derived(target, via);
+        self.note_derived(target, via, from);
         // The target is the same seed site as the URL that led there.
         if let Ok(from_url) = model::normalize(from) {
             self.sites
@@ -121,7 +131,9 @@ impl Ledger {
     }
 
     /// A seed host's robots.txt redirected (`http://h/robots.txt` →
-    /// `https://www.h/robots.txt`): each host on the way is in scope.
+    /// `https://www.h/robots.txt`): each host on the way is in scope, up
+    /// to the first outside the seed's registrable domain (see
+    /// `robots_hops_in_domain`).
     pub fn widen_scope_for_robots(
         &mut self,
         host: HostId,
@@ -136,7 +148,8 @@ impl Ledger {
         let mut b = store.batch();
         let mut list = store.seeds()?;
         let mut from = format!("{origin}/robots.txt");
-        for target in redirects {
+        let in_domain = robots_hops_in_domain(&model::parsed_host(&origin), redirects);
+        for target in &redirects[..in_domain] {
             let Ok(root) = model::normalize(&format!("{}/", target.host_key())) else {
                 continue;
             };

@@ -54,7 +54,13 @@ impl RobotsFetch {
 /// Fetches `origin/robots.txt`, following up to five redirects. A redirect
 /// obeys the rules of a page's: only to http(s) URLs, every hop through
 /// the same client (so the network guard checks each address connected to).
-pub async fn fetch_robots(client: &HttpClient, origin: &str) -> RobotsFetch {
+/// `before_hop(redirects)` is called before each hop is followed, with the
+/// redirects so far (the one about to be followed last).
+pub async fn fetch_robots(
+    client: &HttpClient,
+    origin: &str,
+    mut before_hop: impl FnMut(&[model::CanonicalUrl]),
+) -> RobotsFetch {
     let mut url = format!("{origin}/robots.txt");
     let mut redirects = Vec::new();
     for _ in 0..=MAX_REDIRECTS {
@@ -91,6 +97,7 @@ pub async fn fetch_robots(client: &HttpClient, origin: &str) -> RobotsFetch {
                     Some(n) => {
                         url = n.as_str().to_string();
                         redirects.push(n);
+                        before_hop(&redirects);
                         continue;
                     }
                     // No Location, or one that is not an http(s) URL: no

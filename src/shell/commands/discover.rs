@@ -1,14 +1,17 @@
 //! `discover seeds`: co-link seed discovery (document 003). The hosts the
 //! crawled pages link to that are not seed sites, ranked by how many
 //! distinct crawled sites (registrable domains) and pages link to them,
-//! with their host rank (`rank hosts`) and the anchor texts most used for
-//! them; `--probe`
+//! with their host rank (`rank hosts`), the anchor texts most used for
+//! them, and the private or loopback address a host resolves to (pages
+//! link to `http://192.168.1.1/`; `seed accept` takes such a host only
+//! with `--allow-private`); `--probe`
 //! fetches each one's robots.txt and home page (see `crawl::probe`).
 //! Hosts a person accepted or rejected (`seed accept`, `seed reject`) are
 //! left out. The links are streamed from the `links` rows; a page's own
 //! host is looked up only when it links to a candidate.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -19,8 +22,9 @@ use super::rank_hosts::origin_of;
 use super::{Call, Command, Sub, no_detail, words};
 use crate::crawl::probe;
 use crate::crawl::sites::SiteRules;
+use crate::fetch::AddrClass;
 use crate::graph::colinks::{Candidate, CoLinks};
-use crate::model::{HostId, UrlId, now_ms};
+use crate::model::{self, HostId, UrlId, now_ms};
 use crate::schema::tables::{HostRankRow, HostRanks, Sites};
 use crate::schema::{Decision, ProbeRecord, SiteRecord};
 use crate::shell::error::{Result, ShellError, bail};
@@ -131,32 +135,41 @@ impl Shell {
         let qualified = found.len();
         found.truncate(o.limit);
         let read_secs = started.elapsed().as_secs_f64();
+        let addresses = self.addresses(&found)?;
         if o.probe && !found.is_empty() {
             self.probe_candidates(&found, &mut records)?;
         }
         let nodes = self.store.meta::<HostRankRow>()?.map(|r| r.nodes as f64);
         let mut rows = Vec::new();
         let mut listed = Vec::new();
-        for (i, c) in found.iter().enumerate() {
+        for (i, (c, addr)) in found.iter().zip(&addresses).enumerate() {
             let h = HostId::of(&c.origin);
             let rank = match (self.store.row::<HostRanks>(&h)?, nodes) {
                 (Some(r), Some(n)) => Some(r.rank * n),
                 _ => None,
             };
             let probed = records.get(&h).and_then(|r| r.probe.as_ref());
-            rows.push(row(i, c, rank, probed));
+            let address = addr.map(|(ip, class)| (ip, class_name(class)));
+            rows.push(row(i, c, address, rank, probed));
             listed.push(json!({"rank": i + 1, "host": c.origin, "sites": c.sites,
+                "address": address.map(|(ip, what)| json!({"ip": ip.to_string(), "class": what})),
                 "pages": c.pages, "links": c.links, "host_rank": rank,
                 "anchors": c.anchors.iter().map(|(t, n)| json!({"text": t, "count": n})).collect::<Vec<_>>(),
                 "probe": probed.map(probe_json)}));
         }
-        let skipped = if read.unreadable > 0 {
+        let mut notes = if read.unreadable > 0 {
             format!("; {} pages' links could not be read", read.unreadable)
         } else {
             String::new()
         };
+        let private = addresses.iter().flatten().count();
+        if private > 0 {
+            notes.push_str(&format!(
+                "; {private} at a private, loopback or never-fetched address (seed accept takes a private one only with --allow-private)"
+            ));
+        }
         let head = format!(
-            "{} candidate hosts linked from ≥ {} sites and ≥ {} pages (of {} hosts linked that are not seed sites or decided), from the links of {} pages in {read_secs:.2} s{skipped}\n",
+            "{} candidate hosts linked from ≥ {} sites and ≥ {} pages (of {} hosts linked that are not seed sites or decided), from the links of {} pages in {read_secs:.2} s{notes}\n",
             table::thousands(qualified as u64),
             o.min_sites,
             o.min_pages,
@@ -170,7 +183,8 @@ impl Shell {
             return Ok(Reply::with(head.trim_end().to_string(), json));
         }
         let header = [
-            "#", "host", "sites", "pages", "links", "rank", "robots", "home", "topic", "anchors",
+            "#", "host", "address", "sites", "pages", "links", "rank", "robots", "home", "topic",
+            "anchors",
         ];
         Ok(Reply::with(
             head + &table::render(&header, &rows, self.width),
@@ -231,6 +245,29 @@ impl Shell {
         }
         resolve(self, &mut read, &mut pending, &left_out)?;
         Ok(read)
+    }
+
+    /// The address of each of `found` that is not public (see
+    /// `probe::non_public_addresses`).
+    fn addresses(&self, found: &[Candidate]) -> Result<Vec<Option<(IpAddr, AddrClass)>>> {
+        let hosts: Vec<String> = found
+            .iter()
+            .map(|c| model::parsed_host(&c.origin))
+            .collect();
+        let interrupt = self.interrupt_flag();
+        let mut stopped = false;
+        let resolve = self.settings.fetch.resolve.clone();
+        let found = self
+            .rt
+            .clone()
+            .block_on(probe::non_public_addresses(&resolve, &hosts, || {
+                stopped |= interrupt.swap(false, Ordering::SeqCst);
+                !stopped
+            }));
+        if stopped {
+            bail!("discover seeds: interrupted");
+        }
+        Ok(found)
     }
 
     /// Probes `found` and keeps what it found in their records (stored,
@@ -301,7 +338,22 @@ fn resolve(
     Ok(())
 }
 
-fn row(i: usize, c: &Candidate, rank: Option<f64>, probed: Option<&ProbeRecord>) -> Vec<String> {
+/// What an address that is not public is, for the address column.
+fn class_name(class: AddrClass) -> &'static str {
+    match class {
+        AddrClass::Public => "public",
+        AddrClass::Private(what) => what,
+        AddrClass::Forbidden(what) => what,
+    }
+}
+
+fn row(
+    i: usize,
+    c: &Candidate,
+    address: Option<(IpAddr, &str)>,
+    rank: Option<f64>,
+    probed: Option<&ProbeRecord>,
+) -> Vec<String> {
     let anchors: Vec<String> = c
         .anchors
         .iter()
@@ -312,6 +364,7 @@ fn row(i: usize, c: &Candidate, rank: Option<f64>, probed: Option<&ProbeRecord>)
     vec![
         (i + 1).to_string(),
         c.origin.clone(),
+        address.map_or_else(dash, |(ip, what)| format!("{what} {ip}")),
         table::thousands(u64::from(c.sites)),
         table::thousands(c.pages),
         table::thousands(c.links),

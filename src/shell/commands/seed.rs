@@ -18,7 +18,7 @@ use crate::shell::{Shell, table};
 
 pub const COMMAND: Command = Command {
     name: "seed",
-    usage: "seed add URL... [--FIELD VALUE]... | seed set HOST FIELD VALUE | seed list | seed remove URL | seed import FILE | seed export FILE | seed accept HOST [--FIELD VALUE]... | seed reject HOST",
+    usage: "seed add URL... [--FIELD VALUE]... | seed set HOST FIELD VALUE | seed list | seed remove URL | seed import FILE | seed export FILE | seed accept HOST [--allow-private] [--FIELD VALUE]... | seed reject HOST",
     summary: "manage the seed-site library (a running crawl takes new seeds and site settings at once)",
     examples: &[
         "seed add https://example.org/ --subject physics --source 'DMOZ' --depth 2",
@@ -111,10 +111,20 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
             Ok(Reply::text(format!("{n} seed site(s) written to {file}")))
         }
         ["remove", url] => sh.remove_seed(url),
-        ["accept", ref rest @ ..] => match add_args(rest)? {
-            (hosts, values) if hosts.len() == 1 => sh.accept_site(hosts[0], values),
-            _ => bail!("seed accept takes one host, then --FIELD VALUE flags"),
-        },
+        ["accept", ref rest @ ..] => {
+            let allow_private = rest.contains(&"--allow-private");
+            let rest: Vec<&str> = (rest.iter().copied())
+                .filter(|a| *a != "--allow-private")
+                .collect();
+            match add_args(&rest)? {
+                (hosts, values) if hosts.len() == 1 => {
+                    sh.accept_site(hosts[0], values, allow_private)
+                }
+                _ => bail!(
+                    "seed accept takes one host, then --allow-private and --FIELD VALUE flags"
+                ),
+            }
+        }
         ["reject", host] => sh.reject_site(host),
         _ => Err(ShellError::Usage),
     }

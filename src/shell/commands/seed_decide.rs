@@ -1,10 +1,15 @@
 //! `seed accept HOST` and `seed reject HOST`: a person's decision about a
 //! host `discover seeds` proposed, kept in the host's `sites` record so
 //! that it is not proposed again. Accepted, the host's home page becomes
-//! a seed and the host a seed site.
+//! a seed and the host a seed site; one that resolves to a private or
+//! loopback address only with `--allow-private`, which also lets the crawl
+//! fetch it there (an accepted seed site never gets the network guard's
+//! seed exception by being accepted).
 
 use super::seed::Admission;
 use super::site_fields::Values;
+use crate::crawl::probe;
+use crate::fetch::AddrClass;
 use crate::model::{self, HostId, now_ms};
 use crate::schema::tables::Sites;
 use crate::schema::{Decision, SiteRecord};
@@ -45,7 +50,12 @@ impl Shell {
 
     /// `seed accept HOST [--FIELD VALUE]...`: its home page becomes a
     /// seed, its site records the decision (and where it was found).
-    pub(super) fn accept_site(&mut self, host: &str, mut values: Values) -> Result<Reply> {
+    pub(super) fn accept_site(
+        &mut self,
+        host: &str,
+        mut values: Values,
+        allow_private: bool,
+    ) -> Result<Reply> {
         let (id, origin) = match &self.candidate_origins(host)?[..] {
             [one] => one.clone(),
             _ => bail!(
@@ -53,6 +63,21 @@ impl Shell {
             ),
         };
         let home = model::normalize(&format!("{origin}/")).map_err(|e| e.to_string())?;
+        let resolve = self.settings.fetch.resolve.clone();
+        let found = (self.rt.clone()).block_on(probe::non_public_addresses(
+            &resolve,
+            &[home.host().to_string()],
+            || true,
+        ));
+        match found.first().copied().flatten() {
+            Some((ip, AddrClass::Forbidden(what))) => {
+                bail!("{origin} resolves to {ip} ({what}): the network guard never fetches it")
+            }
+            Some((ip, AddrClass::Private(what))) if !allow_private => bail!(
+                "{origin} resolves to {ip}, a {what} address: `seed accept {host} --allow-private` accepts it and lets the crawl fetch it there"
+            ),
+            _ => {}
+        }
         let stored = self.store.row::<Sites>(&id)?;
         let has_source = values.iter().any(|(f, _)| *f == "source");
         if !has_source && stored.as_ref().is_none_or(|r| r.source.is_empty()) {
@@ -61,7 +86,11 @@ impl Shell {
         let reply = self.admit(vec![Admission {
             urls: vec![home],
             values,
-            decision: Some(Decision::Accepted),
+            decision: Some(if allow_private {
+                Decision::AcceptedPrivate
+            } else {
+                Decision::Accepted
+            }),
         }])?;
         Ok(Reply::text(format!("{origin} accepted: {}", reply.human)))
     }
