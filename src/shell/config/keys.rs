@@ -436,7 +436,7 @@ pub(super) static CRAWL_KEYS: &[Key] = &[
     ),
     key!(
         "relevance.keywords",
-        Kind::Weighted,
+        Kind::Weighted { max: 1e6 },
         "keyword:weight pairs of the topic vector (001)",
         |s| s
             .filter
