@@ -37,6 +37,16 @@ pub struct Snapshot {
     pub targets: (u64, u64),
     /// The site groups (`crawl.site_batch`), when on.
     pub groups: Option<crate::crawl::groups::GroupCounts>,
+    /// Nothing queued or in flight while the crawl runs: it only waits for
+    /// its next revisit, due then. A crawl with revisits on never ends by
+    /// itself, so `crawl wait` stops waiting here.
+    pub revisit_due: Option<std::time::Instant>,
+}
+
+/// A wait as `2h 05m 09s` (the next revisit's, in notes).
+pub fn wait_text(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{}h {:02}m {:02}s", s / 3600, s % 3600 / 60, s % 60)
 }
 
 /// What the shell changed in the seed library of a running crawl.
@@ -85,6 +95,7 @@ impl CrawlHandle {
 
     pub fn resume(&self) {
         self.shared.paused.send_replace(false);
+        self.work_given();
     }
 
     /// Adds seeds to the running crawl (invalid URLs are skipped; validate
@@ -95,11 +106,13 @@ impl CrawlHandle {
             .filter_map(|u| crate::model::normalize(u).ok())
             .collect();
         let _ = self.shared.seeds.send(SeedChange::Add(seeds));
+        self.work_given();
     }
 
     /// Tells the crawl that seed sites' own settings changed in the db.
     pub fn sites_changed(&self) {
         let _ = self.shared.seeds.send(SeedChange::Sites);
+        self.work_given();
     }
 
     /// The settings the crawl runs with now.
@@ -110,6 +123,16 @@ impl CrawlHandle {
     /// Replaces the running crawl's settings; they apply from its next decision.
     pub fn set_settings(&self, s: super::CrawlSettings) {
         self.shared.settings.send_replace(s);
+        self.work_given();
+    }
+
+    /// The crawl was given something that may be work: until it publishes
+    /// again (it does once it has taken the change), it is not known to
+    /// wait for revisits only.
+    fn work_given(&self) {
+        if let Ok(mut s) = self.shared.snapshot.lock() {
+            s.revisit_due = None;
+        }
     }
 
     pub fn snapshot(&self) -> Snapshot {

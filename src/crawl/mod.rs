@@ -31,7 +31,7 @@ mod worker;
 pub use crate::filter::scope::ScopeRule;
 pub use audit::audit;
 pub use frame::FrameWriter;
-pub use handle::{CrawlHandle, CrawlState, Snapshot};
+pub use handle::{CrawlHandle, CrawlState, Snapshot, wait_text};
 pub use ledger::{CRASH_LOOP_DEATHS, forget_in_flight};
 pub use refilter::{DenoiseCounts, RefilterReport, RefilterRun, refilter};
 pub use scheduler::{CrawlError, Summary, start};

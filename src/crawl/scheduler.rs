@@ -82,6 +82,9 @@ pub(super) struct Scheduler {
     started: Instant,
     /// (time, run_fetched) over the last 10 s, for the recent rate.
     rate_samples: std::collections::VecDeque<(Instant, u64)>,
+    /// Nothing queued or in flight: the next revisit's due time (ms) the
+    /// loop waits for; None while it has work.
+    revisit_wait: Option<u64>,
 }
 
 /// What the handle shows while the loop runs.
@@ -168,6 +171,7 @@ impl Scheduler {
             pages_in_flight: 0,
             started: Instant::now(),
             rate_samples: Default::default(),
+            revisit_wait: None,
         };
         // Pages fetched before revisits were on, or under another policy.
         scheduler.ledger.retime_revisits()?;
@@ -258,7 +262,6 @@ impl Scheduler {
         self.ledger
             .record_run(started_ms, self.started.elapsed(), None)?;
         self.publish(CrawlState::Running);
-        let mut waiting_noticed = false;
         loop {
             if !stopping {
                 self.ledger.queue_due()?;
@@ -283,15 +286,23 @@ impl Scheduler {
             }
             let marks_due = self.ledger.marks.due();
             let out_of_work = self.ready.is_empty() || stopping || self.limit_reached();
+            let was_waiting = self.revisit_wait;
             if self.tasks.is_empty() && out_of_work {
                 if !stopping && self.next_group() {
                     continue;
                 }
-                if self.idle_ends(stopping, &mut waiting_noticed) {
+                if self.idle_ends(stopping) {
                     break;
                 }
             } else {
-                waiting_noticed = false;
+                self.revisit_wait = None;
+            }
+            if self.revisit_wait.is_some() || was_waiting.is_some() {
+                // At once (an idle loop turns only on events): the wait may
+                // last days, `crawl wait` ends on it, and the handle forgets
+                // it when the shell hands over a change.
+                self.publish(state_of(stopping, paused));
+                last_publish = Instant::now();
             }
             let wake = self.wake_at(stopping, paused);
             tokio::select! {
@@ -395,21 +406,19 @@ impl Scheduler {
 
     /// Nothing queued and nothing in flight: whether the crawl ends. With
     /// revisits on it waits for the next one instead (said once a wait).
-    fn idle_ends(&mut self, stopping: bool, noticed: &mut bool) -> bool {
+    fn idle_ends(&mut self, stopping: bool) -> bool {
         let next_due = self.ledger.next_due_ms();
         let Some(at) = next_due.filter(|_| !stopping && !self.limit_reached()) else {
             return true;
         };
-        if !*noticed {
-            *noticed = true;
-            let wait_s = at.saturating_sub(self.ledger.clock.now_ms()) / 1000;
+        if self.revisit_wait.is_none() {
+            let wait = Duration::from_millis(at.saturating_sub(self.ledger.clock.now_ms()));
             self.notice(format!(
-                "nothing queued: waiting for the next revisit, due in {}h {:02}m {:02}s",
-                wait_s / 3600,
-                wait_s % 3600 / 60,
-                wait_s % 60
+                "nothing queued: waiting for the next revisit, due in {}",
+                super::wait_text(wait)
             ));
         }
+        self.revisit_wait = Some(at);
         false
     }
 
@@ -433,6 +442,7 @@ impl Scheduler {
 
     fn publish(&mut self, state: CrawlState) {
         let l = &self.ledger;
+        let running = matches!(state, CrawlState::Running | CrawlState::Paused);
         let active = l
             .hosts
             .values()
@@ -464,6 +474,10 @@ impl Scheduler {
                 recent_focus: l.focus.recent(),
                 targets: (l.targets.len() as u64, l.targets_fetched),
                 groups: l.group_counts(),
+                revisit_due: self
+                    .revisit_wait
+                    .filter(|_| running)
+                    .map(|at| now + Duration::from_millis(at.saturating_sub(l.clock.now_ms()))),
             };
         }
     }

@@ -33,8 +33,10 @@ pub enum Kind {
     },
     /// Comma-separated words.
     List,
-    /// Comma-separated `word:weight` pairs.
-    Weighted,
+    /// Comma-separated `word:weight` pairs, each weight in `0..=max`.
+    Weighted {
+        max: f64,
+    },
     /// `crawl.stop_when` rules.
     StopRules,
 }
@@ -147,7 +149,9 @@ impl Key {
             Kind::OptPath => "file path or none".into(),
             Kind::Float { min, max } => format!("number {min}..{max}"),
             Kind::List => "comma-separated words".into(),
-            Kind::Weighted => "comma-separated word:weight pairs".into(),
+            Kind::Weighted { max } => {
+                format!("comma-separated word:weight pairs, each weight a number 0..{max}")
+            }
             Kind::StopRules => crate::crawl::focus::STOP_SYNTAX.into(),
         }
     }
@@ -188,7 +192,7 @@ impl Key {
                 Value::Text(lower)
             }
             Kind::UserAgent => Value::Text(check_user_agent(raw).map_err(bad)?),
-            Kind::Float { .. } | Kind::List | Kind::Weighted | Kind::StopRules => {
+            Kind::Float { .. } | Kind::List | Kind::Weighted { .. } | Kind::StopRules => {
                 unreachable!("parsed by parse_more")
             }
             Kind::OptPath => {
@@ -221,38 +225,47 @@ impl Key {
                     .trim()
                     .parse()
                     .map_err(|_| bad(format!("{raw:?} is not a number")))?;
-                if !(min..=max).contains(&f) {
-                    return Err(bad(format!("{f} is out of range")));
-                }
-                Value::Float(f)
+                Value::Float(in_range(f, min, max).map_err(bad)?)
             }
             Kind::List => Value::List(items()),
             Kind::StopRules => {
                 let rules = crate::crawl::focus::StopRule::parse_list(raw).map_err(bad)?;
                 Value::Text(crate::crawl::focus::StopRule::list_text(&rules))
             }
-            Kind::Weighted => {
-                let mut out = Vec::new();
-                for item in items() {
-                    let (w, weight) = match item.rsplit_once(':') {
-                        Some((w, n)) => (
-                            w.trim().to_string(),
-                            n.trim()
-                                .parse::<f64>()
-                                .map_err(|_| bad(format!("weight {n:?} is not a number")))?,
-                        ),
-                        None => (item.clone(), 1.0),
-                    };
-                    if w.is_empty() || weight < 0.0 {
-                        return Err(bad(format!("{item:?} is not word:weight")));
-                    }
-                    out.push((w, weight));
-                }
-                Value::Weighted(out)
-            }
+            Kind::Weighted { max } => Value::Weighted(parse_weighted(&items(), max).map_err(bad)?),
             _ => return Ok(None),
         }))
     }
+}
+
+/// `f` if it is a finite number in `min..=max`: a NaN or infinite value
+/// would order every queue and judge every page wrongly, silently.
+fn in_range(f: f64, min: f64, max: f64) -> Result<f64, String> {
+    if !f.is_finite() {
+        return Err(format!("{f} is not a finite number"));
+    }
+    if !(min..=max).contains(&f) {
+        return Err(format!("{f} is out of range"));
+    }
+    Ok(f)
+}
+
+/// `word:weight` pairs (a bare word weighs 1), each weight a finite
+/// number in `0..=max`.
+fn parse_weighted(items: &[String], max: f64) -> Result<Vec<(String, f64)>, String> {
+    let pair = |item: &String| {
+        let Some((w, n)) = item.rsplit_once(':') else {
+            return Ok((item.clone(), 1.0));
+        };
+        let (w, n) = (w.trim(), n.trim());
+        if w.is_empty() {
+            return Err(format!("{item:?} is not word:weight"));
+        }
+        let f = (n.parse::<f64>()).map_err(|_| format!("weight {n:?} of {w:?} is not a number"))?;
+        let f = in_range(f, 0.0, max).map_err(|why| format!("weight of {w:?}: {why}"))?;
+        Ok((w.to_string(), f))
+    };
+    items.iter().map(pair).collect()
 }
 
 fn parse_int(raw: &str, min: u64, max: u64) -> Result<u64, String> {
@@ -431,6 +444,46 @@ mod tests {
                 .is_err()
         );
         assert_eq!(find("topic.preset").unwrap().get(&s), "a");
+    }
+
+    #[test]
+    fn every_number_and_weight_is_finite_and_in_range() {
+        let mut s = CrawlSettings::default();
+        let mut checked = 0;
+        for k in keys() {
+            let (max, value): (f64, fn(&str) -> String) = match k.kind {
+                Kind::Float { max, .. } => (max, |v| v.to_string()),
+                Kind::Weighted { max } => (max, |v| format!("research:2,paper:{v}")),
+                _ => continue,
+            };
+            let before = k.get(&s);
+            let too_big = (max * 2.0).to_string();
+            for bad in [
+                "NaN", "nan", "inf", "-inf", "infinity", "1e999", "-1", &too_big,
+            ] {
+                let e = k.set(&mut s, &value(bad)).unwrap_err();
+                assert!(
+                    e.starts_with(&format!("{}: ", k.name))
+                        && (e.contains("not a finite number") || e.contains("out of range"))
+                        && e.contains(&format!("0..{max}"))
+                        && !e.contains('\n'),
+                    "{} {bad}: {e}",
+                    k.name
+                );
+            }
+            assert_eq!(k.get(&s), before, "{}", k.name);
+            k.set(&mut s, &value(&max.to_string())).unwrap();
+            checked += 1;
+        }
+        assert!(checked >= 13, "{checked}");
+        let e = find("relevance.keywords")
+            .unwrap()
+            .set(&mut s, "research:NaN")
+            .unwrap_err();
+        assert!(
+            e.contains("weight of \"research\": NaN is not a finite number"),
+            "{e}"
+        );
     }
 
     #[test]

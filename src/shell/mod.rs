@@ -150,13 +150,11 @@ impl Shell {
     }
 
     /// Waits for a crawl started from this shell to end (for batches that
-    /// start one and end without `crawl wait`).
+    /// start one and end without `crawl wait`); with revisits on it does
+    /// not end by itself, so this waits until Ctrl-C.
     pub fn finish_crawl(&mut self) -> std::result::Result<(), String> {
-        if self.crawl.is_some() {
-            self.execute("crawl wait")
-        } else {
-            Ok(())
-        }
+        self.interrupt.store(false, Ordering::SeqCst);
+        self.wait_for_crawl_end().map_err(|e| e.to_string())
     }
 
     /// The crawl's state for the prompt: `idle`, `running 1,234 p/s`, …

@@ -92,6 +92,21 @@ fn bad_input_gets_one_line_errors() {
         assert_one_line_error(&o, "a wildcard is `*.DOMAIN`");
     }
 
+    // A setting's number must be finite and in its range: a NaN weight
+    // was taken and put every URL at the head of its queue.
+    for (set, needle) in [
+        (
+            "relevance.keywords=research:NaN",
+            "relevance.keywords: weight of \"research\": NaN is not a finite number",
+        ),
+        ("relevance.keywords=research:inf", "0..1000000"),
+        ("topic.gain=-inf", "topic.gain: -inf is not a finite number"),
+        ("relevance.threshold=NaN", "expected number 0..1"),
+    ] {
+        let o = trawl(&["crawl", "--db", db_s, seed[0], seed[1], "--set", set]);
+        assert_one_line_error(&o, needle);
+    }
+
     let junk = dir.path().join("junk");
     std::fs::create_dir(&junk).unwrap();
     std::fs::write(junk.join("notes.txt"), "hello").unwrap();

@@ -3,7 +3,8 @@
 //! same clock, so its pages change at known times. Validators are sent,
 //! 304 and unchanged bodies store nothing new, changed pages keep a
 //! history, and change-rate revisits keep more pages fresh than uniform
-//! ones for the same number of fetches.
+//! ones for the same number of fetches. Last, on real time, `crawl wait`
+//! ends once only revisits remain.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -497,4 +498,76 @@ async fn a_new_version_replaces_the_old_links_and_a_server_error_keeps_the_page(
     assert!(problems.is_empty(), "{problems:?}");
     let why = common::why(&db.store, &b).await;
     assert!(why.contains("1 missed (last: status 500"), "{why}");
+}
+
+/// Runs `cmd` in `sh`, interrupting it as Ctrl-C would once it has run
+/// for `limit`: a wait that never ends fails the test instead of hanging.
+fn within(sh: &mut trawl::shell::Shell, cmd: &str, limit: Duration) -> Result<(), String> {
+    let flag = sh.interrupt_flag();
+    let (done, rx) = std::sync::mpsc::channel::<()>();
+    let dog = std::thread::spawn(move || {
+        if rx.recv_timeout(limit) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let r = sh.execute(cmd);
+    drop(done);
+    dog.join().unwrap();
+    r
+}
+
+/// With revisits on a crawl never ends by itself (it waits for the next
+/// due page), so `crawl wait` ends with a note once only revisits remain,
+/// and so does `crawl wait --pages N` with N beyond the pages there are;
+/// the crawl goes on, and takes a seed added meanwhile before the next
+/// wait ends.
+#[test]
+fn crawl_wait_ends_when_only_revisits_remain() {
+    let rt = crate::shell::runtime();
+    let f = rt.block_on(common::Fixture::start(|p: &str| match p {
+        "/robots.txt" => Response::status(404),
+        "/" => common::page("home", &["/a", "/b"]),
+        p => common::page(p, &[]),
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(trawl::store::Store::open(&dir.path().join("db")).unwrap());
+    let (mut sh, out) = crate::shell::shell(store, &rt);
+    for cmd in [
+        "set crawl.delay 0".to_string(),
+        "recrawl uniform 1d".into(),
+        format!("seed add {}", f.url("/")),
+        "crawl start".into(),
+    ] {
+        sh.execute(&cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    }
+    let limit = Duration::from_secs(120);
+    within(&mut sh, "crawl wait", limit).expect("crawl wait ends");
+    let text = out.take();
+    assert!(
+        text.contains("only revisits remain: the next is due in 23h")
+            && text.contains("the crawl goes on"),
+        "{text}"
+    );
+    assert_eq!(f.fetched().len(), 3, "{:?}", f.fetched());
+    sh.execute("status").unwrap();
+    assert!(out.take().contains("state       running"));
+
+    within(&mut sh, "crawl wait --pages 50", limit).expect("crawl wait --pages ends");
+    let text = out.take();
+    assert!(
+        text.contains("only revisits remain (3 pages fetched, short of --pages 50)"),
+        "{text}"
+    );
+    within(&mut sh, "crawl wait --pages 3", limit).unwrap();
+    assert_eq!(out.take(), "");
+
+    // New work first: the wait does not end on the idle state before it.
+    sh.execute(&format!("seed add {}", f.url("/c"))).unwrap();
+    within(&mut sh, "crawl wait", limit).expect("crawl wait ends");
+    assert_eq!(f.count("/c"), 1, "the new seed was fetched first");
+    assert!(out.take().contains("only revisits remain"));
+
+    sh.execute("crawl stop").unwrap();
+    let text = out.take();
+    assert!(text.contains("crawl stopped: 4 pages fetched"), "{text}");
 }

@@ -58,30 +58,33 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
         }
         ["stop"] => {
             running(sh)?.stop();
-            wait(sh, None, None)?;
+            // Not `idle`: the snapshot may predate the stop.
+            wait(sh, Until::default())?;
             Ok(Reply::none())
         }
         ["wait", ref opts @ ..] => {
-            let (mut pages, mut secs) = (None, None);
+            let mut until = Until {
+                idle: true,
+                ..Until::default()
+            };
             let mut it = opts.iter();
             while let Some(o) = it.next() {
                 let v = it.next().ok_or_else(|| format!("{o} needs a value"))?;
                 match *o {
                     "--pages" => {
-                        pages = Some(
+                        until.pages = Some(
                             v.parse::<u64>()
                                 .map_err(|_| format!("--pages {v}: not a number"))?,
                         )
                     }
-                    "--secs" => secs = Some(config::parse_duration(v)?),
+                    "--secs" => until.secs = Some(config::parse_duration(v)?),
                     _ => bail!("unknown option {o}; use --pages N or --secs N"),
                 }
             }
             if sh.crawl.is_none() {
                 return Ok(Reply::text("no crawl is running"));
             }
-            wait(sh, pages, secs)?;
-            Ok(Reply::none())
+            Ok(wait(sh, until)?.map_or_else(Reply::none, Reply::text))
         }
         _ => Err(ShellError::Usage),
     }
@@ -113,22 +116,40 @@ fn running(sh: &Shell) -> Result<&crawl::CrawlHandle> {
         .ok_or_else(|| "no crawl is running (crawl start)".into())
 }
 
-/// Blocks until the crawl ends, the db holds `pages` fetched pages, or
-/// `secs` pass; Ctrl-C ends the wait, not the crawl.
-fn wait(sh: &mut Shell, pages: Option<u64>, secs: Option<Duration>) -> Result<()> {
+/// What ends a wait besides the crawl's end.
+#[derive(Default)]
+struct Until {
+    /// The db holds this many fetched pages.
+    pages: Option<u64>,
+    secs: Option<Duration>,
+    /// Nothing is queued or in flight but revisits: with revisits on a
+    /// crawl never ends by itself.
+    idle: bool,
+}
+
+/// Blocks until the crawl ends or `until` says; Ctrl-C ends the wait, not
+/// the crawl. Returns a note when only revisits remain, or when the crawl
+/// ended short of `--pages`.
+fn wait(sh: &mut Shell, until: Until) -> Result<Option<String>> {
     let start = Instant::now();
     while let Some(r) = &sh.crawl {
         if r.join.is_finished() {
             break;
         }
         let snap = r.handle.snapshot();
-        if pages.is_some_and(|p| snap.counters.fetched >= p)
-            || secs.is_some_and(|s| start.elapsed() >= s)
+        let fetched = snap.counters.fetched;
+        if until.pages.is_some_and(|p| fetched >= p)
+            || until.secs.is_some_and(|s| start.elapsed() >= s)
         {
-            return Ok(());
+            sh.progress_done();
+            return Ok(None);
         }
-        if snap.state == CrawlState::Paused && pages.is_none() && secs.is_none() {
+        if snap.state == CrawlState::Paused && until.pages.is_none() && until.secs.is_none() {
             bail!("the crawl is paused; crawl resume first, or wait with --secs");
+        }
+        if let Some(due) = snap.revisit_due.filter(|_| until.idle) {
+            sh.progress_done();
+            return Ok(Some(revisits_only(fetched, until.pages, due)));
         }
         if sh.interrupted() {
             sh.progress_done();
@@ -145,7 +166,39 @@ fn wait(sh: &mut Shell, pages: Option<u64>, secs: Option<Duration>) -> Result<()
     }
     sh.progress_done();
     sh.reap();
-    Ok(())
+    let Some(p) = until.pages else {
+        return Ok(None);
+    };
+    let fetched = sh.store.counters()?.fetched;
+    Ok((fetched < p).then(|| {
+        format!(
+            "the crawl ended with {} pages fetched, short of --pages {p}",
+            table::thousands(fetched)
+        )
+    }))
+}
+
+impl Shell {
+    /// Waits for a crawl started from this shell to end: `trawl run` at
+    /// the end of its file. With revisits on that is until Ctrl-C.
+    pub(in crate::shell) fn wait_for_crawl_end(&mut self) -> Result<()> {
+        wait(self, Until::default()).map(drop)
+    }
+}
+
+/// The note of a wait that ends because only revisits remain.
+fn revisits_only(fetched: u64, pages: Option<u64>, due: Instant) -> String {
+    let next = crawl::wait_text(due.saturating_duration_since(Instant::now()));
+    let short = match pages {
+        Some(p) if fetched < p => format!(
+            " ({} pages fetched, short of --pages {p})",
+            table::thousands(fetched)
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "only revisits remain{short}: the next is due in {next}; the crawl goes on (crawl stop ends it)"
+    )
 }
 
 #[cfg(test)]

@@ -420,4 +420,31 @@ mod tests {
         );
         assert!(t.ok("help pages").contains("topic_score"));
     }
+
+    /// The parser, the evaluator and the tree's drop recurse once a level:
+    /// an expression nested 100,000 deep gets a one-line error, not a
+    /// stack overflow, from every command that takes one.
+    #[test]
+    fn deep_nesting_is_a_one_line_error() {
+        let mut t = TestShell::new();
+        let n = 100_000;
+        let parens = format!("({}depth = 1{}", "(".repeat(n - 1), ")".repeat(n));
+        let nots = format!("{}duplicate", "not ".repeat(n));
+        for line in [
+            format!("pages where {parens}"),
+            format!("pages where {nots} order by url"),
+            format!("count pages where {nots}"),
+            format!("seeds where {}depth = 1{}", "(".repeat(n), ")".repeat(n)),
+            format!("seeds where {}depth = 1", "not ".repeat(n)),
+        ] {
+            let e = t.err(&line);
+            assert!(
+                e.contains("nested too deeply") && e.contains("at most 64") && !e.contains('\n'),
+                "{}…: {e}",
+                &line[..20]
+            );
+        }
+        let ok = format!("{}depth = 1{}", "(".repeat(64), ")".repeat(64));
+        assert!(t.ok(&format!("count pages where {ok}")).trim() == "0");
+    }
 }

@@ -336,19 +336,8 @@ impl Shell {
         let csv =
             !first.contains("://") && first.contains(',') || first.eq_ignore_ascii_case("url");
         let (rows, ignored) = if csv {
-            // Comments read as blank lines: rows keep their line numbers.
-            let body: Vec<&str> = text
-                .lines()
-                .map(|l| {
-                    if l.trim_start().starts_with('#') {
-                        ""
-                    } else {
-                        l
-                    }
-                })
-                .collect();
-            let records =
-                super::seed_csv::parse(&body.join("\n")).map_err(|e| format!("{file}: {e}"))?;
+            // It skips comments outside quoted cells only.
+            let records = super::seed_csv::parse(&text).map_err(|e| format!("{file}: {e}"))?;
             let t = super::seed_csv::read_table(records).map_err(|e| format!("{file}: {e}"))?;
             (t.rows, t.ignored)
         } else {

@@ -8,7 +8,9 @@ use super::site_fields::{self, SITE_FIELDS, Values};
 use crate::shell::Shell;
 use crate::shell::error::{Result, bail};
 
-/// A CSV file's records, each with the line it starts on.
+/// A CSV file's records, each with the line it starts on. A line whose
+/// first character (past blanks) is `#` outside a quoted cell is a
+/// comment; inside one it is the cell's text.
 pub(super) fn parse(text: &str) -> std::result::Result<Vec<(usize, Vec<String>)>, String> {
     let mut records = Vec::new();
     let (mut record, mut cell) = (Vec::new(), String::new());
@@ -24,9 +26,16 @@ pub(super) fn parse(text: &str) -> std::result::Result<Vec<(usize, Vec<String>)>
                 cell.push('"');
             }
             (true, '"') => quoted = false,
+            // A line break in a cell is kept as '\n', whatever the file's.
+            (true, '\r') if chars.peek() == Some(&'\n') => {}
             (true, c) => {
                 line += usize::from(c == '\n');
                 cell.push(c);
+            }
+            (false, '#') if record.is_empty() && cell.trim().is_empty() => {
+                // To the line's end; its '\n' ends an empty record.
+                cell.clear();
+                while chars.next_if(|c| *c != '\n').is_some() {}
             }
             (false, '"') if cell.is_empty() => quoted = true,
             (false, ',') => record.push(std::mem::take(&mut cell)),
@@ -187,6 +196,45 @@ mod tests {
             read_table(parse("subject\n").unwrap())
                 .unwrap_err()
                 .contains("no url")
+        );
+    }
+
+    #[test]
+    fn comments_are_lines_outside_quoted_cells_only() {
+        let text = "# list\r\nurl,notes\r\n  # a comment, \"with a quote\r\n\
+                    http://a.org/,\"first\r\n# not a comment\r\nlast\"\r\n\
+                    http://b.org/,# a note\r\n";
+        let recs = parse(text).unwrap();
+        assert_eq!(recs.len(), 3, "{recs:?}");
+        assert_eq!(recs[0], (2, vec!["url".to_string(), "notes".into()]));
+        assert_eq!(recs[1].0, 4);
+        assert_eq!(recs[1].1[1], "first\n# not a comment\nlast");
+        assert_eq!(
+            recs[2],
+            (7, vec!["http://b.org/".into(), "# a note".into()])
+        );
+    }
+
+    /// `seed import` blanked a `#` line inside a quoted cell.
+    #[test]
+    fn import_keeps_hash_lines_inside_quoted_cells() {
+        let dir = tempfile::tempdir().unwrap();
+        let (csv, out) = (dir.path().join("in.csv"), dir.path().join("out.csv"));
+        std::fs::write(
+            &csv,
+            "# seeds\nurl,notes\nhttp://a.org/,\"see:\n# 1 the index\n# 2 the archive\"\n\
+             # http://b.org/,skipped\nhttp://c.org/,x\n",
+        )
+        .unwrap();
+        let mut t = super::super::test_shell::TestShell::new();
+        let said = t.ok(&format!("seed import {}", csv.display()));
+        assert!(said.contains("2 seed(s) added"), "{said}");
+        t.ok(&format!("seed export {}", out.display()));
+        let table = read_table(parse(&std::fs::read_to_string(&out).unwrap()).unwrap()).unwrap();
+        let notes = table.rows[0].values.iter().find(|(f, _)| *f == "notes");
+        assert_eq!(
+            notes.map(|n| n.1.as_str()),
+            Some("see:\n# 1 the index\n# 2 the archive")
         );
     }
 }

@@ -85,4 +85,33 @@ mod tests {
         assert_eq!(t.err("set crawl.delay"), "usage: set KEY VALUE");
         assert_eq!(t.ok("get crawl.delay").trim(), "crawl.delay = 250ms");
     }
+
+    /// A NaN weight became priority 0, the head of every queue, and made
+    /// the relevance filter keep nothing, silently.
+    #[test]
+    fn refuses_numbers_that_are_not_finite_or_out_of_range() {
+        let mut t = TestShell::new();
+        for (line, range) in [
+            ("set relevance.keywords research:NaN", "0..1000000"),
+            ("set relevance.keywords research:inf, paper:2", "0..1000000"),
+            ("set relevance.keywords research:-inf", "0..1000000"),
+            ("set relevance.keywords research:2e6", "0..1000000"),
+            ("set relevance.threshold NaN", "0..1"),
+            ("set topic.gain inf", "0..1000"),
+            ("set shark.delta -inf", "0..0.99"),
+            ("set denoise.nav_words 1e999", "0..1000"),
+        ] {
+            let key = line.split(' ').nth(1).unwrap();
+            let e = t.err(line);
+            assert!(
+                e.starts_with(&format!("{key}: ")) && e.contains(range) && !e.contains('\n'),
+                "{line}: {e}"
+            );
+        }
+        t.ok("set relevance.keywords research:2.5, paper");
+        assert_eq!(
+            t.ok("get relevance.keywords").trim(),
+            "relevance.keywords = research:2.5,paper:1"
+        );
+    }
 }

@@ -143,6 +143,7 @@ impl Shell {
 
     fn simulate_one(&mut self, o: &Options) -> Result<Reply> {
         let started = Instant::now();
+        let csv = o.csv.as_deref().map(CsvOut::create).transpose()?;
         let g = self.replay_graph()?;
         let budget = o.pages.unwrap_or(g.len());
         let order = o.orders[0];
@@ -182,8 +183,8 @@ impl Shell {
             })
             .collect();
         h += &table::render(&["#", "relevant", "url"], &rows, self.width);
-        if let Some(file) = &o.csv {
-            h += &self.write_csv(file, &g, &[(order, &r)])?;
+        if let Some(out) = csv {
+            h += &self.write_csv(out, &g, &[(order, &r)])?;
         }
         let j = json!({"order": order.name(), "focus": o.focus.name(), "pages": r.taken.len(),
             "stored_pages": g.len(), "relevant": all, "harvest": r.harvest_at(r.taken.len()),
@@ -194,6 +195,7 @@ impl Shell {
 
     fn simulate_compare(&mut self, o: &Options) -> Result<Reply> {
         let started = Instant::now();
+        let csv = o.csv.as_deref().map(CsvOut::create).transpose()?;
         let g = self.replay_graph()?;
         let budget = o.pages.unwrap_or(g.len());
         let all = g.relevant();
@@ -240,9 +242,9 @@ impl Shell {
             "100%",
         ];
         h += &table::render(&header, &rows, self.width);
-        if let Some(file) = &o.csv {
+        if let Some(out) = csv {
             let pairs: Vec<(Order, &Replay)> = replays.iter().map(|(o, r)| (*o, r)).collect();
-            h += &self.write_csv(file, &g, &pairs)?;
+            h += &self.write_csv(out, &g, &pairs)?;
         }
         Ok(Reply::with(
             h,
@@ -254,13 +256,14 @@ impl Shell {
     /// whether it is relevant, the harvest rate and target recall so far.
     fn write_csv(
         &self,
-        file: &str,
+        mut out: CsvOut,
         g: &ReplayGraph,
         replays: &[(Order, &Replay)],
     ) -> Result<String> {
         let targets = g.targets();
+        let file = out.file.clone();
         let fail = |e: std::io::Error| format!("cannot write {file}: {e}");
-        let mut w = std::io::BufWriter::new(std::fs::File::create(file).map_err(fail)?);
+        let w = &mut out.w;
         let mut head = vec!["step".to_string()];
         for (o, _) in replays {
             let n = o.name();
@@ -307,11 +310,55 @@ impl Shell {
             }
             writeln!(w, "{}", row.join(",")).map_err(fail)?;
         }
-        w.flush().map_err(fail)?;
+        out.commit()?;
         Ok(format!(
             "\ncurves written to {file} ({} steps)",
             table::thousands(steps as u64)
         ))
+    }
+}
+
+/// `--csv FILE`, opened before the replay so that a path it cannot write
+/// fails at once, not after minutes of work. It is written to `FILE.tmp`
+/// and renamed over FILE when complete: a replay that fails or is
+/// interrupted leaves FILE as it was.
+struct CsvOut {
+    file: String,
+    tmp: String,
+    w: std::io::BufWriter<std::fs::File>,
+    done: bool,
+}
+
+impl CsvOut {
+    fn create(file: &str) -> Result<CsvOut> {
+        if std::path::Path::new(file).is_dir() {
+            bail!("cannot write {file}: it is a directory");
+        }
+        let tmp = format!("{file}.tmp");
+        let f = std::fs::File::create(&tmp).map_err(|e| format!("cannot write {file}: {e}"))?;
+        Ok(CsvOut {
+            file: file.to_string(),
+            tmp,
+            w: std::io::BufWriter::new(f),
+            done: false,
+        })
+    }
+
+    fn commit(mut self) -> Result<()> {
+        let file = &self.file;
+        (self.w.flush())
+            .and_then(|()| std::fs::rename(&self.tmp, file))
+            .map_err(|e| format!("cannot write {file}: {e}"))?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for CsvOut {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
     }
 }
 
@@ -333,4 +380,53 @@ fn reach_text(r: &Replay, share: f64, all: u64) -> String {
 
 fn rate_text(r: Option<f64>) -> String {
     r.map_or("-".into(), |r| format!("{r:.3}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_shell::TestShell;
+
+    /// `--csv` opened its file after the replay, which takes minutes on a
+    /// large crawl: a path it cannot write failed only then.
+    #[test]
+    fn the_csv_file_is_opened_before_the_replay() {
+        let mut t = TestShell::new();
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("no/such/dir/curves.csv");
+        let e = t.err(&format!("simulate bfs --csv {}", bad.display()));
+        assert!(
+            e.starts_with(&format!("cannot write {}: ", bad.display())),
+            "{e}"
+        );
+        let e = t.err(&format!(
+            "simulate compare bfs dfs --csv {}",
+            dir.path().display()
+        ));
+        assert!(e.ends_with("it is a directory"), "{e}");
+        // A replay that fails leaves no file, not even its temporary one.
+        let good = dir.path().join("curves.csv");
+        let e = t.err(&format!("simulate bfs --csv {}", good.display()));
+        assert!(e.contains("no seed of the db has a stored page"), "{e}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_csv_file_is_complete_under_its_name() {
+        let mut t = TestShell::crawled(3);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("curves.csv");
+        std::fs::write(&file, "old").unwrap();
+        let out = t.ok(&format!(
+            "simulate compare bfs dfs --csv {}",
+            file.display()
+        ));
+        assert!(out.contains("curves written to"), "{out}");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.starts_with("step,bfs_url,"), "{text}");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["curves.csv"]);
+    }
 }

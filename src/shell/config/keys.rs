@@ -460,7 +460,7 @@ pub(super) static CRAWL_KEYS: &[Key] = &[
     ),
     key!(
         "relevance.keywords",
-        Kind::Weighted,
+        Kind::Weighted { max: 1e6 },
         "keyword:weight pairs of the topic vector (001)",
         |s| s
             .filter
