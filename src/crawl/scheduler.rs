@@ -169,7 +169,8 @@ impl Scheduler {
             started: Instant::now(),
             rate_samples: Default::default(),
         };
-        // Pages fetched before revisits were on, or under another policy.
+        // Pages fetched before revisits were on, or under another policy,
+        // are timed a chunk a loop turn.
         scheduler.ledger.retime_revisits()?;
         scheduler.ready.set_by_score(by_score);
         let control = Control {
@@ -260,6 +261,10 @@ impl Scheduler {
         self.publish(CrawlState::Running);
         let mut waiting_noticed = false;
         loop {
+            if !stopping && self.ledger.retime_step()? {
+                // The rest waits for the next turn: fetches go on between.
+                tokio::task::yield_now().await;
+            }
             if !stopping {
                 self.ledger.queue_due()?;
             }
@@ -384,8 +389,12 @@ impl Scheduler {
             true => None,
             false => self.ready.next_time(),
         };
-        // A revisit falling due moves its page into the frontier.
-        let due = self.ledger.next_due_ms().filter(|_| !stopping);
+        // A revisit falling due moves its page into the frontier; a
+        // retiming under way goes on at once.
+        let due = match self.ledger.retiming() {
+            true if !stopping => Some(self.ledger.clock.now_ms()),
+            _ => self.ledger.next_due_ms().filter(|_| !stopping),
+        };
         let at = match (page, due) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b)?,
@@ -396,6 +405,9 @@ impl Scheduler {
     /// Nothing queued and nothing in flight: whether the crawl ends. With
     /// revisits on it waits for the next one instead (said once a wait).
     fn idle_ends(&mut self, stopping: bool, noticed: &mut bool) -> bool {
+        if self.ledger.retiming() && !stopping {
+            return false;
+        }
         let next_due = self.ledger.next_due_ms();
         let Some(at) = next_due.filter(|_| !stopping && !self.limit_reached()) else {
             return true;
