@@ -50,5 +50,6 @@ pub fn retime_revisits(
 ) -> Result<Vec<String>, crate::store::StoreError> {
     let mut ledger = ledger::Ledger::offline(store, settings)?;
     ledger.retime_revisits()?;
+    while ledger.retime_step()? {}
     Ok(ledger.take_notices())
 }

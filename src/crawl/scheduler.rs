@@ -173,7 +173,8 @@ impl Scheduler {
             rate_samples: Default::default(),
             revisit_wait: None,
         };
-        // Pages fetched before revisits were on, or under another policy.
+        // Pages fetched before revisits were on, or under another policy,
+        // are timed a chunk a loop turn.
         scheduler.ledger.retime_revisits()?;
         scheduler.ready.set_by_score(by_score);
         let control = Control {
@@ -263,6 +264,10 @@ impl Scheduler {
             .record_run(started_ms, self.started.elapsed(), None)?;
         self.publish(CrawlState::Running);
         loop {
+            if !stopping && self.ledger.retime_step()? {
+                // The rest waits for the next turn: fetches go on between.
+                tokio::task::yield_now().await;
+            }
             if !stopping {
                 self.ledger.queue_due()?;
             }
@@ -395,8 +400,12 @@ impl Scheduler {
             true => None,
             false => self.ready.next_time(),
         };
-        // A revisit falling due moves its page into the frontier.
-        let due = self.ledger.next_due_ms().filter(|_| !stopping);
+        // A revisit falling due moves its page into the frontier; a
+        // retiming under way goes on at once.
+        let due = match self.ledger.retiming() {
+            true if !stopping => Some(self.ledger.clock.now_ms()),
+            _ => self.ledger.next_due_ms().filter(|_| !stopping),
+        };
         let at = match (page, due) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b)?,
@@ -407,6 +416,9 @@ impl Scheduler {
     /// Nothing queued and nothing in flight: whether the crawl ends. With
     /// revisits on it waits for the next one instead (said once a wait).
     fn idle_ends(&mut self, stopping: bool) -> bool {
+        if self.ledger.retiming() && !stopping {
+            return false;
+        }
         let next_due = self.ledger.next_due_ms();
         let Some(at) = next_due.filter(|_| !stopping && !self.limit_reached()) else {
             return true;

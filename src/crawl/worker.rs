@@ -69,6 +69,8 @@ pub struct ParsedHtml {
     /// The simhash of the (denoised) text, when near-duplicates are looked
     /// for and the text is long enough.
     pub simhash: Option<u64>,
+    /// What a revisit compares: the title and the (denoised) text's hash.
+    pub text_hash: u64,
     pub charset: &'static str,
     pub charset_source: &'static str,
 }
@@ -317,14 +319,14 @@ pub fn process(
                 .as_ref()
                 .filter(|_| work.filters_read_clean || work.simhash)
                 .map(|d| crate::filter::denoise::clean_text(&page.text, d.noise.iter().copied()));
-            let simhash = work
-                .simhash
-                .then(|| crate::dedup::simhash(clean.as_deref().unwrap_or(&page.text)))
-                .flatten();
+            let text = clean.as_deref().unwrap_or(&page.text);
+            let simhash = work.simhash.then(|| crate::dedup::simhash(text)).flatten();
+            let text_hash = super::revisit::text_hash(&page.title, text);
             ParsedHtml {
                 denoised,
                 clean,
                 simhash,
+                text_hash,
                 page,
                 charset: decoded.charset.name(),
                 charset_source: decoded.source.name(),

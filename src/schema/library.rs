@@ -146,7 +146,7 @@ pub struct VisitRecord {
     pub url: String,
     /// Responses stored or confirmed, the first fetch included.
     pub visits: u32,
-    /// Revisits that found the page changed (a new MD5 or status).
+    /// Revisits that found a new version.
     pub changes: u32,
     /// The latest intervals between visits that got a response, oldest
     /// first (at most [`VisitRecord::RECENT`]): the change-rate estimate's
@@ -169,9 +169,44 @@ pub struct VisitRecord {
     /// The versions before the stored one, oldest first (at most
     /// [`VisitRecord::HISTORY`]).
     pub history: Vec<PastVersion>,
+    /// The hash of the stored version's title and text (see
+    /// `crawl::revisit::text_hash`); None for a page that is not HTML, or
+    /// one fetched before schema 21 (its next revisit compares MD5s).
+    pub text_hash: Option<u64>,
+    /// The change-rate estimate λ̂ (changes a millisecond) as of the last
+    /// visit: 0 while no change was seen; None in a row from before
+    /// schema 21 (computed from `recent` when read).
+    pub rate: Option<f64>,
+    /// What decided the last revisit with a response.
+    pub compared: Compared,
 }
 impl Versioned for VisitRecord {
-    const VERSION: u8 = 1;
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        // Version 2: `text_hash` and `rate` (None: one byte each) and the
+        // `compared` tag.
+        super::decode_appended(bytes, 1, &[3])
+    }
+}
+
+/// What a revisit's response was compared with the stored version by.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Compared {
+    /// Not revisited with a response yet.
+    #[default]
+    Nothing,
+    /// The server answered 304 Not Modified.
+    NotModified,
+    /// Another status, or a redirect elsewhere: changed.
+    Status,
+    /// The body's MD5 (a body without text, or a version stored before
+    /// text hashes were kept).
+    Md5,
+    /// The hash of the title and text.
+    Text,
+    /// The text's simhash, within `dedup.distance` bits: unchanged.
+    Simhash,
 }
 
 impl VisitRecord {
@@ -217,7 +252,74 @@ impl Versioned for DueReason {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 pub struct RecrawlState {
     pub fingerprint: String,
+    /// Retiming under `fingerprint` is under way: the next `seen` key to
+    /// time (None: every page is timed under it).
+    pub next: Option<u128>,
+    /// Pages timed so far under `fingerprint`.
+    pub timed: u64,
 }
 impl Versioned for RecrawlState {
-    const VERSION: u8 = 1;
+    const VERSION: u8 = 2;
+
+    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
+        // Version 2: `next` (None: one byte) and `timed` (0: one byte).
+        super::decode_appended(bytes, 1, &[2])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value of `T` as version `v` wrote it: the current encoding at the
+    /// appended fields' defaults, less their `appended` bytes.
+    fn as_version<T: Versioned>(value: &T, v: u8, appended: usize) -> Vec<u8> {
+        let mut bytes = value.encode();
+        bytes.truncate(bytes.len() - appended);
+        bytes[0] = v;
+        bytes
+    }
+
+    #[test]
+    fn schema_20_visits_and_recrawl_rows_read_with_nothing_stored_of_21() {
+        let v = VisitRecord {
+            url: "http://a.test/".into(),
+            visits: 3,
+            changes: 1,
+            recent: vec![VisitInterval {
+                ms: 5,
+                changed: true,
+            }],
+            last_ms: 9,
+            etag: Some("\"e\"".into()),
+            history: vec![PastVersion::default()],
+            ..VisitRecord::default()
+        };
+        let read = VisitRecord::decode(&as_version(&v, 1, 3)).unwrap();
+        assert_eq!(read, v);
+        assert_eq!((read.text_hash, read.rate), (None, None));
+        assert_eq!(read.compared, Compared::Nothing);
+        let now = VisitRecord {
+            text_hash: Some(7),
+            rate: Some(0.5),
+            compared: Compared::Simhash,
+            ..v
+        };
+        assert_eq!(VisitRecord::decode(&now.encode()).unwrap(), now);
+
+        let r = RecrawlState {
+            fingerprint: "uniform 5ms".into(),
+            ..RecrawlState::default()
+        };
+        assert_eq!(RecrawlState::decode(&as_version(&r, 1, 2)).unwrap(), r);
+        let under_way = RecrawlState {
+            next: Some(u128::MAX),
+            timed: 4096,
+            ..r
+        };
+        assert_eq!(
+            RecrawlState::decode(&under_way.encode()).unwrap(),
+            under_way
+        );
+    }
 }

@@ -358,7 +358,7 @@ pub static FIELDS: &[Field] = &[
         "its estimated changes a day (recrawl change-rate's λ; NaN before a change is seen)",
         |r| {
             visits(r, |v| {
-                crate::crawl::revisit::change_rate(v).map_or(f64::NAN, |c| c * 86_400_000.0)
+                crate::crawl::revisit::rate_of(v).map_or(f64::NAN, |c| c * 86_400_000.0)
             })
         }
     ),

@@ -78,6 +78,29 @@ impl Store {
         }
     }
 
+    /// The rows with `from <= key < to` (`to` None: to the table's end),
+    /// in key order: a seek, so rows (and deletions) before `from` are
+    /// not passed over.
+    pub fn rows_range<T: Table>(&self, from: &T::Key, to: Option<&T::Key>) -> Rows<'_, T> {
+        let mut opts = rocksdb::ReadOptions::default();
+        if let Some(to) = to {
+            opts.set_iterate_upper_bound(to.bytes().as_ref().to_vec());
+        }
+        let from = from.bytes();
+        let mode = rocksdb::IteratorMode::From(from.as_ref(), rocksdb::Direction::Forward);
+        let prefix = T::PREFIX;
+        let rows = self
+            .db
+            .iterator_cf_opt(self.cf(T::CF), opts, mode)
+            .map(|r| r.map_err(StoreError::from))
+            .take_while(move |r| r.as_ref().map_or(true, |(k, _)| k.starts_with(prefix)));
+        Rows {
+            inner: Box::new(rows),
+            unreadable: 0,
+            table: PhantomData,
+        }
+    }
+
     /// As [`Store::scan`], owning its prefix.
     pub(super) fn scan_owned(
         &self,

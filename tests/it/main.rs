@@ -28,6 +28,8 @@ mod ranking;
 mod resume;
 mod review;
 mod revisits;
+mod revisits_scale;
+mod revisits_truth;
 mod robots_politeness;
 mod seeds;
 mod shell;

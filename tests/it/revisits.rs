@@ -15,26 +15,26 @@ use trawl::schema::VisitRecord;
 use trawl::schema::tables::Visits;
 use trawl::site::{Request, Response, Server, handler};
 
-const HOUR: u64 = 3_600_000;
+pub(crate) const HOUR: u64 = 3_600_000;
 
 /// A request as the server saw it: path, virtual ms since the server
 /// started, and the validators it carried.
 #[derive(Clone, Debug)]
-struct Asked {
-    path: String,
-    at_ms: u64,
+pub(crate) struct Asked {
+    pub path: String,
+    pub at_ms: u64,
     if_none_match: Option<String>,
     if_modified_since: Option<String>,
 }
 
-struct Site {
+pub(crate) struct Site {
     server: Server,
-    log: Arc<Mutex<Vec<Asked>>>,
+    pub log: Arc<Mutex<Vec<Asked>>>,
 }
 
 impl Site {
     /// Serves `respond(path, ms since start, request)` on the paused clock.
-    async fn start(
+    pub(crate) async fn start(
         respond: impl Fn(&str, u64, &Request) -> Response + Send + Sync + 'static,
     ) -> Site {
         let t0 = tokio::time::Instant::now();
@@ -62,16 +62,16 @@ impl Site {
         Site { server, log }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         self.server.url(path)
     }
 
-    fn asked(&self, path: &str) -> Vec<Asked> {
+    pub(crate) fn asked(&self, path: &str) -> Vec<Asked> {
         let log = self.log.lock().unwrap();
         log.iter().filter(|a| a.path == path).cloned().collect()
     }
 
-    fn pages_fetched(&self) -> usize {
+    pub(crate) fn pages_fetched(&self) -> usize {
         let log = self.log.lock().unwrap();
         log.iter().filter(|a| a.path != "/robots.txt").count()
     }
@@ -83,6 +83,11 @@ async fn crawl_for(db: &Db, policy: RecrawlSettings, seed: &str, horizon: Durati
         recrawl: policy,
         ..fast()
     };
+    crawl_with(db, s, seed, horizon).await;
+}
+
+/// Crawls `seed` under `s` for `horizon` of virtual time, then stops.
+pub(crate) async fn crawl_with(db: &Db, s: CrawlSettings, seed: &str, horizon: Duration) {
     let (h, join) = trawl::crawl::start(db.store.clone(), s, &[seed.to_string()]).unwrap();
     tokio::time::sleep(horizon).await;
     h.stop();
@@ -94,7 +99,7 @@ async fn crawl_for(db: &Db, policy: RecrawlSettings, seed: &str, horizon: Durati
 }
 
 /// Uniform revisits every hour.
-fn hourly() -> RecrawlSettings {
+pub(crate) fn hourly() -> RecrawlSettings {
     RecrawlSettings {
         mode: RecrawlMode::Uniform,
         every: Duration::from_secs(3600),
@@ -102,21 +107,21 @@ fn hourly() -> RecrawlSettings {
     }
 }
 
-fn visits(db: &Db, url: &str) -> VisitRecord {
+pub(crate) fn visits(db: &Db, url: &str) -> VisitRecord {
     db.store
         .row::<Visits>(&common::id(url))
         .unwrap()
         .unwrap_or_else(|| panic!("no visits row for {url}"))
 }
 
-fn links(paths: &[&str]) -> String {
+pub(crate) fn links(paths: &[&str]) -> String {
     paths
         .iter()
         .map(|p| format!("<a href=\"{p}\">{p}</a> "))
         .collect()
 }
 
-fn html(title: &str, body: &str) -> Response {
+pub(crate) fn html(title: &str, body: &str) -> Response {
     Response::html(format!(
         "<html><head><title>{title}</title></head><body><p>{body}</p></body></html>"
     ))
@@ -359,6 +364,8 @@ async fn change_rate_revisits_keep_more_pages_fresh_than_uniform_for_the_same_fe
     .await;
     let fetches_uniform = uniform.pages_fetched();
     let fresh_uniform = freshness(&uniform, &plan, warm, horizon);
+    let problems = trawl::crawl::audit(&db.store).unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
 
     eprintln!(
         "7 days, 31 pages (5 changing every 2 h, 5 every 12 h, 21 static): \
@@ -383,15 +390,16 @@ async fn change_rate_revisits_keep_more_pages_fresh_than_uniform_for_the_same_fe
 async fn a_sitemap_lastmod_newer_than_the_last_visit_makes_a_page_due() {
     let base: Arc<std::sync::OnceLock<String>> = Arc::default();
     let b = base.clone();
+    let wall0 = trawl::model::now_ms();
     // /slow answers after two hours the first time, so /news, found on it,
     // is first visited two hours after the sitemap; from the first hour on
-    // the sitemap says /news changed after any visit.
+    // the sitemap says /news changed a minute before it is read.
     let site = Site::start(move |path, at_ms, _| {
         let base = b.get().cloned().unwrap_or_default();
         let lastmod = if at_ms < HOUR {
-            "2000-01-01"
+            "2000-01-01".to_string()
         } else {
-            "2099-01-01"
+            w3c(wall0 + at_ms - 60_000)
         };
         match path {
             "/robots.txt" => Response::text(format!("User-agent: *\nSitemap: {base}/map.xml\n")),
@@ -447,6 +455,18 @@ async fn a_sitemap_lastmod_newer_than_the_last_visit_makes_a_page_due() {
     assert!(v.due_ms >= v.last_ms + 10 * HOUR, "{v:?}");
     let problems = trawl::crawl::audit(&db.store).unwrap();
     assert!(problems.is_empty(), "{problems:?}");
+}
+
+/// `ms` since the epoch as a W3C datetime (a sitemap's `<lastmod>`).
+pub(crate) fn w3c(ms: u64) -> String {
+    // "Tue, 03 Nov 2026 10:00:00 GMT"
+    let http = httpdate::fmt_http_date(std::time::UNIX_EPOCH + Duration::from_millis(ms));
+    let p: Vec<&str> = http.split(' ').collect();
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = months.iter().position(|m| *m == p[2]).unwrap() + 1;
+    format!("{}-{month:02}-{}T{}Z", p[3], p[1], p[4])
 }
 
 /// Home's links change at 1 h; /b answers 500 in the second hour.

@@ -303,8 +303,12 @@ impl Ledger {
         // Seeds and re-judged links may reopen any verdict: they always read
         // the stored one.
         let ordinary = !d.seed && !d.rejudge;
+        // A revisit's new version raises no target its old one linked.
+        let boost = !w.unboosted.contains(&id);
         if ordinary && self.settled.contains(id) {
-            self.boost(url, &d);
+            if boost {
+                self.boost(url, &d);
+            }
             return Ok(());
         }
         let prior = if self.front.may_contain(id) {
@@ -320,7 +324,7 @@ impl Ledger {
                 if ordinary {
                     self.settle(id, prior.state);
                 }
-                if prior.state == SeenState::Queued {
+                if prior.state == SeenState::Queued && boost {
                     self.boost(url, &d);
                 }
                 return Ok(());

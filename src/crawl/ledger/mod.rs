@@ -14,6 +14,7 @@ mod learned;
 mod near;
 mod order;
 mod page;
+mod retime;
 mod revisits;
 mod seeds;
 mod sitemaps;
@@ -147,6 +148,10 @@ pub(super) struct Ledger {
     sitemap_hosts: HashMap<HostId, u32>,
     /// When the first `due` row is due.
     next_due_ms: Option<u64>,
+    /// No `due` row has a lower key: the scan for due rows starts here.
+    due_floor: crate::schema::DueKey,
+    /// Retiming under a new revisit policy: the next `seen` key to time.
+    retime_next: Option<u128>,
 }
 
 impl Ledger {
@@ -166,6 +171,8 @@ impl Ledger {
             sitemaps: HashSet::new(),
             sitemap_hosts: HashMap::new(),
             next_due_ms: None,
+            due_floor: revisits::NO_DUE,
+            retime_next: None,
             clock: Clock::start(),
             agent: settings.agent_token().to_string(),
             counters: store.counters()?,

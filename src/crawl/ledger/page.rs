@@ -86,6 +86,7 @@ impl Ledger {
         if !revisit {
             self.fetched_target(job.url.id());
         }
+        let text_hash = data.parsed.as_ref().map(|p| p.text_hash);
         let PageData {
             parsed,
             md5,
@@ -106,7 +107,7 @@ impl Ledger {
             let kept_near = changed.as_ref().and_then(|c| c.near);
             self.record_html(&mut w, &job, html, (md5, kept_near), text_in_frame)?;
         }
-        self.visited(&mut w.b, &job, changed, &fetched.headers);
+        self.visited(&mut w.b, &job, changed, &fetched.headers, text_hash);
         self.finish(w.b, &w.touched)?;
         drop(fetched); // its budget share goes once the page is written
         if self.boosts.is_full() {
@@ -204,7 +205,10 @@ impl Ledger {
         let state = SeenState::Fetched { status: f.status };
         self.mark(&mut w.b, id, &job.entry, state);
         self.counters.fetched += 1;
-        self.run_fetched += 1;
+        // A revisit is counted apart (`counters.revisits`).
+        if job.entry.revisit.is_none() {
+            self.run_fetched += 1;
+        }
         self.counters.bytes += f.wire_len;
         *self.counters.by_status.entry(f.status).or_insert(0) += 1;
         self.host_answered(job.key.host, true, next_at)?;
@@ -315,8 +319,12 @@ impl Ledger {
         let filters = self.page_filters(job.key.host);
         let verdict = filters.page(job.url.host(), title, text);
         let kept = verdict.verdict == model::Verdict::Keep;
-        self.judged(kept, text);
-        self.learn(&mut w.b, job, kept);
+        // A revisit's new version is no newly found page: the harvest
+        // figures, the stop rules and the learned order do not take it.
+        if job.entry.revisit.is_none() {
+            self.judged(kept, text);
+            self.learn(&mut w.b, job, kept);
+        }
         // A revisit's new version keeps the page's near-duplicate place.
         let placed = match (html.simhash, duplicate_of, kept_near) {
             (_, _, Some(near)) => Some(Placed {

@@ -2,17 +2,20 @@
 //! row and a `due` row at the time its policy gives; when that time comes
 //! the page goes back into its host's queue (same politeness, same order
 //! as any queued URL) with its validators, and the revisit's answer is
-//! recorded as unchanged (304, or the same status and MD5: no new body),
-//! changed (the new version replaces the old, whose MD5 and times join the
-//! history), or missed (no answer: the stored version stays).
+//! recorded as unchanged (304, or the same status and body, text or
+//! near-same text: nothing new is stored), changed (the new version
+//! replaces the old, whose MD5 and times join the history), or missed (no
+//! answer: the stored version stays). A new version is no newly found
+//! page: the harvest figures, the stop rules, the learned order and the
+//! in-links its old version gave do not take it again (see `page.rs`).
 
 use super::{Ledger, PageWrite};
 use crate::crawl::revisit::observe;
-use crate::crawl::worker::PageJob;
+use crate::crawl::worker::{PageData, PageJob};
 use crate::model::{self, UrlId};
-use crate::schema::tables::{Docs, Due, Pages, RecrawlRow, Verdicts, Visits};
+use crate::schema::tables::{Docs, Due, Pages, Verdicts, Visits};
 use crate::schema::{
-    DueKey, DueReason, FrontierEntry, InLinkKey, NearRecord, PageRecord, PastVersion, RecrawlState,
+    Compared, DueKey, DueReason, FrontierEntry, InLinkKey, NearRecord, PageRecord, PastVersion,
     Revalidate, SeenState, VisitRecord,
 };
 use crate::store::{Batch, StoreError};
@@ -20,9 +23,15 @@ use crate::store::{Batch, StoreError};
 /// Due pages moved into the frontier per batch.
 const QUEUE_CHUNK: usize = 512;
 
+/// Above every `due` key: the scan's start when there is no row.
+pub(super) const NO_DUE: DueKey = DueKey {
+    at_ms: u64::MAX,
+    url: UrlId(u128::MAX),
+};
+
 /// What a revisit's response was, against the stored version.
 enum Answer {
-    /// 304, or the same status and body: nothing new is stored.
+    /// 304, or the same status and body or text: nothing new is stored.
     Unchanged(VisitRecord),
     /// A new version: the page's visits row, and the stored version.
     Changed(VisitRecord, Option<Box<PageRecord>>),
@@ -53,7 +62,7 @@ impl Ledger {
         &mut self,
         w: &mut PageWrite<'_>,
         job: &PageJob,
-        data: &crate::crawl::worker::PageData,
+        data: &PageData,
         backoff: bool,
     ) -> Result<Revisit, StoreError> {
         if job.entry.revisit.is_none() {
@@ -67,26 +76,25 @@ impl Ledger {
                 n => format!("status {} after {n} attempts", f.status),
             }));
         }
-        Ok(
-            match self.answer(job, f.status, data.md5, f.location.as_deref())? {
-                Answer::Unchanged(v) => Revisit::Unchanged(v),
-                Answer::Changed(visits, old) => {
-                    let past = old
-                        .as_ref()
-                        .map_or_else(PastVersion::default, |p| PastVersion {
-                            md5: p.md5,
-                            status: p.status,
-                            fetched_ms: p.fetched_ms,
-                            replaced_ms: self.clock.now_ms(),
-                        });
-                    let near = match old {
-                        Some(old) => self.forget_version(w, job, data.md5, &old)?,
-                        None => None,
-                    };
-                    Revisit::Changed(Changed { visits, past, near })
-                }
-            },
-        )
+        Ok(match self.answer(job, data)? {
+            Answer::Unchanged(v) => Revisit::Unchanged(v),
+            Answer::Changed(mut visits, old) => {
+                visits.text_hash = data.parsed.as_ref().map(|p| p.text_hash);
+                let past = old
+                    .as_ref()
+                    .map_or_else(PastVersion::default, |p| PastVersion {
+                        md5: p.md5,
+                        status: p.status,
+                        fetched_ms: p.fetched_ms,
+                        replaced_ms: self.clock.now_ms(),
+                    });
+                let near = match old {
+                    Some(old) => self.forget_version(w, job, data.md5, &old)?,
+                    None => None,
+                };
+                Revisit::Changed(Changed { visits, past, near })
+            }
+        })
     }
 
     /// A response was recorded: the page's visit, when revisits are on or
@@ -97,20 +105,23 @@ impl Ledger {
         job: &PageJob,
         changed: Option<Changed>,
         validators: &[(String, String)],
+        text_hash: Option<u64>,
     ) {
         match changed {
             Some(c) => self.changed_visit(b, job, c.visits, c.past, validators),
-            None if self.settings.recrawl.is_on() => self.first_visit(b, job, validators),
+            None if self.settings.recrawl.is_on() => {
+                self.first_visit(b, job, validators, text_hash)
+            }
             None => {}
         }
     }
 
-    /// When the first `due` row is due (None: no revisit waits).
+    /// When the first `due` row is due (None: no revisit waits); the scan
+    /// for due rows starts there from now on.
     pub(super) fn load_due(&mut self) -> Result<(), StoreError> {
-        self.next_due_ms = match self.store.rows::<Due>(&[]).next() {
-            Some(row) => Some(row?.0.at_ms),
-            None => None,
-        };
+        let first = self.store.rows::<Due>(&[]).next().transpose()?;
+        self.next_due_ms = first.map(|(k, _)| k.at_ms);
+        self.due_floor = first.map_or(NO_DUE, |(k, _)| k);
         Ok(())
     }
 
@@ -144,20 +155,29 @@ impl Ledger {
                 DueReason::Interval => from_ms.saturating_add(policy.interval_ms(&v)),
                 DueReason::Lastmod => from_ms,
             };
-            b.put_row::<Due>(&DueKey { at_ms: at, url: id }, &reason);
+            let key = DueKey { at_ms: at, url: id };
+            b.put_row::<Due>(&key, &reason);
             self.counters.due += 1;
             v.due_ms = at;
             self.next_due_ms = Some(self.next_due_ms.map_or(at, |n| n.min(at)));
+            self.due_floor = self.due_floor.min(key);
         }
         b.put_row::<Visits>(&id, &v);
     }
 
     /// A page's first response was recorded: its first visit.
-    fn first_visit(&mut self, b: &mut Batch<'_>, job: &PageJob, headers: &[(String, String)]) {
+    fn first_visit(
+        &mut self,
+        b: &mut Batch<'_>,
+        job: &PageJob,
+        headers: &[(String, String)],
+        text_hash: Option<u64>,
+    ) {
         let now = self.clock.now_ms();
         let mut v = VisitRecord {
             url: job.url.as_str().to_string(),
             version_ms: now,
+            text_hash,
             ..VisitRecord::default()
         };
         take_validators(&mut v, headers);
@@ -165,35 +185,73 @@ impl Ledger {
         self.schedule_visit(b, job.url.id(), v, now, DueReason::Interval);
     }
 
-    /// What a revisit's response is against the stored version.
-    fn answer(
-        &mut self,
-        job: &PageJob,
-        status: u16,
-        md5: [u8; 16],
-        location: Option<&str>,
-    ) -> Result<Answer, StoreError> {
+    /// What a revisit's response is against the stored version: the same
+    /// when answered 304, or with the stored status (and redirect target)
+    /// and either the same body, the same title and text, or a text whose
+    /// simhash is within `dedup.distance` of the stored one's.
+    fn answer(&mut self, job: &PageJob, data: &PageData) -> Result<Answer, StoreError> {
         let id = job.url.id();
-        let v = self
+        let mut v = self
             .store
             .row::<Visits>(&id)?
             .unwrap_or_else(|| VisitRecord {
                 url: job.url.as_str().to_string(),
                 ..VisitRecord::default()
             });
-        let old = self.store.row::<Pages>(&id)?;
+        // (No page row, in a db repaired by hand: a new version.)
+        let Some(old) = self.store.row::<Pages>(&id)? else {
+            v.compared = Compared::Status;
+            return Ok(Answer::Changed(v, None));
+        };
+        let status = data.fetched.status;
+        if status == 304 {
+            v.compared = Compared::NotModified;
+            return Ok(Answer::Unchanged(v));
+        }
         // A redirect is the same only to the same place.
-        let target = location
+        let target = data
+            .fetched
+            .location
+            .as_deref()
             .filter(|_| (300..400).contains(&status))
             .and_then(|l| model::resolve(job.url.url(), l).ok())
             .map(|t| t.as_str().to_string());
-        let same = |p: &PageRecord| p.status == status && p.md5 == md5 && p.redirect_to == target;
-        match old {
-            Some(_) if status == 304 => Ok(Answer::Unchanged(v)),
-            Some(p) if same(&p) => Ok(Answer::Unchanged(v)),
-            // (No page row, in a db repaired by hand: a new version.)
-            old => Ok(Answer::Changed(v, old.map(Box::new))),
+        if old.status != status || old.redirect_to != target {
+            v.compared = Compared::Status;
+            return Ok(Answer::Changed(v, Some(Box::new(old))));
         }
+        let text = data.parsed.as_ref().map(|p| (p.text_hash, p.simhash));
+        if old.md5 == data.md5 {
+            // A version stored before text hashes were kept gets one.
+            v.text_hash = v.text_hash.or(text.map(|t| t.0));
+            v.compared = Compared::Md5;
+            return Ok(Answer::Unchanged(v));
+        }
+        let Some((hash, simhash)) = text.filter(|_| v.text_hash.is_some()) else {
+            v.compared = Compared::Md5;
+            return Ok(Answer::Changed(v, Some(Box::new(old))));
+        };
+        if v.text_hash == Some(hash) {
+            v.compared = Compared::Text;
+            return Ok(Answer::Unchanged(v));
+        }
+        if self.near_stored(id, simhash)? {
+            v.compared = Compared::Simhash;
+            return Ok(Answer::Unchanged(v));
+        }
+        v.compared = Compared::Text;
+        Ok(Answer::Changed(v, Some(Box::new(old))))
+    }
+
+    /// Whether `simhash`, a new version's, is within `dedup.distance` of
+    /// the stored version's (both computed: `dedup.near`).
+    fn near_stored(&self, id: UrlId, simhash: Option<u64>) -> Result<bool, StoreError> {
+        let Some(new) = simhash else {
+            return Ok(false);
+        };
+        let old = self.store.row::<Docs>(&id)?.and_then(|d| d.simhash);
+        let distance = self.settings.dedup.distance;
+        Ok(old.is_some_and(|old| crate::dedup::distance(old, new) <= distance))
     }
 
     /// A revisit found the page as stored: its visit is counted, nothing
@@ -276,10 +334,13 @@ impl Ledger {
             return Ok(false);
         }
         let store = self.store.clone();
-        let mut due = Vec::new();
-        for row in store.rows::<Due>(&[]) {
+        let (mut due, mut next) = (Vec::new(), None);
+        // From the lowest key a row may have: not over the rows (and the
+        // deletions) of the revisits queued before.
+        for row in store.rows_range::<Due>(&self.due_floor, None) {
             let (key, _) = row?;
             if key.at_ms > now || due.len() >= QUEUE_CHUNK {
+                next = Some(key);
                 break;
             }
             due.push(key);
@@ -291,7 +352,8 @@ impl Ledger {
             self.queue_revisit(&mut w, key)?;
         }
         self.finish(w.b, &w.touched)?;
-        self.load_due()?;
+        self.next_due_ms = next.map(|k| k.at_ms);
+        self.due_floor = next.unwrap_or(NO_DUE);
         Ok(due.len() == QUEUE_CHUNK)
     }
 
@@ -354,86 +416,27 @@ impl Ledger {
     }
 
     /// A sitemap gave fetched page `id` a `<lastmod>` after its last
-    /// visit: it is due now.
+    /// visit: it is due now, but not sooner than `recrawl.min` after that
+    /// visit (a sitemap generated on request stamps every entry "now").
+    /// A `<lastmod>` after the sitemap was fetched (some say 9999) is no
+    /// date the page changed at: ignored.
     pub(super) fn due_by_lastmod(
         &mut self,
         b: &mut Batch<'_>,
         id: UrlId,
         lastmod_ms: u64,
     ) -> Result<(), StoreError> {
-        if !self.settings.recrawl.is_on() {
+        let now = self.clock.now_ms();
+        if !self.settings.recrawl.is_on() || lastmod_ms > now {
             return Ok(());
         }
         let Some(v) = self.store.row::<Visits>(&id)? else {
             return Ok(());
         };
-        let now = self.clock.now_ms();
-        if lastmod_ms > v.last_ms && !v.queued && v.due_ms > now {
-            self.schedule_visit(b, id, v, now, DueReason::Lastmod);
-        }
-        Ok(())
-    }
-
-    /// Times every fetched page under the revisit policy when it differs
-    /// from the one the `due` rows were timed under: pages fetched before
-    /// revisits were on get their first `visits` row.
-    pub fn retime_revisits(&mut self) -> Result<(), StoreError> {
-        let policy = self.settings.recrawl;
-        if self.store.is_read_only() {
-            return Ok(());
-        }
-        let fingerprint = policy.fingerprint();
-        let stored = self.store.meta::<RecrawlRow>()?.unwrap_or_default();
-        if stored.fingerprint == fingerprint {
-            return Ok(());
-        }
-        let store = self.store.clone();
-        if !policy.is_on() {
-            // Pages fetched from now on get no visits row: turned on
-            // again, every page is timed anew.
-            let mut b = store.batch();
-            b.put_meta::<RecrawlRow>(&RecrawlState { fingerprint });
-            return b.write();
-        }
-        let (mut timed, mut new) = (0u64, 0u64);
-        let mut b = store.batch();
-        for row in store.rows::<crate::schema::tables::Seen>(&[]) {
-            let (id, seen) = row?;
-            if !matches!(seen.state, SeenState::Fetched { .. }) {
-                continue;
-            }
-            let v = match store.row::<Visits>(&id)? {
-                Some(v) if v.queued => continue,
-                Some(v) => v,
-                None => match store.url(id)? {
-                    Some(url) => {
-                        new += 1;
-                        let mut v = VisitRecord {
-                            url,
-                            version_ms: seen.updated_ms,
-                            ..VisitRecord::default()
-                        };
-                        observe(&mut v, seen.updated_ms, false);
-                        v
-                    }
-                    None => continue,
-                },
-            };
-            let from = v.last_ms;
-            self.schedule_visit(&mut b, id, v, from, DueReason::Interval);
-            timed += 1;
-            if timed.is_multiple_of(4096) {
-                self.finish(std::mem::replace(&mut b, store.batch()), &[])?;
-            }
-        }
-        b.put_meta::<RecrawlRow>(&RecrawlState { fingerprint });
-        self.finish(b, &[])?;
-        self.load_due()?;
-        if timed > 0 {
-            self.notice(format!(
-                "recrawl {}: {timed} pages timed ({new} fetched before revisits were on)",
-                policy.mode.name()
-            ));
+        let min = self.settings.recrawl.min.as_millis() as u64;
+        let at = now.max(v.last_ms.saturating_add(min));
+        if lastmod_ms > v.last_ms && !v.queued && v.due_ms > at {
+            self.schedule_visit(b, id, v, at, DueReason::Lastmod);
         }
         Ok(())
     }
@@ -512,6 +515,7 @@ impl Ledger {
         }
         for (dst, _) in self.store.links_from(id, usize::MAX)? {
             w.b.delete_inlink(InLinkKey { dst, src: id });
+            w.unboosted.insert(dst);
         }
         w.b.delete_links(id);
         Ok(near)

@@ -20,6 +20,9 @@ pub struct PageWrite<'a> {
     pub b: Batch<'a>,
     pub pending: HashSet<UrlId>,
     pub touched: Vec<HostId>,
+    /// The link targets of the version a revisit replaced: their in-link
+    /// from it was counted (importance) once already.
+    pub unboosted: HashSet<UrlId>,
 }
 
 impl<'a> PageWrite<'a> {
@@ -28,6 +31,7 @@ impl<'a> PageWrite<'a> {
             b: store.batch(),
             pending: HashSet::new(),
             touched: Vec::new(),
+            unboosted: HashSet::new(),
         }
     }
 

@@ -4,8 +4,9 @@
 
 use serde_json::json;
 
-use crate::crawl::revisit::change_rate;
+use crate::crawl::revisit::rate_of;
 use crate::model::CanonicalUrl;
+use crate::schema::Compared;
 use crate::schema::tables::Visits;
 use crate::schema::{PastVersion, VisitRecord};
 use crate::shell::Shell;
@@ -22,7 +23,7 @@ pub fn visit_line(v: &VisitRecord) -> String {
 
 /// Visits, changes, estimated rate and the next revisit.
 pub fn visit_summary(v: &VisitRecord) -> String {
-    let rate = match change_rate(v) {
+    let rate = match rate_of(v) {
         Some(r) => format!("change rate ≈ {:.3}/day", r * DAY_MS),
         None if !v.recent.is_empty() => "no change seen".to_string(),
         None => "not revisited yet".to_string(),
@@ -37,11 +38,29 @@ pub fn visit_summary(v: &VisitRecord) -> String {
         n => format!(", {n} missed (last: {})", v.last_error),
     };
     format!(
-        "{} ({} found it changed{missed}), last {}; {rate}; {next}",
+        "{} ({} found it changed{missed}), last {}{}; {rate}; {next}",
         v.visits,
         v.changes,
-        table::time(v.last_ms)
+        table::time(v.last_ms),
+        last_comparison(v)
     )
+}
+
+/// What the last revisit with a response found, and by what.
+fn last_comparison(v: &VisitRecord) -> String {
+    let changed = v.recent.last().is_some_and(|i| i.changed);
+    let by = match (v.compared, changed) {
+        (Compared::Nothing, _) => return String::new(),
+        (Compared::NotModified, _) => "answered 304 Not Modified",
+        (Compared::Status, _) => "another status or redirect",
+        (Compared::Md5, true) => "another body (MD5; no text hash stored to compare)",
+        (Compared::Md5, false) => "the same body (MD5)",
+        (Compared::Text, true) => "another title or text (text hash)",
+        (Compared::Text, false) => "the same title and text (text hash), the body differing",
+        (Compared::Simhash, _) => "a text within dedup.distance of the stored one (simhash)",
+    };
+    let found = if changed { "changed" } else { "unchanged" };
+    format!(" ({found}: {by})")
 }
 
 /// `--history`: the visits line, then each version, oldest first.
@@ -77,7 +96,7 @@ pub fn history_view(sh: &Shell, u: &CanonicalUrl) -> Result<Reply> {
     let j = json!({
         "url": u.as_str(), "visits": v.visits, "changes": v.changes, "missed": v.failures,
         "last_visit_ms": v.last_ms, "due_ms": v.due_ms, "queued": v.queued,
-        "change_rate_per_day": change_rate(&v).map(|r| r * DAY_MS),
+        "change_rate_per_day": rate_of(&v).map(|r| r * DAY_MS),
         "history": v.history.iter().map(version).collect::<Vec<_>>(),
         "stored": version(&stored),
     });

@@ -7,6 +7,7 @@ use serde_json::json;
 use super::{Call, Command, Known, Sub, no_detail, words};
 use crate::crawl::revisit::{Freshness, estimate_freshness};
 use crate::crawl::{RecrawlMode, RecrawlSettings};
+use crate::schema::tables::RecrawlRow;
 use crate::shell::config::{self, fmt_duration};
 use crate::shell::error::{Result, ShellError};
 use crate::shell::reply::Reply;
@@ -111,25 +112,38 @@ pub fn policy(r: &RecrawlSettings) -> String {
     }
 }
 
-/// The policy, and what the db's counters and visits rows say.
+/// The policy, and what the db's counters and every visits row say.
 fn show(sh: &Shell) -> Result<Reply> {
     let c = sh.store.counters()?;
-    let f = estimate_freshness(&sh.store, crate::model::now_ms())?;
+    let f = estimate_freshness(&sh.store, crate::model::now_ms(), None)?;
+    let retimed = retiming(sh)?;
     let t = format!(
         "recrawl     {}\n{}",
         policy(&sh.settings.recrawl),
-        status_line(&c, &f)
+        status_line(&c, &f, retimed)
     );
     Ok(Reply::with(
         t,
-        json!({ "recrawl": policy(&sh.settings.recrawl), "revisits": status_json(&c, &f) }),
+        json!({ "recrawl": policy(&sh.settings.recrawl), "revisits": status_json(&c, &f, retimed) }),
     ))
 }
 
-/// `status`'s revisits line: pages due, revisits done, freshness.
-pub fn status_line(c: &crate::schema::Counters, f: &Freshness) -> String {
+/// Pages timed so far by a retiming under way (None: none is).
+pub fn retiming(sh: &Shell) -> Result<Option<u64>> {
+    let state = sh.store.meta::<RecrawlRow>()?.unwrap_or_default();
+    Ok(state.next.map(|_| state.timed))
+}
+
+/// `status`'s revisits line: pages due, revisits done, freshness, and a
+/// retiming under way.
+pub fn status_line(c: &crate::schema::Counters, f: &Freshness, retimed: Option<u64>) -> String {
     let n = table::thousands;
     let fresh = match f.share() {
+        Some(share) if f.sampled => format!(
+            "; fresh ≈ {:.1}% (estimated from a sample of {} pages; recrawl reads them all)",
+            share * 100.0,
+            n(f.pages)
+        ),
         Some(share) => format!(
             "; fresh ≈ {:.1}% of {} pages (estimated)",
             share * 100.0,
@@ -137,8 +151,12 @@ pub fn status_line(c: &crate::schema::Counters, f: &Freshness) -> String {
         ),
         None => String::new(),
     };
+    let retiming = match retimed {
+        Some(t) => format!("; timing pages under the new policy: {} so far", n(t)),
+        None => String::new(),
+    };
     format!(
-        "revisits    {} due (queued), {} scheduled; {} done, {} found changed{fresh}",
+        "revisits    {} due (queued), {} scheduled; {} done, {} found changed{fresh}{retiming}",
         n(c.revisits_queued),
         n(c.due),
         n(c.revisits),
@@ -146,10 +164,15 @@ pub fn status_line(c: &crate::schema::Counters, f: &Freshness) -> String {
     )
 }
 
-pub fn status_json(c: &crate::schema::Counters, f: &Freshness) -> serde_json::Value {
+pub fn status_json(
+    c: &crate::schema::Counters,
+    f: &Freshness,
+    retimed: Option<u64>,
+) -> serde_json::Value {
     json!({
         "due": c.revisits_queued, "scheduled": c.due, "done": c.revisits,
         "changed": c.revisits_changed, "pages": f.pages, "fresh_share": f.share(),
+        "fresh_sampled": f.sampled, "retimed": retimed,
     })
 }
 

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{Call, Command, no_detail, nothing, recrawl};
 use crate::crawl::groups::{HostLoad, SiteGroups};
-use crate::crawl::revisit::estimate_freshness;
+use crate::crawl::revisit::{FRESH_SAMPLE, estimate_freshness};
 use crate::crawl::sites::SiteRules;
 use crate::schema::tables::Runs;
 use crate::shell::error::Result;
@@ -86,15 +86,11 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
         h += &format!("\ngroups      {}", g.line());
     }
     let revisits = if sh.settings.recrawl.is_on() || c.due + c.revisits + c.revisits_queued > 0 {
-        // The estimate reads every `visits` row: a live status of a large
-        // collection leaves it to `recrawl`.
-        let f = if snap.is_none() || c.due + c.revisits_queued <= 100_000 {
-            estimate_freshness(&sh.store, crate::model::now_ms())?
-        } else {
-            Default::default()
-        };
-        h += &format!("\n{}", recrawl::status_line(&c, &f));
-        recrawl::status_json(&c, &f)
+        // A sample of the `visits` rows (`recrawl` reads them all).
+        let f = estimate_freshness(&sh.store, crate::model::now_ms(), Some(FRESH_SAMPLE))?;
+        let retimed = recrawl::retiming(sh)?;
+        h += &format!("\n{}", recrawl::status_line(&c, &f, retimed));
+        recrawl::status_json(&c, &f, retimed)
     } else {
         serde_json::Value::Null
     };

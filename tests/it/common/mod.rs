@@ -237,7 +237,7 @@ pub mod raw;
 
 /// Runs `f` on a shell over `store` (on a thread of its own, as the shell
 /// blocks); returns what it gave and what the shell printed.
-async fn with_shell<T: Send + 'static>(
+pub async fn with_shell<T: Send + 'static>(
     store: Arc<Store>,
     f: impl FnOnce(&mut trawl::shell::Shell) -> T + Send + 'static,
 ) -> (T, String) {
