@@ -75,6 +75,13 @@ pub struct NearRecord {
 }
 
 impl DocRecord {
+    /// Whether the page's links were recorded (its `links` row, and
+    /// `outlinks` in the `links` counter): not for an exact duplicate, nor
+    /// a near-duplicate past its cluster's budget.
+    pub fn links_recorded(&self) -> bool {
+        self.duplicate_of.is_none() && self.near.is_none_or(|n| n.expanded)
+    }
+
     /// The verdict fields as a `verdicts` value.
     pub fn verdict_record(&self) -> VerdictRecord {
         VerdictRecord {

@@ -499,7 +499,8 @@ impl Ledger {
         if let Some(doc) = self.store.row::<Docs>(&id)? {
             if doc.duplicate_of.is_some() {
                 self.counters.duplicates = self.counters.duplicates.saturating_sub(1);
-            } else {
+            }
+            if doc.links_recorded() {
                 self.counters.links = self.counters.links.saturating_sub(doc.outlinks.into());
             }
             if let Some(counter) = doc.verdict.counter() {
