@@ -9,6 +9,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::filter::scope::site_key;
+
 /// Anchor texts kept a candidate (the space-saving sketch's size: the
 /// most used ones are found, their counts are upper bounds).
 const ANCHORS: usize = 8;
@@ -85,20 +87,6 @@ pub struct CoLinks {
     tallies: HashMap<u32, Tally>,
     /// (candidate, linking site) pairs met.
     pairs: HashSet<(u32, u32)>,
-}
-
-/// The site of `origin` (`scheme://host[:port]`): its host's registrable
-/// domain, or the origin itself for an IP address.
-fn site_key(origin: &str) -> &str {
-    let host = origin.split_once("://").map_or(origin, |(_, h)| h);
-    let host = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(v6),
-        None => host.split(':').next().unwrap_or(host),
-    };
-    if host.parse::<std::net::IpAddr>().is_ok() {
-        return origin;
-    }
-    crate::filter::scope::domain_of(host)
 }
 
 impl CoLinks {

@@ -129,7 +129,7 @@ static STEPS: &[Step] = &[
     },
     Step {
         to: 21,
-        what: "none (a failure reason too-slow for tarpits)",
+        what: "none (a failure reason too-slow for tarpits; new column family cluster_sites for the per-site cluster budget; simhash rows gain their placing order, read as the oldest in older rows)",
         run: None,
     },
 ];

@@ -155,7 +155,7 @@ async fn near_duplicates_are_found_and_a_cluster_budget_stops_a_calendar() {
     assert!(out.contains(&format!("near dup of   {member_of}")), "{out}");
     assert!(
         out.contains("its links are not followed: a near-duplicate of")
-            && out.contains("in a cluster past dedup.cluster_budget"),
+            && out.contains("in a cluster where its site's pages are past dedup.cluster_budget"),
         "{out}"
     );
     assert!(

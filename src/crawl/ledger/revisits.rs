@@ -506,8 +506,10 @@ impl Ledger {
             if let Some(counter) = doc.verdict.counter() {
                 super::bump(&mut self.counters.filtered, counter, -1);
             }
-            // Placed if it was hashed (and not an exact duplicate).
-            near = doc.simhash.map(|_| doc.near);
+            near = doc.near_place();
+            if let (Some(hash), Some(_)) = (doc.simhash, near) {
+                self.unplace(&mut w.b, id, hash)?;
+            }
             w.b.delete_row::<Docs>(&id);
             w.b.delete_row::<Verdicts>(&id);
         }
