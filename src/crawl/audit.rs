@@ -191,7 +191,8 @@ fn scan_frontier(
 }
 
 /// Every links row's targets have in-link rows and every in-link row its
-/// link; returns the links the docs count and the duplicate pages.
+/// link; returns the links the docs count (of pages whose links were
+/// recorded) and the duplicate pages.
 fn check_links(store: &Store, problems: &mut Vec<String>) -> Result<(u64, u64), StoreError> {
     let mut pairs: HashSet<(UrlId, UrlId)> = HashSet::new();
     store.each_page_links(|src, links| match links {
@@ -213,9 +214,8 @@ fn check_links(store: &Store, problems: &mut Vec<String>) -> Result<(u64, u64), 
     let mut rows = store.rows::<Docs>(&[]);
     for row in rows.by_ref() {
         let (_, d) = row?;
-        if d.duplicate_of.is_some() {
-            duplicates += 1;
-        } else {
+        duplicates += u64::from(d.duplicate_of.is_some());
+        if d.links_recorded() {
             links += u64::from(d.outlinks);
         }
     }

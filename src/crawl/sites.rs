@@ -97,6 +97,8 @@ pub struct SiteRules {
     site_of: HashMap<HostId, usize>,
     /// The rule of each site that sets something, by site id.
     rules: HashMap<HostId, SiteRule>,
+    /// Some rule sets an order.
+    ordered: bool,
 }
 
 impl SiteRules {
@@ -127,6 +129,7 @@ impl SiteRules {
         for (host, rec) in sites {
             match SiteRule::of(&rec.origin, &rec.settings) {
                 Ok(Some(rule)) => {
+                    r.ordered |= rule.order.is_some();
                     r.rules.insert(host, rule);
                 }
                 Ok(None) => {}
@@ -212,6 +215,11 @@ impl SiteRules {
             .collect();
         v.sort_unstable();
         v
+    }
+
+    /// Whether some site sets its own order.
+    pub fn set_orders(&self) -> bool {
+        self.ordered
     }
 
     /// `origin=order …` for the sites that set an order, sorted ("" when

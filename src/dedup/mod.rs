@@ -21,7 +21,7 @@ mod bands;
 mod majority;
 mod words;
 
-pub use bands::{BandIndex, NearMatch};
+pub use bands::{BandIndex, IndexRow, NearMatch, Placement};
 use majority::Majority;
 use words::for_each_word;
 
@@ -33,6 +33,8 @@ const BAND_BITS: u32 = 64 / BANDS as u32;
 pub const MAX_DISTANCE: u32 = BANDS as u32 - 1;
 /// Fewer shingles than this: no hash.
 pub const MIN_SHINGLES: u32 = 16;
+/// `dedup.max_indexed`'s default: about 130 MB of index.
+pub const DEFAULT_MAX_INDEXED: usize = 1_000_000;
 
 /// Near-duplicate detection as the crawl applies it.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,9 +44,13 @@ pub struct DedupSettings {
     /// Bits two hashes may differ in and still be near-duplicates (at most
     /// [`MAX_DISTANCE`]).
     pub distance: u32,
-    /// Pages of one cluster whose links are followed; past it a page is
-    /// stored but its links are not (0: no limit).
+    /// Pages of one site (registrable domain) in one cluster whose links
+    /// are followed; past it such a page is stored but its links are not
+    /// (0: no limit).
     pub cluster_budget: u32,
+    /// Pages the band index holds at most, the latest placed: a bound on
+    /// its memory and rows (see [`BandIndex`]).
+    pub max_indexed: usize,
 }
 
 impl Default for DedupSettings {
@@ -53,6 +59,7 @@ impl Default for DedupSettings {
             near: false,
             distance: MAX_DISTANCE,
             cluster_budget: 20,
+            max_indexed: DEFAULT_MAX_INDEXED,
         }
     }
 }

@@ -86,6 +86,21 @@ pub(crate) fn domain_of(host: &str) -> &str {
     psl::domain_str(host).unwrap_or(host)
 }
 
+/// The site of `origin` (`scheme://host[:port]`): its host's registrable
+/// domain, or the origin itself for an IP address (loopback servers on
+/// other ports are other sites).
+pub fn site_key(origin: &str) -> &str {
+    let host = origin.split_once("://").map_or(origin, |(_, h)| h);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => host.split(':').next().unwrap_or(host),
+    };
+    if host.parse::<std::net::IpAddr>().is_ok() {
+        return origin;
+    }
+    domain_of(host)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::filter::scope::site_key;
+
 /// Anchor texts kept a candidate (the space-saving sketch's size: the
 /// most used ones are found, their counts are upper bounds).
 const ANCHORS: usize = 8;
@@ -38,36 +40,69 @@ struct Tally {
     anchors: Vec<(String, u32)>,
 }
 
+/// Whether `text` is collapsed already: words one space apart, no space
+/// at either end (stored anchors are: `parse::html::collapse`).
+fn is_collapsed(text: &str) -> bool {
+    !text.starts_with(' ')
+        && !text.ends_with(' ')
+        && !text.contains("  ")
+        && !text.contains(|c: char| c.is_whitespace() && c != ' ')
+}
+
+/// `text` as the sketch counts it: collapsed, cut to [`ANCHOR_CHARS`].
+/// Borrowed when it is so already.
+fn sketch_text(text: &str) -> std::borrow::Cow<'_, str> {
+    let cut = |t: &str| {
+        t.char_indices()
+            .nth(ANCHOR_CHARS)
+            .map_or(t.len(), |(at, _)| at)
+    };
+    if is_collapsed(text) {
+        return std::borrow::Cow::Borrowed(&text[..cut(text)]);
+    }
+    let mut out = String::new();
+    push_sketch_text(&mut out, text);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Appends `text` to `out` as the sketch counts it, without a copy of
+/// the whole: words one space apart, at most [`ANCHOR_CHARS`] characters
+/// (as the collapsed text cut there).
+fn push_sketch_text(out: &mut String, text: &str) {
+    let mut left = ANCHOR_CHARS;
+    for (i, word) in text.split_whitespace().enumerate() {
+        if left == 0 {
+            break;
+        }
+        if i > 0 {
+            out.push(' ');
+            left -= 1;
+        }
+        for c in word.chars().take(left) {
+            out.push(c);
+            left -= 1;
+        }
+    }
+}
+
 impl Tally {
     /// Space-saving: a new text takes the place of the least counted one,
     /// with its count plus one.
     fn anchor(&mut self, text: &str) {
-        // Stored anchors are collapsed already (`parse::html::collapse`):
-        // a copy only for one that is not, or a text the sketch keeps.
-        let collapsed = !text.starts_with(' ')
-            && !text.ends_with(' ')
-            && !text.contains("  ")
-            && !text.contains(|c: char| c.is_whitespace() && c != ' ');
-        let joined;
-        let text = if collapsed {
-            text
-        } else {
-            joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            joined.as_str()
-        };
+        let text = sketch_text(text);
+        let text = text.as_ref();
         if text.is_empty() {
             return;
         }
-        let text = text
-            .char_indices()
-            .nth(ANCHOR_CHARS)
-            .map_or(text, |(cut, _)| &text[..cut]);
         if let Some(a) = self.anchors.iter_mut().find(|(t, _)| t == text) {
             a.1 += 1;
         } else if self.anchors.len() < ANCHORS {
             self.anchors.push((text.to_string(), 1));
         } else if let Some(min) = self.anchors.iter_mut().min_by_key(|(_, n)| *n) {
-            *min = (text.to_string(), min.1 + 1);
+            // The replaced text's buffer is reused.
+            min.0.clear();
+            min.0.push_str(text);
+            min.1 += 1;
         }
     }
 }
@@ -85,20 +120,6 @@ pub struct CoLinks {
     tallies: HashMap<u32, Tally>,
     /// (candidate, linking site) pairs met.
     pairs: HashSet<(u32, u32)>,
-}
-
-/// The site of `origin` (`scheme://host[:port]`): its host's registrable
-/// domain, or the origin itself for an IP address.
-fn site_key(origin: &str) -> &str {
-    let host = origin.split_once("://").map_or(origin, |(_, h)| h);
-    let host = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(v6),
-        None => host.split(':').next().unwrap_or(host),
-    };
-    if host.parse::<std::net::IpAddr>().is_ok() {
-        return origin;
-    }
-    crate::filter::scope::domain_of(host)
 }
 
 impl CoLinks {
@@ -179,6 +200,86 @@ impl CoLinks {
     }
 }
 
+/// Bytes [`Pending`] holds before it asks to be resolved.
+pub const PENDING_BYTES: usize = 4 << 20;
+
+/// Pages whose links to candidates wait for their own host (looked up for
+/// many pages at once), each link's anchor as the sketch counts it
+/// (collapsed, cut to [`ANCHOR_CHARS`]) in one buffer: what is held is
+/// bounded by [`Pending::is_full`], not by the pages' anchors, plus one
+/// page's links (at most `crawl.max_outlinks`, each a few hundred bytes).
+pub struct Pending<K> {
+    /// Each page's source and the end of its links in `links`.
+    pages: Vec<(K, usize)>,
+    /// Each link's host and the end of its anchor in `text`.
+    links: Vec<(u32, usize)>,
+    text: String,
+}
+
+impl<K> Default for Pending<K> {
+    fn default() -> Self {
+        Pending {
+            pages: Vec::new(),
+            links: Vec::new(),
+            text: String::new(),
+        }
+    }
+}
+
+impl<K: Copy> Pending<K> {
+    /// Page `src` with its links to hosts, each with its anchor (nothing
+    /// is held for a page without any).
+    pub fn push<'a>(&mut self, src: K, links: impl IntoIterator<Item = (u32, &'a str)>) {
+        let start = self.links.len();
+        for (host, anchor) in links {
+            push_sketch_text(&mut self.text, anchor);
+            self.links.push((host, self.text.len()));
+        }
+        if self.links.len() > start {
+            self.pages.push((src, self.links.len()));
+        }
+    }
+
+    /// Whether `max_pages` pages or [`PENDING_BYTES`] are held.
+    pub fn is_full(&self, max_pages: usize) -> bool {
+        self.pages.len() >= max_pages || self.bytes() >= PENDING_BYTES
+    }
+
+    /// Bytes held (anchors, links and pages).
+    pub fn bytes(&self) -> usize {
+        self.text.len()
+            + self.links.len() * std::mem::size_of::<(u32, usize)>()
+            + self.pages.len() * std::mem::size_of::<(K, usize)>()
+    }
+
+    /// The pages held, in order.
+    pub fn sources(&self) -> Vec<K> {
+        self.pages.iter().map(|(k, _)| *k).collect()
+    }
+
+    /// Each page held with its links and their anchors, in order.
+    pub fn pages(&self) -> impl Iterator<Item = (K, impl Iterator<Item = (u32, &str)>)> {
+        let mut first: usize = 0;
+        self.pages.iter().map(move |&(src, end)| {
+            let mut at = first.checked_sub(1).map_or(0, |i| self.links[i].1);
+            let links = self.links[first..end].iter().map(move |&(host, stop)| {
+                let anchor = &self.text[at..stop];
+                at = stop;
+                (host, anchor)
+            });
+            first = end;
+            (src, links)
+        })
+    }
+
+    /// Lets go of what is held (keeping the buffers).
+    pub fn clear(&mut self) {
+        self.pages.clear();
+        self.links.clear();
+        self.text.clear();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,6 +335,41 @@ mod tests {
                 .iter()
                 .any(|k| k.origin == "http://127.0.0.1:82")
         );
+    }
+
+    #[test]
+    fn pending_pages_hold_anchors_as_counted_and_ask_to_be_resolved_by_bytes() {
+        let mut p: Pending<u32> = Pending::default();
+        p.push(1, [(7, "  Physics\n  Hub "), (8, "")]);
+        p.push(2, std::iter::empty());
+        let long = "word ".repeat(10_000);
+        p.push(3, [(9, long.as_str())]);
+        let pages: Vec<(u32, Vec<(u32, String)>)> = p
+            .pages()
+            .map(|(k, l)| (k, l.map(|(h, a)| (h, a.to_string())).collect()))
+            .collect();
+        let cut = sketch_text(&long).into_owned();
+        assert_eq!(cut.chars().count(), ANCHOR_CHARS);
+        assert_eq!(
+            pages,
+            [
+                (1, vec![(7, "Physics Hub".into()), (8, String::new())]),
+                (3, vec![(9, cut)])
+            ],
+            "a page without links is not held; anchors as the sketch counts them"
+        );
+        // Counted, not timed: a page of 6,000 links with 50 KB anchors
+        // holds ~2 MB, not 300 MB, and a few such pages fill it.
+        p.clear();
+        assert_eq!(p.bytes(), 0);
+        let mut pages = 0;
+        while !p.is_full(4096) {
+            p.push(pages, (0..6000).map(|h| (h, long.as_str())));
+            pages += 1;
+        }
+        assert!(pages < 4096 && pages > 1, "{pages}");
+        let one_page = 6000 * (ANCHOR_CHARS + 16) + 16;
+        assert!(p.bytes() < PENDING_BYTES + one_page, "{}", p.bytes());
     }
 
     #[test]

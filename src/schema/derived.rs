@@ -75,6 +75,21 @@ pub struct NearRecord {
 }
 
 impl DocRecord {
+    /// Whether the page's links were recorded (its `links` row, and
+    /// `outlinks` in the `links` counter): not for an exact duplicate, nor
+    /// a near-duplicate past its cluster's budget.
+    pub fn links_recorded(&self) -> bool {
+        self.duplicate_of.is_none() && self.near.is_none_or(|n| n.expanded)
+    }
+
+    /// Where the page was placed among near-duplicates, if it was (an
+    /// exact duplicate is not, unless an earlier version of it was): its
+    /// nearest page, or None for the first page of a cluster.
+    pub fn near_place(&self) -> Option<Option<NearRecord>> {
+        let placed = self.simhash.is_some() && (self.duplicate_of.is_none() || self.near.is_some());
+        placed.then_some(self.near)
+    }
+
     /// The verdict fields as a `verdicts` value.
     pub fn verdict_record(&self) -> VerdictRecord {
         VerdictRecord {

@@ -204,6 +204,37 @@ impl SimhashKey {
     }
 }
 
+/// `cluster_sites` key: a near-duplicate cluster's first page (16) ‖ the
+/// id of a site with pages in it (8, xxh3-64 of its registrable domain,
+/// or of its origin for an IP address), so a cluster's sites are one
+/// prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClusterSiteKey {
+    pub cluster: UrlId,
+    pub site: u64,
+}
+
+impl ClusterSiteKey {
+    pub const LEN: usize = 24;
+
+    pub fn to_key(&self) -> [u8; Self::LEN] {
+        let mut k = [0u8; Self::LEN];
+        k[..16].copy_from_slice(&self.cluster.to_bytes());
+        k[16..].copy_from_slice(&self.site.to_be_bytes());
+        k
+    }
+
+    pub fn from_key(k: &[u8]) -> Option<Self> {
+        if k.len() != Self::LEN {
+            return None;
+        }
+        Some(ClusterSiteKey {
+            cluster: UrlId::from_slice(&k[..16])?,
+            site: u64::from_be_bytes(k[16..].try_into().ok()?),
+        })
+    }
+}
+
 /// `due` key: when (ms since the epoch, big-endian) ‖ url id (16), so the
 /// revisits due first are the column family's first rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

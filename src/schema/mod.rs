@@ -15,7 +15,9 @@ pub mod tables;
 mod values;
 
 pub use derived::*;
-pub use keys::{DueKey, FrontierKey, InLinkKey, OutLinkKey, SimhashKey, page_index};
+pub use keys::{
+    ClusterSiteKey, DueKey, FrontierKey, InLinkKey, OutLinkKey, SimhashKey, page_index,
+};
 pub use library::*;
 pub use links::*;
 pub use values::*;
@@ -44,6 +46,7 @@ pub const CF_HOST_RANKS: &str = "host_ranks";
 pub const CF_TARGETS: &str = "targets";
 pub const CF_SIMHASH: &str = "simhash";
 pub const CF_CLUSTERS: &str = "clusters";
+pub const CF_CLUSTER_SITES: &str = "cluster_sites";
 pub const CF_SITES: &str = "sites";
 pub const CF_SITEMAPS: &str = "sitemaps";
 pub const CF_LASTMODS: &str = "lastmods";
@@ -51,7 +54,7 @@ pub const CF_VISITS: &str = "visits";
 pub const CF_DUE: &str = "due";
 
 /// Every column family trawl opens, in documentation order.
-pub const COLUMN_FAMILIES: [&str; 26] = [
+pub const COLUMN_FAMILIES: [&str; 27] = [
     CF_META,
     CF_URLS,
     CF_SEEN,
@@ -73,6 +76,7 @@ pub const COLUMN_FAMILIES: [&str; 26] = [
     CF_TARGETS,
     CF_SIMHASH,
     CF_CLUSTERS,
+    CF_CLUSTER_SITES,
     CF_SITES,
     CF_SITEMAPS,
     CF_LASTMODS,

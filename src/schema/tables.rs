@@ -6,13 +6,14 @@
 //! them without a word.
 
 use super::{
-    CF_CLUSTERS, CF_DETAILS, CF_DOCS, CF_DUE, CF_FRONTIER, CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT,
-    CF_LASTMODS, CF_META, CF_PAGES, CF_RANKS, CF_ROBOTS, CF_SEEN, CF_SITEMAPS, CF_SITES,
-    CF_TARGETS, CF_VERDICTS, CF_VISITS, ClusterRecord, ConfigEntries, Counters, DetailRecord,
-    DocRecord, DueKey, DueReason, FrontierEntry, FrontierKey, HostRankRecord, HostRecord,
-    InFlightRecord, LastmodRecord, LinkLimits, ModelRecord, OrderState, PageRecord, RankRecord,
-    RankRun, RecrawlState, RobotsRecord, RunRecord, SeedList, SeenRecord, SiteRecord,
-    SitemapRecord, TargetRecord, VerdictRecord, Versioned, VisitRecord, meta_keys,
+    CF_CLUSTER_SITES, CF_CLUSTERS, CF_DETAILS, CF_DOCS, CF_DUE, CF_FRONTIER, CF_HOST_RANKS,
+    CF_HOSTS, CF_INFLIGHT, CF_LASTMODS, CF_META, CF_PAGES, CF_RANKS, CF_ROBOTS, CF_SEEN,
+    CF_SITEMAPS, CF_SITES, CF_TARGETS, CF_VERDICTS, CF_VISITS, ClusterRecord, ClusterSiteKey,
+    ConfigEntries, Counters, DetailRecord, DocRecord, DueKey, DueReason, FrontierEntry,
+    FrontierKey, HostRankRecord, HostRecord, InFlightRecord, LastmodRecord, LinkLimits,
+    ModelRecord, OrderState, PageRecord, RankRecord, RankRun, RecrawlState, RobotsRecord,
+    RunRecord, SeedList, SeenRecord, SiteRecord, SitemapRecord, TargetRecord, VerdictRecord,
+    Versioned, VisitRecord, meta_keys,
 };
 use crate::model::{HostId, UrlId};
 
@@ -51,6 +52,16 @@ impl Key for DueKey {
     }
     fn parse(bytes: &[u8]) -> Option<Self> {
         DueKey::from_key(bytes)
+    }
+}
+
+impl Key for ClusterSiteKey {
+    type Bytes = [u8; 24];
+    fn bytes(&self) -> [u8; 24] {
+        self.to_key()
+    }
+    fn parse(bytes: &[u8]) -> Option<Self> {
+        ClusterSiteKey::from_key(bytes)
     }
 }
 
@@ -133,6 +144,11 @@ table!(
 table!(
     /// Near-duplicate clusters, by their first page.
     Clusters: CF_CLUSTERS, UrlId => ClusterRecord
+);
+table!(
+    /// Each site's pages in a near-duplicate cluster (its budget is a
+    /// site's).
+    ClusterSites: CF_CLUSTER_SITES, ClusterSiteKey => ClusterRecord
 );
 table!(
     /// The text behind a URL's failure.

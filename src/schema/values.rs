@@ -503,12 +503,14 @@ impl Versioned for HostRankRecord {
     const VERSION: u8 = 1;
 }
 
-/// `clusters` value: a near-duplicate cluster, keyed by its first page.
+/// `clusters` value: a near-duplicate cluster, keyed by its first page;
+/// and `cluster_sites` value: one site's pages in a cluster.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 pub struct ClusterRecord {
     /// Pages in it, the first included.
     pub pages: u32,
-    /// Pages stored past `dedup.cluster_budget`, their links not followed.
+    /// Pages stored past `dedup.cluster_budget` (of their site's in the
+    /// cluster), their links not followed.
     pub unexpanded: u32,
 }
 impl Versioned for ClusterRecord {

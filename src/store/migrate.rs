@@ -129,7 +129,7 @@ static STEPS: &[Step] = &[
     },
     Step {
         to: 21,
-        what: "none (a failure reason too-slow for tarpits; a seed-site decision accepted with --allow-private; visits rows gain a text hash, a stored change rate and what decided the last revisit, meta/recrawl a retiming's progress, read as none in older rows)",
+        what: "none (a failure reason too-slow for tarpits; a seed-site decision accepted with --allow-private; visits rows gain a text hash, a stored change rate and what decided the last revisit, meta/recrawl a retiming's progress, read as none in older rows; new column family cluster_sites for the per-site cluster budget; simhash rows gain their placing order, read as the oldest in older rows)",
         run: None,
     },
 ];

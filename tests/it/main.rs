@@ -11,6 +11,7 @@ mod compat;
 mod crash;
 mod crawl_loop;
 mod dedup;
+mod dedup_places;
 mod denoise;
 mod discover;
 mod fetch_parse;

@@ -342,3 +342,38 @@ async fn soft_focus_tunnels_through_irrelevant_pages_after_the_rest() {
         .1;
     assert_eq!(link.verdict, trawl::model::LinkVerdict::Follow);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seed_sites_own_importance_or_shark_order_applies_in_full_under_a_bfs_crawl() {
+    // Importance on the web of `a_queued_url_moves_up_…`: /p1's link
+    // raises /p3 past /p2 in the site's queue, though the crawl's order
+    // is breadth-first (whose boosts it never looked at).
+    let web = |path: &str| match path {
+        "/robots.txt" => Response::status(404),
+        "/" => html("home", "text", &[("/p1", "x"), ("/p2", "x"), ("/p3", "x")]),
+        "/p1" => html("p1", "text", &[("/p3", "x")]),
+        _ => html("leaf", "leaf", &[]),
+    };
+    let f = Fixture::start(web).await;
+    let db = Db::new();
+    let add = format!("seed add {} --order importance", f.url("/"));
+    common::shell(db.store.clone(), vec![add]).await;
+    let mut s = one_at_a_time(Order::Bfs);
+    (s.order.alpha, s.order.beta) = (1.0, 0.0);
+    db.crawl(s, &[f.url("/")]).await;
+    assert_eq!(f.fetched(), ["/", "/p1", "/p3", "/p2"]);
+    let problems = trawl::crawl::audit(&db.store).unwrap();
+    assert!(problems.is_empty(), "{problems:#?}");
+
+    // Shark: the pages' similarity passes to their links as under a
+    // crawl-wide shark order (relevant /x gives /x1 0.5, /y gives /y1
+    // 0.25), not as 0 (then /y1, found first, would go before /x1).
+    let f = Fixture::start(shark_web).await;
+    let db = Db::new();
+    let add = format!("seed add {} --order shark", f.url("/"));
+    common::shell(db.store.clone(), vec![add]).await;
+    let mut s = shark_settings();
+    s.order.order = Order::Bfs;
+    db.crawl(s, &[f.url("/")]).await;
+    assert_eq!(f.fetched(), ["/", "/y", "/x", "/z", "/x1", "/y1"]);
+}

@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 
 use common::{Db, Fixture};
 use trawl::crawl::{CrawlSettings, Scope};
+use trawl::schema::tables::{Lastmods, Sitemaps};
 use trawl::schema::{FilterReason, SeenState};
 use trawl::site::Response;
 
@@ -130,6 +131,10 @@ async fn sitemaps_lead_to_pages_within_scope_and_robots_with_their_lastmod() {
     );
     let out = db.seen("http://127.0.0.2:9/out").unwrap();
     assert_eq!(out.state, SeenState::Filtered(FilterReason::Scope));
+    // A URL out of scope gets no `lastmods` row; one in scope does.
+    let lastmod = |u: &str| db.store.row::<Lastmods>(&common::id(u)).unwrap();
+    assert!(lastmod("http://127.0.0.2:9/out").is_none());
+    assert!(lastmod(&host.url("/c")).is_some());
     let problems = trawl::crawl::audit(&db.store).unwrap();
     assert!(problems.is_empty(), "{problems:#?}");
 
@@ -180,4 +185,42 @@ async fn sitemaps_lead_to_pages_within_scope_and_robots_with_their_lastmod() {
     let before = host.fetched().len();
     other.crawl(s, &[host.url("/")]).await;
     assert_eq!(host.fetched()[before..], ["/"]);
+}
+
+/// A host whose robots.txt names a sitemap on another host and one of its
+/// own that redirects to another host; `base` is its origin.
+fn pointing_away(base: &str, path: &str) -> Response {
+    match path {
+        "/robots.txt" => Response::text(format!(
+            "User-agent: *\nSitemap: http://127.0.0.2:9/elsewhere.xml\nSitemap: {base}/map.xml\n"
+        )),
+        "/map.xml" => Response::redirect(301, "http://127.0.0.2:9/away.xml"),
+        p => common::page(&format!("page {p}"), &[]),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_any_scope_only_the_robots_hosts_own_sitemaps_are_read() {
+    let base: Arc<OnceLock<String>> = Arc::default();
+    let b = base.clone();
+    let host =
+        Fixture::start(move |p: &str| pointing_away(b.get().map_or("", String::as_str), p)).await;
+    base.set(host.url("/").trim_end_matches('/').to_string())
+        .unwrap();
+    let db = Db::new();
+    let mut s = CrawlSettings {
+        scope: Scope::Any,
+        ..common::fast()
+    };
+    s.sitemaps.enabled = true;
+    db.crawl(s, &[host.url("/")]).await;
+    let sitemap = |u: &str| db.store.row::<Sitemaps>(&common::id(u)).unwrap();
+    assert!(sitemap(&host.url("/map.xml")).is_some());
+    // Neither is a sitemap of this crawl: one is not even seen, the other
+    // is only where a page's redirect leads.
+    let elsewhere = "http://127.0.0.2:9/elsewhere.xml";
+    assert!(sitemap(elsewhere).is_none() && db.seen(elsewhere).is_none());
+    assert!(sitemap("http://127.0.0.2:9/away.xml").is_none());
+    let problems = trawl::crawl::audit(&db.store).unwrap();
+    assert!(problems.is_empty(), "{problems:#?}");
 }

@@ -134,8 +134,9 @@ impl Ledger {
     pub(super) fn boost(&mut self, url: &CanonicalUrl, d: &Discovery<'_>) {
         // Most links lead to URLs fetched already: their rises would cost a
         // `seen` read each to be skipped (two in three in a 100,000-page
-        // crawl).
-        if self.settings.order.order != Order::Importance || self.left_queue.contains(url.id()) {
+        // crawl). Only a queue keyed by importance rises: the URL's host's
+        // (a seed site may set its own order).
+        if self.left_queue.contains(url.id()) || !self.keyed_by(url, Order::Importance) {
             return;
         }
         // A link a link filter dropped is no in-link the crawl follows.
@@ -146,6 +147,16 @@ impl Ledger {
             let now = self.clock.now_ms();
             self.boosts.add(url.host_id(), url.id(), page.weight, now);
         }
+    }
+
+    /// Whether `url`'s host's queue is keyed in `order` (the crawl's, or
+    /// its seed site's own). The host id is worked out only when some
+    /// site sets an order: it costs an origin string a URL.
+    fn keyed_by(&self, url: &CanonicalUrl, order: Order) -> bool {
+        if !self.sites.set_orders() {
+            return self.settings.order.order == order;
+        }
+        self.order_of(url.host_id()) == order
     }
 
     /// Adds the in-link weights host `id`'s queued URLs gained to their
@@ -318,9 +329,12 @@ impl Ledger {
         tunnel: bool,
     ) -> PageScore {
         let o = &self.settings.order;
+        // Its links inherit from it under Shark-search: mostly into its own
+        // host's queue, and into the crawl's.
+        let shark = o.order == Order::Shark || self.order_of(key.host) == Order::Shark;
         let (sim, relevant) = match relevance {
             Some(cos) => (cos, self.filters.is_relevant(cos)),
-            None if o.order == Order::Shark => self.filters.similarity(text.0, text.1),
+            None if shark => self.filters.similarity(text.0, text.1),
             None => (0.0, false),
         };
         let own = scores_of(key, entry);

@@ -325,13 +325,19 @@ impl Ledger {
             self.judged(kept, text);
             self.learn(&mut w.b, job, kept);
         }
-        // A revisit's new version keeps the page's near-duplicate place.
+        // A revisit's new version keeps the page's near-duplicate place,
+        // held under its new hash (as `DocRecord::near_place` reads it).
         let placed = match (html.simhash, duplicate_of, kept_near) {
-            (_, _, Some(near)) => Some(Placed {
-                expand: near.as_ref().is_none_or(|n| n.expanded),
-                near,
-            }),
-            (Some(hash), None, None) => Some(self.place_near(&mut w.b, id, hash)?),
+            (hash, dup, Some(near)) => {
+                if let Some(hash) = hash.filter(|_| dup.is_none() || near.is_some()) {
+                    self.keep_place(&mut w.b, id, hash, near)?;
+                }
+                Some(Placed {
+                    expand: near.as_ref().is_none_or(|n| n.expanded),
+                    near,
+                })
+            }
+            (Some(hash), None, None) => Some(self.place_near(&mut w.b, &job.url, hash)?),
             _ => None,
         };
         if duplicate_of.is_some() {

@@ -502,14 +502,17 @@ impl Ledger {
         if let Some(doc) = self.store.row::<Docs>(&id)? {
             if doc.duplicate_of.is_some() {
                 self.counters.duplicates = self.counters.duplicates.saturating_sub(1);
-            } else {
+            }
+            if doc.links_recorded() {
                 self.counters.links = self.counters.links.saturating_sub(doc.outlinks.into());
             }
             if let Some(counter) = doc.verdict.counter() {
                 super::bump(&mut self.counters.filtered, counter, -1);
             }
-            // Placed if it was hashed (and not an exact duplicate).
-            near = doc.simhash.map(|_| doc.near);
+            near = doc.near_place();
+            if let (Some(hash), Some(_)) = (doc.simhash, near) {
+                self.unplace(&mut w.b, id, hash)?;
+            }
             w.b.delete_row::<Docs>(&id);
             w.b.delete_row::<Verdicts>(&id);
         }

@@ -1,12 +1,13 @@
 //! Sitemaps in the ledger (`sitemaps.enabled`): the sitemap files of the
 //! seed hosts (their robots.txt's `Sitemap:` lines, or `/sitemap.xml` when
 //! it names none; an index's entries on the index's own host, as the
-//! protocol asks; where one redirects), each queued like a page — scope,
-//! robots.txt and the network guard apply — and recorded in `sitemaps`,
-//! at most `sitemaps.max_per_host` a host; and what reading one gives: its
-//! URLs discovered as its links, one hop deeper, with their `<lastmod>` in
-//! `lastmods`. Only seed hosts' sitemaps are read: a sitemap starts at
-//! depth 0, and another host's would carry its URLs past `crawl.depth`.
+//! protocol asks; where one redirects on its host), each queued like a
+//! page — scope, robots.txt and the network guard apply — and recorded in
+//! `sitemaps`, at most `sitemaps.max_per_host` a host; and what reading
+//! one gives: its URLs discovered as its links, one hop deeper, with their
+//! `<lastmod>` in `lastmods` when in scope. Only seed hosts' own sitemaps
+//! are read, under any scope: a sitemap starts at depth 0, and another
+//! host's would carry its URLs past `crawl.depth`.
 
 use super::{Discovery, Ledger, PageWrite};
 use crate::crawl::worker::PageJob;
@@ -49,7 +50,11 @@ impl Ledger {
         let store = self.store.clone();
         let mut w = PageWrite::new(&store);
         for u in urls {
-            if let Ok(u) = model::normalize(u) {
+            // Read at depth 0 like the seed: only the robots.txt host's
+            // own (another host's would carry its URLs past crawl.depth).
+            if let Ok(u) = model::normalize(u)
+                && u.host_id() == id
+            {
                 self.add_sitemap(&mut w, &u, via, None, 0)?;
             }
         }
@@ -69,13 +74,13 @@ impl Ledger {
         let id = url.id();
         let host = url.host_id();
         let count = self.sitemap_hosts.get(&host).copied().unwrap_or(0);
-        let known = self.sitemaps.contains(&id)
-            || self.front.may_contain(id) && self.store.seen(id)?.is_some();
-        // Nothing is recorded for a URL out of scope (a hostile index's
-        // thousands of hosts) or already seen as a page.
-        if known
-            || count >= self.settings.sitemaps.max_per_host
+        // Nothing is recorded for a URL out of scope or past its host's
+        // share (a hostile index's thousands of entries: judged without a
+        // read), or already seen as a page.
+        if count >= self.settings.sitemaps.max_per_host
             || !self.scope.allows(self.settings.scope, url)
+            || self.sitemaps.contains(&id)
+            || self.front.may_contain(id) && self.store.seen(id)?.is_some()
         {
             return Ok(false);
         }
@@ -120,9 +125,10 @@ impl Ledger {
             }
             None => {
                 rec.problem = format!("status {status}");
-                // A sitemap that moved is still one.
+                // A sitemap that moved is still one, on its own host.
                 let to = location.filter(|_| (300..400).contains(&status));
-                if let Some(to) = to.and_then(|l| model::resolve(job.url.url(), l).ok()) {
+                let to = to.and_then(|l| model::resolve(job.url.url(), l).ok());
+                if let Some(to) = to.filter(|t| t.host_id() == job.key.host) {
                     let (via, parent) = (rec.via.clone(), rec.parent.map(UrlId));
                     self.add_sitemap(w, &to, &via, parent, job.entry.depth)?;
                 }
@@ -153,11 +159,14 @@ impl Ledger {
                 }
                 continue;
             }
-            let last = LastmodRecord {
-                sitemap: id.0,
-                lastmod_ms: e.lastmod_ms,
-            };
-            w.b.put_row::<Lastmods>(&e.url.id(), &last);
+            // A URL the scope leaves out gets no row: only its `seen` mark.
+            if self.scope.allows(self.settings.scope, &e.url) {
+                let last = LastmodRecord {
+                    sitemap: id.0,
+                    lastmod_ms: e.lastmod_ms,
+                };
+                w.b.put_row::<Lastmods>(&e.url.id(), &last);
+            }
             // (A URL listed twice is looked at once: `discover` marks it.)
             if let Some(at) = e.lastmod_ms.filter(|_| !w.pending.contains(&e.url.id())) {
                 self.due_by_lastmod(&mut w.b, e.url.id(), at)?;

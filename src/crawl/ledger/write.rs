@@ -69,7 +69,8 @@ impl Ledger {
         let h = self.host(key.host, "")?;
         h.record.queued = h.record.queued.saturating_sub(1);
         h.queue.done(key.url);
-        if self.settings.order.order == Order::Importance {
+        // (An in-link to it would raise nothing: see `boost`.)
+        if self.order_of(key.host) == Order::Importance {
             self.left_queue.insert(key.url);
         }
         Ok(())

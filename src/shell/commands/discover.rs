@@ -23,7 +23,7 @@ use super::{Call, Command, Sub, no_detail, words};
 use crate::crawl::probe;
 use crate::crawl::sites::SiteRules;
 use crate::fetch::AddrClass;
-use crate::graph::colinks::{Candidate, CoLinks};
+use crate::graph::colinks::{Candidate, CoLinks, Pending};
 use crate::model::{self, HostId, UrlId, now_ms};
 use crate::schema::tables::{HostRankRow, HostRanks, Sites};
 use crate::schema::{Decision, ProbeRecord, SiteRecord};
@@ -54,7 +54,7 @@ pub const COMMAND: Command = Command {
     run,
 };
 
-/// Pages whose own URL is looked up at once.
+/// Pages whose own URL is looked up at once, at most (see `Pending`).
 const RESOLVE: usize = 4096;
 
 struct Options {
@@ -202,7 +202,7 @@ impl Shell {
             unreadable: 0,
         };
         // Pages with links to candidates, waiting for their own host.
-        let mut pending: Vec<(UrlId, Vec<(u32, String)>)> = Vec::new();
+        let mut pending: Pending<UrlId> = Pending::default();
         let mut failed: Option<ShellError> = None;
         store.each_page_links(|src, links| {
             if failed.is_some() {
@@ -214,17 +214,12 @@ impl Shell {
                 return;
             };
             let c = &mut read.colinks;
-            let targets: Vec<(u32, String)> = links
-                .iter()
-                .filter_map(|(_, l)| {
-                    let h = c.host(&origin_of(l.dst_url)?, &left_out);
-                    (!c.is_excluded(h)).then(|| (h, l.anchor.to_string()))
-                })
-                .collect();
-            if !targets.is_empty() {
-                pending.push((src, targets));
-            }
-            let full = pending.len() >= RESOLVE;
+            let targets = links.iter().filter_map(|(_, l)| {
+                let h = c.host(&origin_of(l.dst_url)?, &left_out);
+                (!c.is_excluded(h)).then_some((h, l.anchor))
+            });
+            pending.push(src, targets);
+            let full = pending.is_full(RESOLVE);
             if full && let Err(e) = resolve(self, &mut read, &mut pending, &left_out) {
                 failed = Some(e);
                 return;
@@ -321,20 +316,19 @@ impl Shell {
 fn resolve(
     sh: &Shell,
     read: &mut Read,
-    pending: &mut Vec<(UrlId, Vec<(u32, String)>)>,
+    pending: &mut Pending<UrlId>,
     left_out: &impl Fn(&str) -> bool,
 ) -> Result<()> {
-    let ids: Vec<UrlId> = pending.iter().map(|(id, _)| *id).collect();
-    let urls = sh.store.urls_many(&ids)?;
-    for ((_, targets), url) in pending.drain(..).zip(urls) {
+    let urls = sh.store.urls_many(&pending.sources())?;
+    for ((_, targets), url) in pending.pages().zip(urls) {
         let Some(src) = url.as_deref().and_then(origin_of) else {
             read.unreadable += 1;
             continue;
         };
         let s = read.colinks.host(&src, left_out);
-        read.colinks
-            .page(s, targets.iter().map(|(h, a)| (*h, a.as_str())));
+        read.colinks.page(s, targets);
     }
+    pending.clear();
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! `near-duplicates [top N]`: the largest near-duplicate clusters — each
-//! one's first page, its size, the pages past `dedup.cluster_budget` whose
-//! links were not followed, and a few of its other pages.
+//! one's first page, its size, the pages past `dedup.cluster_budget` (of
+//! their site's in it) whose links were not followed, and a few of its
+//! other pages (of those the index holds).
 
 use std::collections::HashSet;
 
@@ -39,8 +40,10 @@ fn detail() -> String {
     "With `set dedup.near true` each HTML page's 64-bit simhash (over three-word shingles of its \
      denoised text, or its visible text) is compared with the stored pages' through a 4-band \
      index; a page within `dedup.distance` bits (0 to 3) of a stored page joins that page's \
-     cluster. Past `dedup.cluster_budget` pages in a cluster, a page is stored but its links are \
-     not followed (calendars, faceted search). `pages where near_duplicate` lists them one by one."
+     cluster. Past `dedup.cluster_budget` pages of one site (registrable domain) in a cluster, \
+     that site's next page is stored but its links are not followed (calendars, faceted search); \
+     another site's copies spend their own budget. The index holds the last `dedup.max_indexed` \
+     pages placed. `pages where near_duplicate` lists them one by one."
         .into()
 }
 

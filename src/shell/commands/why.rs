@@ -339,7 +339,7 @@ impl Shell {
             format!("; a near-duplicate of {of} ({} bits apart)", n.distance)
         } else {
             format!(
-                "; its links are not followed: a near-duplicate of {of} ({} bits apart) in a cluster past dedup.cluster_budget",
+                "; its links are not followed: a near-duplicate of {of} ({} bits apart) in a cluster where its site's pages are past dedup.cluster_budget",
                 n.distance
             )
         })

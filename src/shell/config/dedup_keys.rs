@@ -31,10 +31,22 @@ pub(super) static DEDUP_KEYS: &[Key] = &[
             min: 0,
             max: 1_000_000_000
         },
-        "pages of one near-duplicate cluster whose links are followed; later ones are stored, their links not (0: no limit)",
+        "pages of one site (registrable domain) in a near-duplicate cluster whose links are followed; its later ones are stored, their links not (0: no limit)",
         |s| s.dedup.cluster_budget.to_string(),
         |s, v| if let Value::Int(n) = v {
             s.dedup.cluster_budget = n as u32
+        }
+    ),
+    key!(
+        "dedup.max_indexed",
+        Kind::Int {
+            min: 1,
+            max: 1_000_000_000
+        },
+        "hashed pages the near-duplicate index holds (in memory and in its rows), the latest placed; the oldest are forgotten past it",
+        |s| s.dedup.max_indexed.to_string(),
+        |s, v| if let Value::Int(n) = v {
+            s.dedup.max_indexed = n as usize
         }
     ),
 ];
