@@ -84,6 +84,8 @@ async fn a_site_copying_another_spends_its_own_cluster_budget_not_the_copied_sit
     let mut s = near_settings(5);
     s.scope = Scope::Any;
     s.max_depth = None;
+    // The loopback stands in for the two public sites.
+    s.fetch.allow_private = true;
     s.fetch.resolve = ["copies.com", "www.victim.org"]
         .map(|h| (h.to_string(), "127.0.0.1".parse().unwrap()))
         .to_vec();
@@ -216,7 +218,9 @@ fn changing(path: &str, at_ms: u64) -> Response {
         "/late-dup" => page(&prose(23, 800), "<!-- late -->"),
         p if p.starts_with("/cal/") => {
             let day: u32 = p[5..].parse().unwrap_or(0);
-            let mut s = prose(3, 600);
+            // Revised, a day's text is new (a note alone would leave its
+            // simhash within dedup.distance: no change to a revisit).
+            let mut s = prose(if revised { 4 } else { 3 }, 600);
             let note = if revised { " (revised)" } else { "" };
             s.insert(0, format!("Events on day {day}{note}"));
             page(&s, &format!("<a href=/cal/{}>next day</a>", day + 1))
