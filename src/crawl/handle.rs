@@ -94,8 +94,9 @@ impl CrawlHandle {
     }
 
     pub fn resume(&self) {
-        self.shared.paused.send_replace(false);
-        self.work_given();
+        self.hand_over(|| {
+            self.shared.paused.send_replace(false);
+        });
     }
 
     /// Adds seeds to the running crawl (invalid URLs are skipped; validate
@@ -105,14 +106,16 @@ impl CrawlHandle {
             .iter()
             .filter_map(|u| crate::model::normalize(u).ok())
             .collect();
-        let _ = self.shared.seeds.send(SeedChange::Add(seeds));
-        self.work_given();
+        self.hand_over(|| {
+            let _ = self.shared.seeds.send(SeedChange::Add(seeds));
+        });
     }
 
     /// Tells the crawl that seed sites' own settings changed in the db.
     pub fn sites_changed(&self) {
-        let _ = self.shared.seeds.send(SeedChange::Sites);
-        self.work_given();
+        self.hand_over(|| {
+            let _ = self.shared.seeds.send(SeedChange::Sites);
+        });
     }
 
     /// The settings the crawl runs with now.
@@ -122,16 +125,22 @@ impl CrawlHandle {
 
     /// Replaces the running crawl's settings; they apply from its next decision.
     pub fn set_settings(&self, s: super::CrawlSettings) {
-        self.shared.settings.send_replace(s);
-        self.work_given();
+        self.hand_over(|| {
+            self.shared.settings.send_replace(s);
+        });
     }
 
-    /// The crawl was given something that may be work: until it publishes
-    /// again (it does once it has taken the change), it is not known to
-    /// wait for revisits only.
-    fn work_given(&self) {
-        if let Ok(mut s) = self.shared.snapshot.lock() {
-            s.revisit_due = None;
+    /// Hands the crawl a change that may be work (`send`) under the
+    /// snapshot's lock, with the wait it showed cleared: the crawl, which
+    /// publishes a wait under the same lock only while no change is
+    /// pending, shows one again only after taking this one.
+    fn hand_over(&self, send: impl FnOnce()) {
+        match self.shared.snapshot.lock() {
+            Ok(mut s) => {
+                s.revisit_due = None;
+                send();
+            }
+            Err(_) => send(),
         }
     }
 

@@ -61,6 +61,15 @@ struct Control {
     seeds: tokio::sync::mpsc::UnboundedReceiver<SeedChange>,
 }
 
+impl Control {
+    /// The shell handed over a change the loop has not taken yet.
+    fn pending(&self) -> bool {
+        !self.seeds.is_empty()
+            || self.settings.has_changed().unwrap_or(false)
+            || self.paused.has_changed().unwrap_or(false)
+    }
+}
+
 /// Pages a host may take from the warm lane in a row (see `rejoin`).
 const WARM_PAGES: u32 = 100;
 
@@ -85,6 +94,10 @@ pub(super) struct Scheduler {
     /// Nothing queued or in flight: the next revisit's due time (ms) the
     /// loop waits for; None while it has work.
     revisit_wait: Option<u64>,
+    /// The revisit wait the snapshot shows.
+    wait_published: Option<u64>,
+    /// The due time the last "waiting for the next revisit" notice named.
+    wait_noticed: Option<u64>,
 }
 
 /// What the handle shows while the loop runs.
@@ -172,6 +185,8 @@ impl Scheduler {
             started: Instant::now(),
             rate_samples: Default::default(),
             revisit_wait: None,
+            wait_published: None,
+            wait_noticed: None,
         };
         // Pages fetched before revisits were on, or under another policy,
         // are timed a chunk a loop turn.
@@ -291,7 +306,6 @@ impl Scheduler {
             }
             let marks_due = self.ledger.marks.due();
             let out_of_work = self.ready.is_empty() || stopping || self.limit_reached();
-            let was_waiting = self.revisit_wait;
             if self.tasks.is_empty() && out_of_work {
                 if !stopping && self.next_group() {
                     continue;
@@ -302,11 +316,10 @@ impl Scheduler {
             } else {
                 self.revisit_wait = None;
             }
-            if self.revisit_wait.is_some() || was_waiting.is_some() {
+            if self.revisit_wait != self.wait_published {
                 // At once (an idle loop turns only on events): the wait may
-                // last days, `crawl wait` ends on it, and the handle forgets
-                // it when the shell hands over a change.
-                self.publish(state_of(stopping, paused));
+                // last days, and `crawl wait` ends on it.
+                self.publish_with(state_of(stopping, paused), Some(&control));
                 last_publish = Instant::now();
             }
             let wake = self.wake_at(stopping, paused);
@@ -342,6 +355,9 @@ impl Scheduler {
                     break;
                 }
             }
+            // What the select took may be work: whether the loop waits for
+            // revisits only is known again at its top.
+            self.revisit_wait = None;
             if last_publish.elapsed() >= Duration::from_millis(250) {
                 self.publish(state_of(stopping, paused));
                 last_publish = Instant::now();
@@ -423,7 +439,8 @@ impl Scheduler {
         let Some(at) = next_due.filter(|_| !stopping && !self.limit_reached()) else {
             return true;
         };
-        if self.revisit_wait.is_none() {
+        if self.wait_noticed != Some(at) {
+            self.wait_noticed = Some(at);
             let wait = Duration::from_millis(at.saturating_sub(self.ledger.clock.now_ms()));
             self.notice(format!(
                 "nothing queued: waiting for the next revisit, due in {}",
@@ -453,6 +470,13 @@ impl Scheduler {
     }
 
     fn publish(&mut self, state: CrawlState) {
+        self.publish_with(state, None);
+    }
+
+    /// Publishes; a revisit wait only while `control` (when given) holds no
+    /// change the shell handed over, judged under the snapshot's lock that
+    /// the handle sends under, so a wait the change ends is never shown.
+    fn publish_with(&mut self, state: CrawlState, control: Option<&Control>) {
         let l = &self.ledger;
         let running = matches!(state, CrawlState::Running | CrawlState::Paused);
         let active = l
@@ -473,7 +497,10 @@ impl Scheduler {
             Some((t, n)) if now > *t => (l.run_fetched - n) as f64 / (now - *t).as_secs_f64(),
             _ => 0.0,
         };
+        let wait = self.revisit_wait.filter(|_| running);
         if let Ok(mut s) = self.shared.snapshot.lock() {
+            let wait = wait.filter(|_| !control.is_some_and(Control::pending));
+            self.wait_published = wait;
             *s = Snapshot {
                 recent_rate,
                 state,
@@ -486,9 +513,7 @@ impl Scheduler {
                 recent_focus: l.focus.recent(),
                 targets: (l.targets.len() as u64, l.targets_fetched),
                 groups: l.group_counts(),
-                revisit_due: self
-                    .revisit_wait
-                    .filter(|_| running)
+                revisit_due: wait
                     .map(|at| now + Duration::from_millis(at.saturating_sub(l.clock.now_ms()))),
             };
         }
