@@ -120,6 +120,11 @@ pub(super) struct Decoder {
 /// budget after each piece.
 pub(super) const PIECE: usize = 1024;
 
+/// A `deflate` body's first bytes kept for the raw deflate retry: a zlib
+/// stream that has produced nothing by then is taken as zlib (a stream of
+/// empty blocks would otherwise be held whole).
+const START_MAX: usize = 4 * PIECE;
+
 impl Decoder {
     /// A decoder for `encoding` (an unknown one passes bytes through, as
     /// does none), its output capped at `cap` bytes.
@@ -173,8 +178,14 @@ impl Decoder {
             start.extend_from_slice(piece);
         }
         let wrote = self.inner.write_all(piece);
-        if self.len() > 0 {
+        if self.len() > 0 || self.fed > START_MAX {
             self.start = None;
+        }
+        if self.compressed() && self.fed > self.cap + self.cap / 64 + PIECE {
+            // Compressed bytes past the cap (and any stored blocks' framing)
+            // decode to more than it, or to next to nothing (empty blocks
+            // at full speed): cut.
+            self.cut = true;
         }
         match wrote {
             Ok(()) => Ok(()),
@@ -250,6 +261,46 @@ mod tests {
             fed += piece.len();
         }
         (d.finish(), fed)
+    }
+
+    /// A zlib stream of empty stored blocks: valid, and it decodes to
+    /// nothing however long it is.
+    fn empty_blocks(bytes: usize) -> Vec<u8> {
+        let mut z = vec![0x78, 0x01];
+        while z.len() < bytes {
+            z.extend_from_slice(&[0x00, 0x00, 0x00, 0xff, 0xff]);
+        }
+        z
+    }
+
+    #[test]
+    fn a_stream_that_decodes_to_nothing_is_held_in_a_few_kib_and_cut() {
+        let body = empty_blocks(10 << 20);
+        let mut d = Decoder::new("deflate", 1 << 20);
+        let mut fed = 0;
+        for piece in body.chunks(PIECE) {
+            if d.done() {
+                break;
+            }
+            d.feed(piece).unwrap();
+            fed += piece.len();
+            let held = d.start.as_ref().map_or(0, Vec::len);
+            assert!(held <= START_MAX + PIECE, "{held} bytes kept at {fed}");
+        }
+        assert!(d.done(), "cut");
+        assert!(fed < (1 << 20) * 11 / 10, "read {fed} of {}", body.len());
+        let (out, cut) = d.finish().unwrap();
+        assert_eq!((out.len(), cut), (0, true));
+        // An incompressible body at the cap, stored, is whole.
+        let data: Vec<u8> = (0..1u32 << 20)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::none());
+        enc.write_all(&data).unwrap();
+        let gz = enc.finish().unwrap();
+        assert!(gz.len() > data.len());
+        let (out, cut) = decode(&gz, "gzip", 1 << 20).0.unwrap();
+        assert_eq!((out.len(), cut), (1 << 20, false));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use trawl::site::Response;
 
 /// `n` words of varied prose from a fixed generator (`seed` picks the
 /// text), in paragraphs of 100 words.
-fn prose(seed: u64, n: usize) -> Vec<String> {
+pub(crate) fn prose(seed: u64, n: usize) -> Vec<String> {
     let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     let words: Vec<String> = (0..n)
         .map(|_| {
@@ -26,9 +26,11 @@ fn prose(seed: u64, n: usize) -> Vec<String> {
     words.chunks(100).map(|c| c.join(" ")).collect()
 }
 
-fn page(paragraphs: &[String], links: &str) -> Response {
+/// A page of `paragraphs`; `extra` is HTML after them (links, or a
+/// comment that makes the body another MD5 with the same text).
+pub(crate) fn page(paragraphs: &[String], extra: &str) -> Response {
     let body: String = paragraphs.iter().map(|p| format!("<p>{p}</p>")).collect();
-    Response::html(format!("<title>t</title>{body}{links}"))
+    Response::html(format!("<title>t</title>{body}{extra}"))
 }
 
 /// A site with a story (/a), the story with one word changed (/b), the

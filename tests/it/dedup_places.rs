@@ -10,32 +10,12 @@ use crate::common;
 
 use std::time::Duration;
 
+use crate::dedup::{page, prose};
 use common::by_host::ByHost;
 use common::{Db, Fixture, fast};
 use trawl::crawl::{CrawlSettings, RecrawlMode, RecrawlSettings, Scope};
 use trawl::model::UrlId;
 use trawl::site::{Request, Response, Server, handler};
-
-/// `n` words of varied prose from a fixed generator, in paragraphs.
-fn prose(seed: u64, n: usize) -> Vec<String> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let words: Vec<String> = (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            format!("w{}", x % 700)
-        })
-        .collect();
-    words.chunks(100).map(|c| c.join(" ")).collect()
-}
-
-/// A page of `paragraphs`; `extra` is HTML after them (a link, or a
-/// comment that makes the body another MD5 with the same text).
-fn page(paragraphs: &[String], extra: &str) -> Response {
-    let body: String = paragraphs.iter().map(|p| format!("<p>{p}</p>")).collect();
-    Response::html(format!("<title>t</title>{body}{extra}"))
-}
 
 fn audit(db: &Db) {
     let problems = trawl::crawl::audit(&db.store).unwrap();

@@ -19,9 +19,6 @@ use trawl::schema::{FailReason, FilterReason, SeenState};
 use trawl::site::{Body, Response, Server, handler};
 use trawl::store::Store;
 
-/// The design bound on a crawl's resident memory at default settings.
-const RSS_BOUND: u64 = 256 << 20;
-
 fn html(body: &str) -> Vec<u8> {
     response("200 OK", "text/html; charset=utf-8", body.as_bytes())
 }
@@ -318,13 +315,7 @@ async fn hostile_servers_are_recorded_and_cost_the_rest_nothing() {
         .await
         .unwrap();
     assert!(run.status.success(), "{}", run.stderr);
-    eprintln!("hostile cases: peak RSS {:.1} MB", run.max_rss as f64 / 1e6);
-    assert!(
-        run.max_rss < RSS_BOUND,
-        "peak RSS {} MB over the {} MB bound",
-        run.max_rss >> 20,
-        RSS_BOUND >> 20
-    );
+    run.assert_rss_bound("hostile cases");
 
     let store = Arc::new(Store::open(&db).unwrap());
     let state = |url: &str| store.seen(id(url)).unwrap().map(|s| s.state);
@@ -561,16 +552,7 @@ async fn thirty_two_huge_pages_at_once_stay_under_the_memory_bound() {
         .await
         .unwrap();
     assert!(run.status.success(), "{}", run.stderr);
-    eprintln!(
-        "32 × 10 MB pages: peak RSS {:.1} MB",
-        run.max_rss as f64 / 1e6
-    );
-    assert!(
-        run.max_rss < RSS_BOUND,
-        "peak RSS {} MB over the {} MB bound",
-        run.max_rss >> 20,
-        RSS_BOUND >> 20
-    );
+    run.assert_rss_bound("32 × 10 MB pages");
     let store = Store::open(&db).unwrap();
     for i in 0..32 {
         let p = store

@@ -19,8 +19,6 @@ use common::{id, run_measured, trawl_cmd, why};
 use trawl::schema::{FailReason, SeenState};
 use trawl::store::Store;
 
-/// The design bound on a crawl's resident memory at default settings.
-const RSS_BOUND: u64 = 256 << 20;
 const DEPTH: usize = 100_000;
 
 /// Element kinds whose text the parse reads, nested [`DEPTH`] deep.
@@ -232,13 +230,7 @@ async fn an_unattended_crawl_ends_through_every_hostile_page() {
         "no death: {}",
         run.stderr
     );
-    eprintln!("hostile pages: peak RSS {:.1} MB", run.max_rss as f64 / 1e6);
-    assert!(
-        run.max_rss < RSS_BOUND,
-        "peak RSS {} MB over the {} MB bound",
-        run.max_rss >> 20,
-        RSS_BOUND >> 20
-    );
+    run.assert_rss_bound("hostile pages");
 
     let store = Arc::new(Store::open(&db).unwrap());
     let state = |url: &str| store.seen(id(url)).unwrap().map(|s| s.state);

@@ -3,7 +3,9 @@
 //! their default ports alike, as the scope counts them — and only when
 //! the seed's name resolved to that address; a host a seed (or its
 //! robots.txt) redirects to gets the exception of the seed it came from,
-//! for its own host and port. A host answered by a `--resolve` entry is
+//! for its own host and port (on another port than the seed's or the
+//! scheme's default, only while the seed resolves to private addresses
+//! alone). A host answered by a `--resolve` entry is
 //! named by the entry (`*.example.org`), so every name under a wildcard
 //! shares a seed's exception on the seed's port: the user said where
 //! those names live.
@@ -57,6 +59,8 @@ struct State {
     /// Each excepted authority, with the seed names whose addresses it
     /// may connect to.
     vouched: HashMap<Authority, Vec<String>>,
+    /// Authorities excepted by a redirect to another port than the seed's.
+    other_port: std::collections::HashSet<Authority>,
     lookups: HashMap<String, Lookup>,
 }
 
@@ -145,12 +149,20 @@ impl Exceptions {
         }
     }
 
-    /// `to` (host, port) gets the exception of `from`, when it has one.
+    /// `to` (host, port) gets the exception of `from`, when it has one. On
+    /// another port than its scheme's default or `from`'s (another service
+    /// than the seed's) it holds only while the seed's names resolve to
+    /// private addresses alone: an intranet seed's redirect, not a public
+    /// name that also answers 127.0.0.1 sending the crawl to :2375.
     pub(super) fn add_derived(&self, to: (&str, Option<u16>), from: (&str, Option<u16>)) {
+        let other_port = to.1.is_some() && to.1 != from.1;
         let (to, from) = (self.authority(to.0, to.1), self.authority(from.0, from.1));
         let Ok(mut s) = self.state.lock() else {
             return;
         };
+        if other_port && !s.vouched.contains_key(&to) {
+            s.other_port.insert(to.clone());
+        }
         let Some(names) = s.vouched.get(&from).cloned() else {
             return;
         };
@@ -200,10 +212,13 @@ impl Exceptions {
             return (Verdict::Refused, false, Vec::new());
         };
         let now = Instant::now();
+        let intranet_only = s.other_port.contains(key);
         let (mut verdict, mut wait, mut start) = (Verdict::Refused, false, Vec::new());
         for name in names {
             match s.lookups.get_mut(&name) {
-                Some(Lookup::Found(addrs)) if addrs.contains(&ip) => {
+                Some(Lookup::Found(addrs))
+                    if addrs.contains(&ip) && (!intranet_only || all_private(addrs)) =>
+                {
                     return (Verdict::Allowed, false, start);
                 }
                 Some(Lookup::Found(_)) | None => {}
@@ -251,8 +266,43 @@ impl Exceptions {
     }
 }
 
+/// None of `addrs` is public.
+fn all_private(addrs: &[IpAddr]) -> bool {
+    addrs
+        .iter()
+        .all(|a| !matches!(super::classify(*a), super::AddrClass::Public))
+}
+
 impl Verdict {
     fn is_allowed(&self) -> bool {
         matches!(self, Verdict::Allowed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A public name that also answers loopback (as an attacker's DNS
+    /// does) gets no exception on another port through its redirect.
+    #[tokio::test]
+    async fn a_redirect_to_another_port_is_excepted_for_an_intranet_seed_only() {
+        let ex = Arc::new(Exceptions::new(CachingResolver::default(), false));
+        let lo: IpAddr = "127.0.0.1".parse().unwrap();
+        let public: IpAddr = "93.184.216.34".parse().unwrap();
+        for (name, addrs) in [("mixed.test", vec![public, lo]), ("intra.test", vec![lo])] {
+            ex.add_seed(name, None);
+            let mut s = ex.state.lock().unwrap();
+            s.lookups.insert(name.into(), Lookup::Found(addrs));
+        }
+        for name in ["mixed.test", "intra.test"] {
+            ex.add_derived((name, Some(2375)), (name, None));
+            ex.add_derived(("127.0.0.1", Some(6379)), (name, None));
+            assert!(ex.allows(name, None, lo).await.is_allowed(), "{name}");
+        }
+        assert!(!ex.allows("mixed.test", Some(2375), lo).await.is_allowed());
+        assert!(ex.allows("intra.test", Some(2375), lo).await.is_allowed());
+        // 127.0.0.1:6379 is excepted by both; the intranet seed's holds.
+        assert!(ex.allows("127.0.0.1", Some(6379), lo).await.is_allowed());
     }
 }

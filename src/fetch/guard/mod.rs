@@ -312,20 +312,26 @@ mod tests {
                 .await
                 .is_err()
         );
-        // A redirect target gets its seed's addresses, for its own port.
-        guard.add_derived(
-            &url("https://www.seed.test:8443/"),
-            &url("http://seed.test/"),
-        );
+        // A redirect target gets its seed's addresses, for its own host
+        // and port; on another port while the seed resolves to private
+        // addresses alone (exceptions::tests has a seed that does not).
+        guard.add_derived(&url("https://www.seed.test/"), &url("http://seed.test/"));
+        guard.add_derived(&url("http://seed.test:8443/"), &url("http://seed.test/"));
         assert!(
             guard
-                .check("www.seed.test", Some(8443), five, false)
+                .check("www.seed.test", None, five, false)
                 .await
                 .is_ok()
         );
         assert!(
             guard
-                .check("www.seed.test", None, five, false)
+                .check("seed.test", Some(8443), five, false)
+                .await
+                .is_ok()
+        );
+        assert!(
+            guard
+                .check("www.seed.test", Some(8443), five, false)
                 .await
                 .is_err()
         );

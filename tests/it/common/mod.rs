@@ -332,11 +332,29 @@ pub struct Measured {
 /// Runs `cmd` to its end and reads its own peak RSS with wait4 (so other
 /// tests' children do not count); wait4 reaps it, not `Child::wait`.
 #[allow(clippy::zombie_processes)]
+/// The design bound on a crawl's resident memory at default settings (README).
+pub const RSS_BOUND: u64 = 256 << 20;
+
+impl Measured {
+    /// Prints the peak RSS under `what` and asserts the README's bound.
+    pub fn assert_rss_bound(&self, what: &str) {
+        eprintln!("{what}: peak RSS {:.1} MB", self.max_rss as f64 / 1e6);
+        assert!(
+            self.max_rss < RSS_BOUND,
+            "{what}: peak RSS {} MB over the {} MB bound",
+            self.max_rss >> 20,
+            RSS_BOUND >> 20
+        );
+    }
+}
+
 pub fn run_measured(mut cmd: std::process::Command) -> Measured {
     use std::io::Read;
     use std::os::unix::process::ExitStatusExt;
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
+    // Reaped by wait4 below, which gives its rusage.
+    #[allow(clippy::zombie_processes)]
     let mut child = cmd.spawn().expect("spawn");
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
