@@ -292,6 +292,28 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_robots_fetch_that_waited_for_memory_is_asked_again() {
+        // 300 KiB at once; memory is free after 1.5 s, past the first
+        // request's 1 s patience: the second is answered (it was recorded
+        // as unreachable, which in the end drops the host's URLs).
+        let url = serve(300 << 10, 300 << 10, (1, Duration::from_millis(1))).await;
+        let c = client(1024, Duration::from_secs(1), Duration::from_secs(1));
+        let holder = hold_budget(&c, Some(1.5)).await;
+        let origin = url.trim_end_matches('/');
+        let r = crate::fetch::robots::fetch_robots(&c, origin, |_| {}).await;
+        assert!(
+            matches!(
+                r.outcome,
+                crate::model::RobotsOutcome::Fetched { status: 200 }
+            ),
+            "{:?}",
+            r.outcome
+        );
+        assert_eq!(r.body.len(), 300 << 10);
+        holder.await.unwrap();
+    }
+
+    #[tokio::test]
     async fn waiting_for_memory_spends_no_deadline_and_ends_in_a_retry() {
         // 100 KiB at once, then 200 KiB over about three seconds.
         let url = serve(300 << 10, 100 << 10, (10 << 10, Duration::from_millis(150))).await;

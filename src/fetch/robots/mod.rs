@@ -17,6 +17,9 @@ use crate::model::{FailReason, RobotsOutcome, RobotsRecord};
 const MAX_REDIRECTS: usize = 5;
 /// Parsing stops here (RFC 9309 asks for at least 500 KiB).
 const MAX_ROBOTS_BYTES: usize = 500 * 1024;
+/// Times a robots.txt fetch is asked again after waiting its patience for
+/// memory (each wait is `fetch.timeout` long).
+const MAX_MEMORY_WAITS: u32 = 10;
 
 /// The product token robots.txt groups are matched against: the user
 /// agent up to the first `/` or space, e.g. `trawl` for `trawl/0.1 (+…)`.
@@ -63,9 +66,18 @@ pub async fn fetch_robots(
 ) -> RobotsFetch {
     let mut url = format!("{origin}/robots.txt");
     let mut redirects = Vec::new();
-    for _ in 0..=MAX_REDIRECTS {
+    let mut waits = 0;
+    let mut hops = 0;
+    while hops <= MAX_REDIRECTS {
         let resp = match client.get(&url).await {
             Ok(r) => r,
+            // It waited its patience for memory other bodies held: no
+            // answer of the host's, so asked again rather than counted
+            // as unreachable (which drops the host's URLs in the end).
+            Err(e) if e.later && waits < MAX_MEMORY_WAITS => {
+                waits += 1;
+                continue;
+            }
             Err(e) => {
                 let blocked = (e.reason == FailReason::NetworkGuard && redirects.is_empty())
                     .then(|| e.detail.clone());
@@ -81,6 +93,7 @@ pub async fn fetch_robots(
             200..=299 => {
                 let mut body = resp.body;
                 body.truncate(MAX_ROBOTS_BYTES);
+                body.shrink_to_fit(); // kept with the host for the crawl
                 return RobotsFetch {
                     outcome: RobotsOutcome::Fetched { status },
                     body,
@@ -98,6 +111,7 @@ pub async fn fetch_robots(
                         url = n.as_str().to_string();
                         redirects.push(n);
                         before_hop(&redirects);
+                        hops += 1;
                         continue;
                     }
                     // No Location, or one that is not an http(s) URL: no
