@@ -49,6 +49,10 @@ pub(super) fn is_child() -> bool {
 static CHILD: AtomicI32 = AtomicI32::new(0);
 /// A signal was passed on to the child: its end is not a death.
 static FORWARDED: AtomicBool = AtomicBool::new(false);
+/// A signal to pass on that came while no child ran (being started, or
+/// between a death and its restart): passed on once one runs, and no
+/// child is started again after it.
+static PENDING: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn forward(sig: libc::c_int) {
     let pid = CHILD.load(Ordering::SeqCst);
@@ -56,6 +60,8 @@ extern "C" fn forward(sig: libc::c_int) {
         FORWARDED.store(true, Ordering::SeqCst);
         // SAFETY: kill is async-signal-safe.
         unsafe { libc::kill(pid, sig) };
+    } else {
+        PENDING.store(sig, Ordering::SeqCst);
     }
 }
 
@@ -114,6 +120,15 @@ pub(super) fn supervise(work: Work, max_restarts: u32) -> ExitCode {
         let Some(death) = abnormal(&status) else {
             return exit_code(&status);
         };
+        let asked = PENDING.load(Ordering::SeqCst);
+        if asked != 0 {
+            eprintln!(
+                "trawl: the {} process died ({death}) as {} came; not restarted",
+                work.name(),
+                signal_name(asked)
+            );
+            return ExitCode::from(128 + asked as u8);
+        }
         let now = Instant::now();
         deaths.push_back(now);
         while deaths.front().is_some_and(|t| now - *t > WINDOW) {
@@ -196,6 +211,12 @@ fn run_child(
     let mut child = cmd.spawn()?;
     drop(write);
     CHILD.store(child.id() as i32, Ordering::SeqCst);
+    let pending = PENDING.swap(0, Ordering::SeqCst);
+    if pending != 0 {
+        FORWARDED.store(true, Ordering::SeqCst);
+        // SAFETY: signalling our own child, not yet reaped.
+        unsafe { libc::kill(child.id() as i32, pending) };
+    }
     let reader = std::thread::spawn(move || {
         let mut pipe = std::io::BufReader::new(std::fs::File::from(read));
         let mut line = String::new();
@@ -231,7 +252,9 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 /// by a signal nobody passed on to it, or a panic out of `main` (101).
 fn abnormal(status: &std::process::ExitStatus) -> Option<String> {
     if let Some(sig) = status.signal() {
-        if FORWARDED.load(Ordering::SeqCst) {
+        // Passed on by us, or the terminal's Ctrl-C / Ctrl-\ (a shell's
+        // child shares its process group): the user's, not a death.
+        if FORWARDED.load(Ordering::SeqCst) || sig == libc::SIGINT || sig == libc::SIGQUIT {
             return None;
         }
         return Some(format!("killed by {}", signal_name(sig)));
@@ -247,6 +270,9 @@ fn signal_name(sig: i32) -> String {
         libc::SIGKILL => "SIGKILL (the out-of-memory killer?)".into(),
         libc::SIGILL => "SIGILL".into(),
         libc::SIGFPE => "SIGFPE".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGHUP => "SIGHUP".into(),
+        libc::SIGINT => "SIGINT".into(),
         n => format!("signal {n}"),
     }
 }
