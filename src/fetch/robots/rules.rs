@@ -10,8 +10,9 @@
 //! spelled by its leading `[A-Za-z_-]` characters (`FOO BAR` names `FOO`);
 //! consecutive user-agent lines share a group; rules before any user-agent
 //! line are ignored; groups naming our agent merge, and when there is one,
-//! the `*` groups are ignored. Any other record (crawl-delay, sitemap, an
-//! unknown key) ends a run of user-agent lines, as in Google's parser.
+//! the `*` groups are ignored. An allow or disallow line ends a run of
+//! user-agent lines; a sitemap, crawl-delay or unknown line between two
+//! does not, as in Google's parser.
 //!
 //! Matching: a pattern is anchored at the start of the path, `*` matches
 //! any bytes, a final `$` anchors the end. Patterns and paths are compared
@@ -232,7 +233,12 @@ impl GroupState {
             }
             return;
         }
-        self.separator = true;
+        // Only a rule ends a run of user-agent lines (Google's parser): a
+        // sitemap, crawl-delay or unknown line between two leaves them one
+        // group.
+        if matches!(key, Key::Allow | Key::Disallow) {
+            self.separator = true;
+        }
         let in_group = self.specific || self.global;
         match key {
             Key::Allow | Key::Disallow if in_group => {
