@@ -29,6 +29,17 @@ pub struct ParsedLink {
     pub nofollow: bool,
 }
 
+impl ParsedLink {
+    /// What the link holds, its record included.
+    pub fn heap_bytes(&self) -> usize {
+        std::mem::size_of::<ParsedLink>()
+            + self.url.as_str().len()
+            + self.anchor.len()
+            + self.before.len()
+            + self.after.len()
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct ParsedPage {
     pub title: String,
@@ -72,17 +83,7 @@ impl ParsedPage {
     /// Roughly the heap bytes the page holds (its text and links), for the
     /// fetch budget while it waits to be recorded.
     pub fn heap_bytes(&self) -> usize {
-        let links: usize = self
-            .links
-            .iter()
-            .map(|l| {
-                std::mem::size_of::<ParsedLink>()
-                    + l.url.as_str().len()
-                    + l.anchor.len()
-                    + l.before.len()
-                    + l.after.len()
-            })
-            .sum();
+        let links: usize = self.links.iter().map(ParsedLink::heap_bytes).sum();
         self.title.len() + self.text.len() + links
     }
 }
@@ -105,10 +106,25 @@ struct RawLink {
 }
 
 impl RawLink {
-    /// Its anchor text in `text`, at most [`ANCHOR_BYTES`] of it.
-    fn anchor(&self, text: &str) -> String {
+    /// The link to `url` with its anchor text in `text` and, when `rich`,
+    /// the text on either side (else a short anchor and no context).
+    fn link(&self, url: CanonicalUrl, text: &str, rich: bool) -> ParsedLink {
         let end = self.end.clamp(self.start, text.len());
-        collapse(&text[self.start..floor_char(text, end.min(self.start + ANCHOR_BYTES))])
+        let (anchor, before, after) = match rich {
+            true => (
+                ANCHOR_BYTES,
+                tail(&text[..self.start], CONTEXT_BYTES),
+                head(&text[end..], CONTEXT_BYTES),
+            ),
+            false => (SLIM_ANCHOR_BYTES, String::new(), String::new()),
+        };
+        ParsedLink {
+            url,
+            anchor: collapse(&text[self.start..floor_char(text, end.min(self.start + anchor))]),
+            before,
+            after,
+            nofollow: self.nofollow,
+        }
     }
 }
 
@@ -121,8 +137,20 @@ fn floor_char(s: &str, mut at: usize) -> usize {
     at
 }
 
-/// Links a page yields at most by default, as Heritrix's 6,000 outlinks.
-pub const DEFAULT_MAX_LINKS: usize = 6_000;
+/// Links a page yields at most by default: real index pages (API indexes,
+/// category pages, HTML sitemaps) reach tens of thousands, and Heritrix's
+/// 6,000 left a sixth of a documentation site unreached.
+pub const DEFAULT_MAX_LINKS: usize = 100_000;
+
+/// Links past this many on a page keep no context and an anchor of at most
+/// [`SLIM_ANCHOR_BYTES`]: an index of 20,000 links holds a few MB.
+pub const RICH_LINKS: usize = 6_000;
+const SLIM_ANCHOR_BYTES: usize = 80;
+
+/// What a page's extracted links may hold in all (URLs, anchors, contexts
+/// and the records): the links after it are counted as capped. Resolved
+/// against a long base, `<a href=x>` grows 200-fold.
+pub const LINK_BYTES: usize = 16 << 20;
 
 /// Parses decoded HTML fetched from `page_url`. `encoding` is the charset
 /// the page was decoded from (link queries are encoded in it, as browsers
@@ -185,6 +213,11 @@ pub fn parse_html(
     page.canonical = canonical
         .and_then(|h| model::resolve(base, &decode_entities(&h)).ok())
         .map(|u| u.as_str().to_string());
+    let mut link_bytes = 0;
+    // A URL linked again on the page is the same link (its first anchor
+    // kept): navigation repeats, and a page of one link 250,000 times held
+    // 16 MiB of copies.
+    let mut linked = std::collections::HashSet::new();
     for raw in raw_links {
         let href = decode_entities(&raw.href);
         let href = href.trim();
@@ -192,14 +225,17 @@ pub fn parse_html(
             page.skipped_links += 1;
             continue;
         }
+        if link_bytes > LINK_BYTES {
+            page.capped_links = page.capped_links.saturating_add(1);
+            continue;
+        }
         match model::resolve_encoded(base, href, query) {
-            Ok(url) => page.links.push(ParsedLink {
-                url,
-                anchor: raw.anchor(&text.s),
-                before: tail(&text.s[..raw.start], CONTEXT_BYTES),
-                after: head(&text.s[raw.end.max(raw.start)..], CONTEXT_BYTES),
-                nofollow: raw.nofollow,
-            }),
+            Ok(url) if !linked.insert(xxhash_rust::xxh3::xxh3_64(url.as_str().as_bytes())) => {}
+            Ok(url) => {
+                let link = raw.link(url, &text.s, page.links.len() < RICH_LINKS);
+                link_bytes += link.heap_bytes();
+                page.links.push(link);
+            }
             Err(model::UrlError::TooLong(_)) => page.too_long_links += 1,
             Err(_) => page.skipped_links += 1,
         }

@@ -240,3 +240,48 @@ fn text_collapses_every_unicode_space_and_nothing_else() {
         assert_eq!(t.s, collapse_by_chars(&refs), "{refs:?}");
     }
 }
+
+#[test]
+fn an_index_of_tens_of_thousands_of_links_is_whole_and_bounded() {
+    // An API index: 30,000 links, each with its name as anchor.
+    let body: String = (0..30_000)
+        .map(|i| format!("<li><a href=\"/api/item_{i}.html\">item_{i} — a function</a></li>"))
+        .collect();
+    let p = parse(&format!("<ul>{body}</ul>"));
+    assert_eq!((p.links.len(), p.capped_links), (30_000, 0));
+    // The first RICH_LINKS keep their context; the rest a short anchor.
+    assert!(!p.links[10].after.is_empty());
+    let slim = &p.links[RICH_LINKS + 5];
+    assert!(slim.before.is_empty() && slim.after.is_empty());
+    assert_eq!(slim.anchor, format!("item_{} — a function", RICH_LINKS + 5));
+    let held: usize = p.links.iter().map(ParsedLink::heap_bytes).sum();
+    assert!(held < 8 << 20, "{held} bytes");
+    // Relative links resolved against a 2 KB base grow 200-fold: the page
+    // keeps what fits in LINK_BYTES and counts the rest.
+    let base = format!("http://h.org/{}/", "d".repeat(1900));
+    let many: String = (0..100_000).map(|i| format!("<a href=x{i}>")).collect();
+    let p = parse_html(
+        &many,
+        &url::Url::parse(&base).unwrap(),
+        encoding_rs::UTF_8,
+        "trawl",
+        DEFAULT_MAX_LINKS,
+    );
+    let held: usize = p.links.iter().map(ParsedLink::heap_bytes).sum();
+    assert!(held <= LINK_BYTES + 4096, "{held} bytes");
+    assert_eq!(p.links.len() + p.capped_links as usize, 100_000);
+    assert!(p.capped_links > 80_000, "{}", p.capped_links);
+}
+
+#[test]
+fn a_url_linked_again_is_one_link_with_its_first_anchor() {
+    let p = parse(
+        "<a href=/a>first</a> <a href=/b>b</a> <a href=/a#x>again</a> <a href=/a>and again</a>",
+    );
+    let got: Vec<(&str, &str)> = p
+        .links
+        .iter()
+        .map(|l| (l.url.as_str(), l.anchor.as_str()))
+        .collect();
+    assert_eq!(got, [("http://h.org/a", "first"), ("http://h.org/b", "b")]);
+}

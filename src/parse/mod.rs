@@ -11,7 +11,10 @@ pub mod sitemap;
 mod sitemap_scan;
 
 pub use decode::{CharsetSource, Decoded, decode, decode_owned};
-pub use html::{CONTEXT_BYTES, DEFAULT_MAX_LINKS, PageHead, ParsedLink, ParsedPage, parse_html};
+pub use html::{
+    CONTEXT_BYTES, DEFAULT_MAX_LINKS, LINK_BYTES, PageHead, ParsedLink, ParsedPage, RICH_LINKS,
+    parse_html,
+};
 pub use meta::{RobotsDirectives, robots_directives};
 
 /// Whether a Content-Type names something we parse as HTML.

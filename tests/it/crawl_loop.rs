@@ -185,6 +185,47 @@ async fn links_past_max_outlinks_are_dropped_with_a_notice() {
     }
 }
 
+/// Every page reachable by links is fetched with the default link caps: an
+/// index of 20,000 links whose last leads to a chain of two pages of 8,000
+/// links each, the next page of the chain linked last (past 6,000, where
+/// Heritrix's cap and trawl's old one stopped).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_linked_from_big_index_pages_is_fetched_by_default() {
+    const INDEX: usize = 20_000;
+    const CHAIN: usize = 2;
+    const EACH: usize = 8_000;
+    let index: String = (0..INDEX)
+        .map(|i| format!("<li><a href=\"/p/{i}\">page {i}</a></li>"))
+        .chain(std::iter::once("<a href=/c/0>chain</a>".to_string()))
+        .collect();
+    let f = Fixture::start(move |path: &str| match path {
+        "/robots.txt" => Response::status(404),
+        "/" => Response::html(format!("<title>index</title><ul>{index}</ul>")),
+        p if p.starts_with("/c/") => {
+            let k: usize = p[3..].parse().unwrap_or(CHAIN);
+            let mut body: String = (0..EACH)
+                .map(|i| format!("<a href=/q/{k}/{i}>q {i}</a> "))
+                .collect();
+            if k + 1 < CHAIN {
+                body += &format!("<a href=/c/{}>next</a>", k + 1);
+            }
+            Response::html(format!("<title>chain {k}</title>{body}"))
+        }
+        p => page(p, &[]),
+    })
+    .await;
+    let db = Db::new();
+    let mut s = fast();
+    s.per_host = 8;
+    let summary = db.crawl(s, &[f.url("/")]).await;
+    let want = 1 + INDEX + CHAIN + CHAIN * EACH;
+    assert_eq!(summary.run_fetched as usize, want);
+    assert_eq!(f.count(&format!("/q/{}/{}", CHAIN - 1, EACH - 1)), 1);
+    assert_eq!(db.doc(&f.url("/")).unwrap().outlinks as usize, INDEX + 1);
+    let problems = trawl::crawl::audit(&db.store).unwrap();
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
 /// Bodies over 1 MiB share four permits (memory bound): eight fetched at
 /// once all arrive, stored whole, their length recorded after the body is
 /// released.

@@ -463,10 +463,11 @@ impl Ledger {
         self.counters.invalid_links += u64::from(page.skipped_links);
         if page.capped_links > 0 {
             self.notice(format!(
-                "{}: {} more links than crawl.max_outlinks ({}) dropped",
+                "{}: {} more links than crawl.max_outlinks ({}) or {} MiB of links dropped",
                 job.url.as_str(),
                 page.capped_links,
-                self.settings.max_outlinks
+                self.settings.max_outlinks,
+                crate::parse::LINK_BYTES >> 20
             ));
         }
         if page.too_long_links > 0 {
