@@ -28,6 +28,9 @@ pub struct Snapshot {
     /// Pages fetched by this run (not the db's lifetime total).
     pub run_fetched: u64,
     pub run_links: u64,
+    /// Links this run's pages had past `crawl.max_outlinks` or the link
+    /// bytes a page may hold: not followed.
+    pub run_capped_links: u64,
     pub elapsed: Duration,
     /// Pages per second over the last 10 s.
     pub recent_rate: f64,

@@ -509,6 +509,7 @@ impl Scheduler {
                 active_hosts: active,
                 run_fetched: l.run_fetched,
                 run_links: l.run_links,
+                run_capped_links: l.run_capped_links,
                 elapsed: self.started.elapsed(),
                 recent_focus: l.focus.recent(),
                 targets: (l.targets.len() as u64, l.targets_fetched),

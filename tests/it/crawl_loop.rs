@@ -172,6 +172,7 @@ async fn links_past_max_outlinks_are_dropped_with_a_notice() {
     assert!(db.seen(&f.url("/b9")).is_some());
     assert!(db.seen(&f.url("/b10")).is_none());
     assert_eq!(db.store.counters().unwrap().links, 20);
+    assert_eq!(h.snapshot().run_capped_links, 21 + 49_990);
     let notices = h.take_notices();
     for (path, dropped) in [("/", 21), ("/big", 49_990)] {
         let want = format!(

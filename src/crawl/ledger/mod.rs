@@ -99,6 +99,8 @@ pub(super) struct Ledger {
     pub marks: MarkBook,
     pub run_fetched: u64,
     pub run_links: u64,
+    /// Links past a page's caps this run (see `Snapshot::run_capped_links`).
+    pub run_capped_links: u64,
     /// This run's `started_ms` (0 offline): batches carry its progress in
     /// the counters.
     pub run_started_ms: u64,
@@ -191,6 +193,7 @@ impl Ledger {
             marks,
             run_fetched: 0,
             run_links: 0,
+            run_capped_links: 0,
             run_started_ms: 0,
             touched: HashSet::new(),
             notices: Vec::new(),

@@ -462,6 +462,7 @@ impl Ledger {
         self.run_links += page.links.len() as u64;
         self.counters.invalid_links += u64::from(page.skipped_links);
         if page.capped_links > 0 {
+            self.run_capped_links += u64::from(page.capped_links);
             self.notice(format!(
                 "{}: {} more links than crawl.max_outlinks ({}) or {} MiB of links dropped",
                 job.url.as_str(),

@@ -64,6 +64,15 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
     h += &format!("failed      {}{}\n", n(failed), breakdown(&c.failed));
     h += &format!("filtered    {}{}\n", n(filtered), breakdown(&c.filtered));
     h += &format!("duplicates  {}\n", n(c.duplicates));
+    let capped = snap.as_ref().map_or(0, |s| s.run_capped_links);
+    if capped > 0 {
+        h += &format!(
+            "links cut   {} this run, past crawl.max_outlinks ({}) or {} MiB of a page's links (not followed)\n",
+            n(capped),
+            n(sh.settings.max_outlinks as u64),
+            crate::parse::LINK_BYTES >> 20
+        );
+    }
     if c.near_duplicates > 0 || sh.settings.dedup.near {
         h += &format!(
             "near dups   {} ({} past their cluster's budget, links not followed)\n",
@@ -98,6 +107,7 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
         "state": state, "fetched": c.fetched, "run_fetched": run_fetched, "queued": c.queued,
         "failed": c.failed, "filtered": c.filtered, "duplicates": c.duplicates, "links": c.links,
         "near_duplicates": c.near_duplicates, "unexpanded": c.unexpanded,
+        "run_capped_links": capped,
         "pages_per_sec_10s": recent, "pages_per_sec_run": overall, "bytes": c.bytes,
         "active_hosts": active, "elapsed_secs": elapsed, "tlp": tlp, "by_status": c.by_status,
         "focus": focus.json(), "groups": groups, "revisits": revisits,
