@@ -217,7 +217,7 @@ pub fn parse_html(
     // A URL linked again on the page is the same link (its first anchor
     // kept): navigation repeats, and a page of one link 250,000 times held
     // 16 MiB of copies.
-    let mut linked = std::collections::HashSet::new();
+    let mut linked = std::collections::HashSet::with_capacity(raw_links.len());
     for raw in raw_links {
         let href = decode_entities(&raw.href);
         let href = href.trim();

@@ -197,19 +197,23 @@ async fn importance_ranks_by_url_shape_and_backlinks() {
     );
 }
 
+/// The seed links /p1, /p2 and /p3; /p1 links /p3 again.
+fn in_link_web(path: &str) -> Response {
+    match path {
+        "/robots.txt" => Response::status(404),
+        "/" => html("home", "text", &[("/p1", "x"), ("/p2", "x"), ("/p3", "x")]),
+        "/p1" => html("p1", "text", &[("/p3", "x")]),
+        _ => html("leaf", "leaf", &[]),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_queued_url_moves_up_when_a_new_in_link_raises_its_ib() {
     // α = 1, β = 0: IB alone. The seed (backlinks 1, IB 0.5) gives each of
     // /p1, /p2, /p3 weight 0.5: IB 1/3 each, taken first-in first-out.
     // /p1 (weight 1/3) links to /p3 again: backlinks 0.5 + 1/3, IB 0.4545,
     // so /p3 overtakes /p2, which was found before it.
-    let web = |path: &str| match path {
-        "/robots.txt" => Response::status(404),
-        "/" => html("home", "text", &[("/p1", "x"), ("/p2", "x"), ("/p3", "x")]),
-        "/p1" => html("p1", "text", &[("/p3", "x")]),
-        _ => html("leaf", "leaf", &[]),
-    };
-    let f = Fixture::start(web).await;
+    let f = Fixture::start(in_link_web).await;
     let mut s = one_at_a_time(Order::Importance);
     (s.order.alpha, s.order.beta) = (1.0, 0.0);
     let db = Db::new();
@@ -227,7 +231,7 @@ async fn a_queued_url_moves_up_when_a_new_in_link_raises_its_ib() {
 
     // Stopped after /p1: /p3's row moved up, and its `seen` row names the
     // new key (the db audits clean).
-    let f = Fixture::start(web).await;
+    let f = Fixture::start(in_link_web).await;
     let db = Db::new();
     let mut stop = s.clone();
     stop.max_pages = Some(2);
@@ -238,7 +242,7 @@ async fn a_queued_url_moves_up_when_a_new_in_link_raises_its_ib() {
     assert!(problems.is_empty(), "{problems:#?}");
 
     // Breadth-first keeps discovery order: nothing is boosted.
-    let f = Fixture::start(web).await;
+    let f = Fixture::start(in_link_web).await;
     Db::new()
         .crawl(one_at_a_time(Order::Bfs), &[f.url("/")])
         .await;
@@ -348,13 +352,7 @@ async fn a_seed_sites_own_importance_or_shark_order_applies_in_full_under_a_bfs_
     // Importance on the web of `a_queued_url_moves_up_…`: /p1's link
     // raises /p3 past /p2 in the site's queue, though the crawl's order
     // is breadth-first (whose boosts it never looked at).
-    let web = |path: &str| match path {
-        "/robots.txt" => Response::status(404),
-        "/" => html("home", "text", &[("/p1", "x"), ("/p2", "x"), ("/p3", "x")]),
-        "/p1" => html("p1", "text", &[("/p3", "x")]),
-        _ => html("leaf", "leaf", &[]),
-    };
-    let f = Fixture::start(web).await;
+    let f = Fixture::start(in_link_web).await;
     let db = Db::new();
     let add = format!("seed add {} --order importance", f.url("/"));
     common::shell(db.store.clone(), vec![add]).await;
