@@ -48,6 +48,9 @@ pub struct CrawlSettings {
     pub max_redirects: u8,
     /// Follow `rel=nofollow` links.
     pub follow_nofollow: bool,
+    /// Follow a seed's links whatever its page verdict (a portal's home
+    /// page that is not itself on topic still leads somewhere).
+    pub follow_seed_links: bool,
     /// On stop, how long in-flight fetches may run before they are abandoned.
     pub shutdown_grace: Duration,
     /// HTML bodies a crawl trains the db's zstd dictionary on, once per db
@@ -110,6 +113,7 @@ impl Default for CrawlSettings {
             max_backoff: Duration::from_secs(600),
             max_redirects: 5,
             follow_nofollow: false,
+            follow_seed_links: true,
             shutdown_grace: Duration::from_secs(10),
             dictionary_pages: 400,
             fetch: FetchSettings::default(),

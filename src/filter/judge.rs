@@ -16,6 +16,10 @@ pub struct LinkJudge<'a> {
     /// Soft focus (`crawl.focus soft`): links of a page the page filters
     /// dropped are judged as a kept page's (and queued behind the rest).
     pub soft_focus: bool,
+    /// The page is a seed and `crawl.follow_seed_links` is on: the user
+    /// said to start here, so its links are judged as a kept page's
+    /// whatever its own verdict.
+    pub seed: bool,
 }
 
 /// The parts of a link its judgement reads.
@@ -57,11 +61,12 @@ pub fn judge_link<'v>(
         decided(LinkVerdict::PageNofollow, Cow::Borrowed(""))
     } else if link.nofollow && !judge.follow_nofollow {
         decided(LinkVerdict::Nofollow, Cow::Borrowed(""))
-    } else if !verdict.follow && !judge.soft_focus {
+    } else if !verdict.follow && !judge.soft_focus && !judge.seed {
         let why = LinkVerdict::of_page(verdict.verdict);
         decided(why, Cow::Borrowed(verdict.detail.as_str()))
     } else {
-        // Under soft focus a dropped page's links are judged as a kept one's.
+        // Under soft focus, and on a seed, a dropped page's links are
+        // judged as a kept one's.
         let source_relevant = verdict.verdict == Verdict::Keep || !verdict.follow;
         let judged = judge.filters.link(
             kind,
@@ -83,10 +88,21 @@ mod tests {
     use crate::filter::{FilterSettings, Mode};
 
     fn judge(f: &Filters, page: &PageVerdict, nofollow: (bool, bool), host: &str) -> LinkVerdict {
+        judge_as(f, page, nofollow, host, false)
+    }
+
+    fn judge_as(
+        f: &Filters,
+        page: &PageVerdict,
+        nofollow: (bool, bool),
+        host: &str,
+        seed: bool,
+    ) -> LinkVerdict {
         let j = LinkJudge {
             filters: f,
             follow_nofollow: false,
             soft_focus: false,
+            seed,
         };
         let text = LinkText {
             nofollow: nofollow.1,
@@ -139,6 +155,22 @@ mod tests {
         assert_eq!(
             judge(&f, &off, (false, false), "lib.uestc.edu.cn"),
             LinkVerdict::PageTopic
+        );
+        // A seed's links pass its own verdict, not the link filters or a
+        // nofollow.
+        let seed = |nofollow, host| judge_as(&f, &off, nofollow, host, true);
+        assert_eq!(
+            seed((false, false), "lib.uestc.edu.cn"),
+            LinkVerdict::Follow
+        );
+        assert_eq!(seed((false, false), "x.org"), LinkVerdict::Domain);
+        assert_eq!(
+            seed((true, false), "lib.uestc.edu.cn"),
+            LinkVerdict::PageNofollow
+        );
+        assert_eq!(
+            seed((false, true), "lib.uestc.edu.cn"),
+            LinkVerdict::Nofollow
         );
     }
 }

@@ -358,6 +358,24 @@ impl Versioned for SeedList {
     }
 }
 
+impl SeedList {
+    /// The URLs the crawl starts from: the user's seeds and the targets
+    /// their responses redirected to (not a robots.txt's redirect, which
+    /// brings a host into scope without queueing a URL).
+    pub fn starts(&self) -> impl Iterator<Item = &str> {
+        let redirected = self.derived.iter().filter(|d| d.via == VIA_REDIRECT);
+        self.urls
+            .iter()
+            .map(String::as_str)
+            .chain(redirected.map(|d| d.url.as_str()))
+    }
+}
+
+/// How a derived seed came about: a seed's own response redirected, or its
+/// host's robots.txt did.
+pub const VIA_REDIRECT: &str = "redirect";
+pub const VIA_ROBOTS: &str = "robots";
+
 /// A URL that became a seed because a seed (or its host's robots.txt)
 /// redirected to it, as Heritrix treats a seed's redirect.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]

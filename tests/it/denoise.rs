@@ -46,6 +46,8 @@ fn settings(denoise: bool, raw: bool) -> CrawlSettings {
     s.filter.relevance_threshold = 0.05;
     s.denoise.enabled = denoise;
     s.denoise.filters_read_raw = raw;
+    // The seed's verdict decides its links here (it is the page judged).
+    s.follow_seed_links = false;
     s
 }
 

@@ -56,6 +56,17 @@ fn respond(host: &str, path: &str, port: u16) -> Response {
             "研究生 毕业 篮球",
             vec![a(url("www.sport.com", "/child"), "child")],
         ),
+        // A portal whose home page is not on topic; its section is.
+        ("www.portal.com", "/") => html(
+            "Portal - Home",
+            "weather markets travel",
+            vec![a("/sport/a.html".into(), "news")],
+        ),
+        ("www.portal.com", "/sport/a.html") => html(
+            "篮球",
+            "篮球 研究生 篮球",
+            vec![a("/sport/b.html".into(), "篮球")],
+        ),
         (_, p) => html(p, "page", vec![]),
     }
 }
@@ -259,6 +270,59 @@ async fn relevance_modes_follow_links_of_relevant_pages_by_type() {
             && site.fetched("news.uestc.edu.cn/")
             && !site.fetched("www.other.com/")
     );
+}
+
+/// A seed is where the user said to start: under hard focus its links are
+/// followed though the seed itself fails the filters, unless
+/// crawl.follow_seed_links is off; `why` says which, and refilter agrees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seed_off_topic_still_leads_to_its_links_unless_told_not_to() {
+    let portal = |follow_seed_links| {
+        let mut s = CrawlSettings {
+            follow_seed_links,
+            ..common::fast()
+        };
+        s.filter.mode = Mode::Relevance;
+        s.fetch.allow_private = true;
+        s.fetch.resolve = vec![("www.portal.com".into(), "127.0.0.1".parse().unwrap())];
+        s
+    };
+    let site = Site::start().await;
+    let home = site.url("www.portal.com", "/");
+    let db = Db::new();
+    db.crawl(portal(true), std::slice::from_ref(&home)).await;
+    assert_eq!(db.doc(&home).unwrap().verdict.name(), "relevance");
+    assert!(site.fetched("www.portal.com/sport/a.html"));
+    assert!(
+        site.fetched("www.portal.com/sport/b.html"),
+        "a.html is on topic"
+    );
+    let text = common::shell(db.store.clone(), vec![format!("why {home}")]).await;
+    assert!(
+        text.contains("dropped by the relevance filter")
+            && text.contains("but its links are followed: it is a seed (crawl.follow_seed_links)"),
+        "{text}"
+    );
+    // The user turns it off: refilter unfollows the seed's links (the
+    // target, fetched, stays), and `why` says the links are not followed.
+    let r = common::refilter(db.store.clone(), portal(false), false).await;
+    assert_eq!(r.links_changed, 1, "{r:?}");
+    let cmds = vec![
+        "set crawl.follow_seed_links false".to_string(),
+        format!("why {home}"),
+    ];
+    let text = common::shell(db.store.clone(), cmds).await;
+    assert!(
+        text.contains("its links are not followed: relevance filter"),
+        "{text}"
+    );
+
+    let site = Site::start().await;
+    let home = site.url("www.portal.com", "/");
+    let db = Db::new();
+    db.crawl(portal(false), std::slice::from_ref(&home)).await;
+    assert!(site.fetched("www.portal.com/"));
+    assert!(!site.fetched("www.portal.com/sport/a.html"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

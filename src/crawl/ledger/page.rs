@@ -401,6 +401,7 @@ impl Ledger {
             !verdict.follow,
         );
         let soft_focus = self.settings.order.focus == Focus::Soft;
+        let seed = self.settings.follow_seed_links && self.seed_ids.contains(&id);
         let host_id = job.key.host;
         for link in &page.links {
             let kind = links::classify(job.url.url(), link.url.url());
@@ -408,6 +409,7 @@ impl Ledger {
                 filters: self.page_filters(host_id),
                 follow_nofollow: self.settings.follow_nofollow,
                 soft_focus,
+                seed,
             };
             let text = LinkText {
                 nofollow: link.nofollow,

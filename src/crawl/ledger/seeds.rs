@@ -11,9 +11,7 @@ use crate::schema::tables::{SeedsRow, Sites};
 use crate::schema::{Decision, DerivedSeed, SeedList};
 use crate::store::{Batch, StoreError};
 
-/// How a derived seed came about.
-pub const VIA_REDIRECT: &str = "redirect";
-pub const VIA_ROBOTS: &str = "robots";
+pub use crate::schema::{VIA_REDIRECT, VIA_ROBOTS};
 
 impl Ledger {
     /// Loads the stored seeds into the scope, the guard and the filters

@@ -177,10 +177,16 @@ impl Ledger {
             self.denoise.clone().filter(|_| run.denoise),
             self.agent.clone(),
         );
+        let seeds = if self.settings.follow_seed_links {
+            self.seed_ids.clone()
+        } else {
+            HashSet::new()
+        };
         let scan = Scan {
             store: &store,
             filters: &filters,
             judging,
+            seeds: &seeds,
             redenoise: denoiser.as_deref().map(|denoiser| Redenoise {
                 denoiser,
                 agent: &agent,

@@ -6,6 +6,7 @@
 //! alongside (they are keyed by the page first: a merge join).
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use super::redenoise::{Fresh, Outcome, Redenoise};
 use crate::crawl::ledger::rejudge_reconsiders;
@@ -70,6 +71,8 @@ struct Page<'a> {
     filters: &'a Filters,
     judging: Judging,
     id: UrlId,
+    /// A seed whose links are followed whatever its verdict.
+    seed: bool,
     /// The page's URL: a point read, done only when the mode judges by
     /// host or a link's type must be worked out from the URLs.
     src: Option<CanonicalUrl>,
@@ -109,6 +112,9 @@ pub(super) struct Scan<'a> {
     /// The crawl's filters and the seed sites' own.
     pub filters: &'a PageFilters,
     pub judging: Judging,
+    /// Seeds whose links are followed whatever their verdict (empty when
+    /// `crawl.follow_seed_links` is off).
+    pub seeds: &'a HashSet<UrlId>,
     /// Set by `refilter --denoise`.
     pub redenoise: Option<Redenoise<'a>>,
 }
@@ -137,6 +143,7 @@ pub(super) fn judge_page(
         filters: &scan.filters.global,
         judging,
         id,
+        seed: scan.seeds.contains(&id),
         src: None,
     };
     // A seed site's own settings judge its pages and the links on them
@@ -351,6 +358,7 @@ fn judge_one(
         filters: page.filters,
         follow_nofollow: page.judging.follow_nofollow,
         soft_focus: page.judging.soft_focus,
+        seed: page.seed,
     };
     let decision = judge_link(
         judge,

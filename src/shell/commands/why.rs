@@ -258,6 +258,11 @@ impl Shell {
             .unwrap_or_default();
         let doc = self.store.doc(u.id())?;
         let verdict = match &doc {
+            Some(d) if d.verdict != Verdict::Keep && self.follows_as_seed(u)? => format!(
+                "; dropped by the {} filter ({}), but its links are followed: it is a seed (crawl.follow_seed_links)",
+                d.verdict.name(),
+                d.verdict_detail
+            ),
             Some(d) if d.verdict != Verdict::Keep => format!(
                 "; its links are not followed: {} filter ({})",
                 d.verdict.name(),
@@ -295,6 +300,17 @@ impl Shell {
         Ok(format!(
             "fetched {when} with status {status}, depth {depth}{parent}{verdict}{redirect}{revisits}"
         ))
+    }
+
+    /// Whether the crawl follows this URL's links whatever its verdict: a
+    /// seed (or a seed's redirect target) while crawl.follow_seed_links is on.
+    fn follows_as_seed(&self, u: &model::CanonicalUrl) -> Result<bool> {
+        if !self.settings.follow_seed_links {
+            return Ok(false);
+        }
+        let list = self.store.seeds()?;
+        let mut starts = list.starts();
+        Ok(starts.any(|s| model::normalize(s).is_ok_and(|s| s.id() == u.id())))
     }
 
     /// A page under `recrawl`: its visits, change rate and next revisit.

@@ -154,6 +154,15 @@ pub(super) static CRAWL_KEYS: &[Key] = &[
         }
     ),
     key!(
+        "crawl.follow_seed_links",
+        Kind::Bool,
+        "follow a seed's links whatever the page filters say of the seed itself",
+        |s| s.follow_seed_links.to_string(),
+        |s, v| if let Value::Bool(b) = v {
+            s.follow_seed_links = b
+        }
+    ),
+    key!(
         "crawl.max_redirects",
         Kind::Int { min: 0, max: 20 },
         "redirect hops followed from the URL first linked",
