@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::filter::denoise::{DenoiseRules, Denoiser, clean_text, denoise};
+use crate::parse::html_links::*;
 
 const DEPTH: usize = 100_000;
 

@@ -4,41 +4,14 @@
 
 use std::borrow::Cow;
 
+use super::html_links::{LinkPlace, ParsedLink, RawLink, floor_char, place_of, take_links};
 use super::mask::{RCDATA_LT, mask_raw_text, unmask_rcdata};
 use super::meta::{attr, meta_head, meta_refresh, meta_robots};
-use crate::model::{self, CanonicalUrl};
-
-/// Bytes of visible text kept on each side of a link.
-pub const CONTEXT_BYTES: usize = 50;
-
-/// Bytes of a link's anchor text kept: an anchor longer than this is cut
-/// (on a char boundary). Unclosed or nested anchors span the rest of a page;
-/// 6,000 of them over 180 KB of text were ~1 GB of anchor strings.
-pub const ANCHOR_BYTES: usize = 1024;
+use crate::model::{self, UrlId};
 
 /// Bytes of the first `<title>` and `<h1>` text kept (a title left open
 /// holds the whole page).
 pub const HEADING_BYTES: usize = 2048;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ParsedLink {
-    pub url: CanonicalUrl,
-    pub anchor: String,
-    pub before: String,
-    pub after: String,
-    pub nofollow: bool,
-}
-
-impl ParsedLink {
-    /// What the link holds, its record included.
-    pub fn heap_bytes(&self) -> usize {
-        std::mem::size_of::<ParsedLink>()
-            + self.url.as_str().len()
-            + self.anchor.len()
-            + self.before.len()
-            + self.after.len()
-    }
-}
 
 #[derive(Debug, Default)]
 pub struct ParsedPage {
@@ -96,62 +69,6 @@ enum Step {
     LeaveH1(usize),
 }
 
-struct RawLink {
-    href: String,
-    nofollow: bool,
-    start: usize,
-    end: usize,
-    /// An `<a>` or `<area>` (not a frame or a meta refresh).
-    visible: bool,
-}
-
-impl RawLink {
-    /// The link to `url` with its anchor text in `text` and, when `rich`,
-    /// the text on either side (else a short anchor and no context).
-    fn link(&self, url: CanonicalUrl, text: &str, rich: bool) -> ParsedLink {
-        let end = self.end.clamp(self.start, text.len());
-        let (anchor, before, after) = match rich {
-            true => (
-                ANCHOR_BYTES,
-                tail(&text[..self.start], CONTEXT_BYTES),
-                head(&text[end..], CONTEXT_BYTES),
-            ),
-            false => (SLIM_ANCHOR_BYTES, String::new(), String::new()),
-        };
-        ParsedLink {
-            url,
-            anchor: collapse(&text[self.start..floor_char(text, end.min(self.start + anchor))]),
-            before,
-            after,
-            nofollow: self.nofollow,
-        }
-    }
-}
-
-/// `at`, or the char boundary of `s` before it.
-fn floor_char(s: &str, mut at: usize) -> usize {
-    at = at.min(s.len());
-    while !s.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-/// Links a page yields at most by default: real index pages (API indexes,
-/// category pages, HTML sitemaps) reach tens of thousands, and Heritrix's
-/// 6,000 left a sixth of a documentation site unreached.
-pub const DEFAULT_MAX_LINKS: usize = 100_000;
-
-/// Links past this many on a page keep no context and an anchor of at most
-/// [`SLIM_ANCHOR_BYTES`]: an index of 20,000 links holds a few MB.
-pub const RICH_LINKS: usize = 6_000;
-const SLIM_ANCHOR_BYTES: usize = 80;
-
-/// What a page's extracted links may hold in all (URLs, anchors, contexts
-/// and the records): the links after it are counted as capped. Resolved
-/// against a long base, `<a href=x>` grows 200-fold.
-pub const LINK_BYTES: usize = 16 << 20;
-
 /// Parses decoded HTML fetched from `page_url`. `encoding` is the charset
 /// the page was decoded from (link queries are encoded in it, as browsers
 /// do); `agent` is the product token whose `<meta name=…>` robots
@@ -165,6 +82,48 @@ pub fn parse_html(
     agent: &str,
     max_links: usize,
 ) -> ParsedPage {
+    let walk = walk_html(html, page_url, agent, max_links);
+    let Walk {
+        mut page,
+        text,
+        raw_links,
+        base,
+        canonical,
+        ..
+    } = walk;
+
+    let base = base.as_ref().unwrap_or(page_url);
+    page.text = text.s.trim().to_string();
+    // Text starts with a word (TextBuf writes no leading space), so
+    // offsets into it are offsets into the trimmed text.
+    page.link_starts = raw_links
+        .iter()
+        .filter(|l| l.visible)
+        .map(|l| u32::try_from(l.start).unwrap_or(u32::MAX))
+        .collect();
+    page.canonical = canonical
+        .and_then(|h| model::resolve(base, &decode_entities(&h)).ok())
+        .map(|u| u.as_str().to_string());
+    take_links(&mut page, raw_links, &text.s, base, encoding);
+    page
+}
+
+/// Where the page at `page_url` links `target` (its first link there), the
+/// links past any cap included: how `why` finds a URL the caps dropped.
+pub fn find_link(
+    html: &str,
+    page_url: &url::Url,
+    encoding: &'static encoding_rs::Encoding,
+    agent: &str,
+    target: UrlId,
+) -> Option<LinkPlace> {
+    let walk = walk_html(html, page_url, agent, usize::MAX);
+    let base = walk.base.as_ref().unwrap_or(page_url);
+    place_of(&walk.raw_links, &walk.text.s, base, encoding, target)
+}
+
+/// The walk over `html`'s DOM pieces, keeping the first `max_links` links.
+fn walk_html<'a>(html: &str, page_url: &'a url::Url, agent: &'a str, max_links: usize) -> Walk<'a> {
     let masked = mask_raw_text(html);
     // Whether a title or textarea had a `<` masked: only then does text
     // need unmasking (one scan a page instead of one a text node).
@@ -188,59 +147,7 @@ pub fn parse_html(
             walk.dom(&dom, src);
         }
     }
-    let Walk {
-        mut page,
-        text,
-        raw_links,
-        base,
-        canonical,
-        ..
-    } = walk;
-
-    let base = base.as_ref().unwrap_or(page_url);
-    let out_enc = encoding.output_encoding();
-    let encode_query = query_encoder(out_enc);
-    let query: Option<model::QueryEncoder<'_>> =
-        (out_enc != encoding_rs::UTF_8).then_some(&encode_query as model::QueryEncoder<'_>);
-    page.text = text.s.trim().to_string();
-    // Text starts with a word (TextBuf writes no leading space), so
-    // offsets into it are offsets into the trimmed text.
-    page.link_starts = raw_links
-        .iter()
-        .filter(|l| l.visible)
-        .map(|l| u32::try_from(l.start).unwrap_or(u32::MAX))
-        .collect();
-    page.canonical = canonical
-        .and_then(|h| model::resolve(base, &decode_entities(&h)).ok())
-        .map(|u| u.as_str().to_string());
-    let mut link_bytes = 0;
-    // A URL linked again on the page is the same link (its first anchor
-    // kept): navigation repeats, and a page of one link 250,000 times held
-    // 16 MiB of copies.
-    let mut linked = std::collections::HashSet::with_capacity(raw_links.len());
-    for raw in raw_links {
-        let href = decode_entities(&raw.href);
-        let href = href.trim();
-        if href.is_empty() || href.starts_with('#') || has_skipped_scheme(href) {
-            page.skipped_links += 1;
-            continue;
-        }
-        if link_bytes > LINK_BYTES {
-            page.capped_links = page.capped_links.saturating_add(1);
-            continue;
-        }
-        match model::resolve_encoded(base, href, query) {
-            Ok(url) if !linked.insert(xxhash_rust::xxh3::xxh3_64(url.as_str().as_bytes())) => {}
-            Ok(url) => {
-                let link = raw.link(url, &text.s, page.links.len() < RICH_LINKS);
-                link_bytes += link.heap_bytes();
-                page.links.push(link);
-            }
-            Err(model::UrlError::TooLong(_)) => page.too_long_links += 1,
-            Err(_) => page.skipped_links += 1,
-        }
-    }
-    page
+    walk
 }
 
 /// Pages above this are parsed as several DOMs of about this size, cut
@@ -503,23 +410,6 @@ fn has_token(value: &str, token: &str) -> bool {
         .any(|t| t.eq_ignore_ascii_case(token))
 }
 
-/// Encodes text in `enc` (for link queries on legacy-charset pages).
-fn query_encoder(enc: &'static encoding_rs::Encoding) -> impl Fn(&str) -> Cow<'_, [u8]> {
-    move |q| enc.encode(q).0
-}
-
-fn has_skipped_scheme(href: &str) -> bool {
-    let lower: String = href
-        .chars()
-        .take(11)
-        .filter(|c| !c.is_ascii_whitespace())
-        .collect::<String>()
-        .to_ascii_lowercase();
-    ["javascript:", "mailto:", "data:", "tel:"]
-        .iter()
-        .any(|s| lower.starts_with(s))
-}
-
 fn is_block(name: &str) -> bool {
     matches!(
         name,
@@ -594,7 +484,7 @@ fn tag_name<'b>(raw: &[u8], buf: &'b mut [u8; 16]) -> &'b str {
     std::str::from_utf8(buf).unwrap_or("")
 }
 
-fn decode_entities(s: &str) -> Cow<'_, str> {
+pub(super) fn decode_entities(s: &str) -> Cow<'_, str> {
     if s.contains('&') {
         html_escape::decode_html_entities(s)
     } else {
@@ -612,24 +502,6 @@ pub(super) fn collapse(s: &str) -> String {
         out.push_str(w);
     }
     out
-}
-
-/// The last `n` bytes of `s` (on a char boundary), trimmed.
-fn tail(s: &str, n: usize) -> String {
-    let mut start = s.len().saturating_sub(n);
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    collapse(&s[start..])
-}
-
-/// The first `n` bytes of `s` (on a char boundary), trimmed.
-fn head(s: &str, n: usize) -> String {
-    let mut end = n.min(s.len());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    collapse(&s[..end])
 }
 
 /// The length of the whitespace char (as `char::is_whitespace` has it)

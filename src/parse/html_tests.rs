@@ -1,5 +1,6 @@
 //! Tests of the HTML walk (the masking pass has its own).
 use super::*;
+use crate::parse::html_links::*;
 
 #[test]
 fn large_pages_parse_in_pieces_with_nothing_lost_between() {
@@ -271,6 +272,23 @@ fn an_index_of_tens_of_thousands_of_links_is_whole_and_bounded() {
     assert!(held <= LINK_BYTES + 4096, "{held} bytes");
     assert_eq!(p.links.len() + p.capped_links as usize, 100_000);
     assert!(p.capped_links > 80_000, "{}", p.capped_links);
+    // find_link finds a link within the caps and one past them, with the
+    // bytes the links before it held, and nothing the page does not link.
+    let base = url::Url::parse(&base).unwrap();
+    let find = |target: &str| {
+        let id = crate::model::normalize(&format!("{base}{target}"))
+            .unwrap()
+            .id();
+        find_link(&many, &base, encoding_rs::UTF_8, "trawl", id)
+    };
+    let kept = p.links.len();
+    let last_kept = find(&format!("x{}", kept - 1)).unwrap();
+    assert_eq!(last_kept.nth, kept);
+    assert!(last_kept.bytes_before <= LINK_BYTES, "{last_kept:?}");
+    let past = find("x99999").unwrap();
+    assert_eq!(past.nth, 100_000);
+    assert!(past.bytes_before > LINK_BYTES, "{past:?}");
+    assert_eq!(find("y1"), None);
 }
 
 #[test]

@@ -5,15 +5,16 @@
 
 mod decode;
 mod html;
+mod html_links;
 mod mask;
 mod meta;
 pub mod sitemap;
 mod sitemap_scan;
 
 pub use decode::{CharsetSource, Decoded, decode, decode_owned};
-pub use html::{
-    CONTEXT_BYTES, DEFAULT_MAX_LINKS, LINK_BYTES, PageHead, ParsedLink, ParsedPage, RICH_LINKS,
-    parse_html,
+pub use html::{PageHead, ParsedPage, find_link, parse_html};
+pub use html_links::{
+    CONTEXT_BYTES, DEFAULT_MAX_LINKS, LINK_BYTES, LinkPlace, ParsedLink, RICH_LINKS,
 };
 pub use meta::{RobotsDirectives, robots_directives};
 

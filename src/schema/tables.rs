@@ -6,14 +6,14 @@
 //! them without a word.
 
 use super::{
-    CF_CLUSTER_SITES, CF_CLUSTERS, CF_DETAILS, CF_DOCS, CF_DUE, CF_FRONTIER, CF_HOST_RANKS,
-    CF_HOSTS, CF_INFLIGHT, CF_LASTMODS, CF_META, CF_PAGES, CF_RANKS, CF_ROBOTS, CF_SEEN,
-    CF_SITEMAPS, CF_SITES, CF_TARGETS, CF_VERDICTS, CF_VISITS, ClusterRecord, ClusterSiteKey,
-    ConfigEntries, Counters, DetailRecord, DocRecord, DueKey, DueReason, FrontierEntry,
-    FrontierKey, HostRankRecord, HostRecord, InFlightRecord, LastmodRecord, LinkLimits,
-    ModelRecord, OrderState, PageRecord, RankRecord, RankRun, RecrawlState, RobotsRecord,
-    RunRecord, SeedList, SeenRecord, SiteRecord, SitemapRecord, TargetRecord, VerdictRecord,
-    Versioned, VisitRecord, meta_keys,
+    CF_CAPPED, CF_CLUSTER_SITES, CF_CLUSTERS, CF_DETAILS, CF_DOCS, CF_DUE, CF_FRONTIER,
+    CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT, CF_LASTMODS, CF_META, CF_PAGES, CF_RANKS, CF_ROBOTS,
+    CF_SEEN, CF_SITEMAPS, CF_SITES, CF_TARGETS, CF_VERDICTS, CF_VISITS, CappedRecord,
+    ClusterRecord, ClusterSiteKey, ConfigEntries, Counters, DetailRecord, DocRecord, DueKey,
+    DueReason, FrontierEntry, FrontierKey, HostRankRecord, HostRecord, InFlightRecord,
+    LastmodRecord, LinkLimits, ModelRecord, OrderState, PageRecord, RankRecord, RankRun,
+    RecrawlState, RobotsRecord, RunRecord, SeedList, SeenRecord, SiteRecord, SitemapRecord,
+    TargetRecord, VerdictRecord, Versioned, VisitRecord, meta_keys,
 };
 use crate::model::{HostId, UrlId};
 
@@ -149,6 +149,10 @@ table!(
     /// Each site's pages in a near-duplicate cluster (its budget is a
     /// site's).
     ClusterSites: CF_CLUSTER_SITES, ClusterSiteKey => ClusterRecord
+);
+table!(
+    /// Pages whose links past a cap were not taken, and how many.
+    Capped: CF_CAPPED, UrlId => CappedRecord
 );
 table!(
     /// The text behind a URL's failure.

@@ -313,15 +313,38 @@ pub struct Counters {
     pub revisits_queued: u64,
     /// Rows in `due`: pages waiting for their revisit time.
     pub due: u64,
+    // Version 6:
+    /// Links pages gave past their caps (`crawl.max_outlinks` or their
+    /// bytes of links), not followed; `capped` names the pages.
+    pub links_cut: u64,
 }
 impl Versioned for Counters {
-    const VERSION: u8 = 5;
+    const VERSION: u8 = 6;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
         // Version 3 appended three fields to `run`, then the last field;
-        // version 4 two after it, version 5 four.
-        super::decode_appended(bytes, 1, &[4, 3, 2, 4])
+        // version 4 two after it, version 5 four, version 6 one.
+        super::decode_appended(bytes, 1, &[4, 3, 2, 4, 1])
     }
+}
+
+/// `capped` value: a page whose links past a cap were counted and not
+/// taken (schema 22). `why` finds a URL among them by parsing the stored
+/// body again, so only the numbers are kept.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct CappedRecord {
+    /// Links taken from the page.
+    pub kept: u32,
+    /// Links past the caps, counted and dropped.
+    pub cut: u32,
+    /// `crawl.max_outlinks` when the page was parsed.
+    pub max_outlinks: u32,
+    /// Bytes the page's links could hold (`LINK_BYTES`) then.
+    pub link_bytes: u32,
+    pub fetched_ms: u64,
+}
+impl Versioned for CappedRecord {
+    const VERSION: u8 = 1;
 }
 
 /// What the running (or last) crawl run has done so far.

@@ -132,6 +132,11 @@ static STEPS: &[Step] = &[
         what: "none (a failure reason too-slow for tarpits; a seed-site decision accepted with --allow-private; visits rows gain a text hash, a stored change rate and what decided the last revisit, meta/recrawl a retiming's progress, read as none in older rows; new column family cluster_sites for the per-site cluster budget; simhash rows gain their placing order, read as the oldest in older rows)",
         run: None,
     },
+    Step {
+        to: 22,
+        what: "none (new column family capped: pages whose links past a cap were dropped; the counters gain links_cut, read as 0 in older values)",
+        run: None,
+    },
 ];
 
 /// What a step did.

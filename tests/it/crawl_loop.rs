@@ -184,6 +184,29 @@ async fn links_past_max_outlinks_are_dropped_with_a_notice() {
             "{want} in {notices:?}"
         );
     }
+    // why names the page and the cap of a URL linked past it; status
+    // keeps the count after the run.
+    let cmds = vec![
+        format!("why {}", f.url("/s20")),
+        format!("why {}", f.url("/b30000")),
+        format!("why {}", f.url("/nowhere")),
+        "status".to_string(),
+    ];
+    let text = common::shell(db.store.clone(), cmds).await;
+    for want in [
+        format!(
+            "not queued: linked from {} as its link 22 of 31, past crawl.max_outlinks = 10 (10 of its links taken, 21 dropped)",
+            f.url("/")
+        ),
+        format!(
+            "not queued: linked from {} as its link 30,001 of 50,000, past crawl.max_outlinks = 10",
+            f.url("/big")
+        ),
+        "never seen: no fetched page links to it".to_string(),
+        "links cut   50,011 in all, past crawl.max_outlinks".to_string(),
+    ] {
+        assert!(text.contains(&want), "{want} in {text}");
+    }
 }
 
 /// Every page reachable by links is fetched with the default link caps: an

@@ -15,10 +15,11 @@ use crate::filter::judge::{LinkJudge, LinkText, judge_link};
 use crate::filter::links;
 use crate::frontier::Focus;
 use crate::model::{self, HostId};
-use crate::schema::tables::{Details, Docs, Pages, Verdicts};
+use crate::parse::ParsedPage;
+use crate::schema::tables::{Capped, Details, Docs, Pages, Verdicts};
 use crate::schema::{
-    DenoiseRecord, DetailRecord, DocRecord, FilterReason, FrontierEntry, InLinkKey, LinkView,
-    NearRecord, PageLinksBuilder, PageRecord, SeenState,
+    CappedRecord, DenoiseRecord, DetailRecord, DocRecord, FilterReason, FrontierEntry, InLinkKey,
+    LinkView, NearRecord, PageLinksBuilder, PageRecord, SeenState,
 };
 use crate::store::StoreError;
 
@@ -463,16 +464,7 @@ impl Ledger {
         self.counters.links += page.links.len() as u64;
         self.run_links += page.links.len() as u64;
         self.counters.invalid_links += u64::from(page.skipped_links);
-        if page.capped_links > 0 {
-            self.run_capped_links += u64::from(page.capped_links);
-            self.notice(format!(
-                "{}: {} more links than crawl.max_outlinks ({}) or {} MiB of links dropped",
-                job.url.as_str(),
-                page.capped_links,
-                self.settings.max_outlinks,
-                crate::parse::LINK_BYTES >> 20
-            ));
-        }
+        self.record_capped(w, job, page);
         if page.too_long_links > 0 {
             let n = i64::from(page.too_long_links);
             bump(
@@ -482,6 +474,39 @@ impl Ledger {
             );
         }
         Ok(())
+    }
+}
+
+impl Ledger {
+    /// A page whose links past a cap were dropped: its `capped` row (by
+    /// which `why` finds them again), the counts and a notice. A revisit
+    /// within the caps forgets the old version's row.
+    fn record_capped(&mut self, w: &mut PageWrite<'_>, job: &PageJob, page: &ParsedPage) {
+        let id = job.url.id();
+        if page.capped_links == 0 {
+            if job.entry.revisit.is_some() {
+                w.b.delete_row::<Capped>(&id);
+            }
+            return;
+        }
+        let cut = u64::from(page.capped_links);
+        self.run_capped_links += cut;
+        self.counters.links_cut += cut;
+        let rec = CappedRecord {
+            kept: u32::try_from(page.links.len()).unwrap_or(u32::MAX),
+            cut: page.capped_links,
+            max_outlinks: u32::try_from(self.settings.max_outlinks).unwrap_or(u32::MAX),
+            link_bytes: crate::parse::LINK_BYTES as u32,
+            fetched_ms: self.clock.now_ms(),
+        };
+        w.b.put_row::<Capped>(&id, &rec);
+        self.notice(format!(
+            "{}: {} more links than crawl.max_outlinks ({}) or {} MiB of links dropped (why URL names the page of a URL among them)",
+            job.url.as_str(),
+            page.capped_links,
+            self.settings.max_outlinks,
+            crate::parse::LINK_BYTES >> 20
+        ));
     }
 }
 

@@ -65,10 +65,15 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
     h += &format!("filtered    {}{}\n", n(filtered), breakdown(&c.filtered));
     h += &format!("duplicates  {}\n", n(c.duplicates));
     let capped = snap.as_ref().map_or(0, |s| s.run_capped_links);
-    if capped > 0 {
+    if c.links_cut > 0 || capped > 0 {
+        // The stored count is written with each batch: at least the run's.
+        let this_run = match capped {
+            0 => String::new(),
+            _ => format!("{} this run, ", n(capped)),
+        };
         h += &format!(
-            "links cut   {} this run, past crawl.max_outlinks ({}) or {} MiB of a page's links (not followed)\n",
-            n(capped),
+            "links cut   {this_run}{} in all, past crawl.max_outlinks ({}) or {} MiB of a page's links (not followed; why URL names the page)\n",
+            n(c.links_cut.max(capped)),
             n(sh.settings.max_outlinks as u64),
             crate::parse::LINK_BYTES >> 20
         );
@@ -107,7 +112,7 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
         "state": state, "fetched": c.fetched, "run_fetched": run_fetched, "queued": c.queued,
         "failed": c.failed, "filtered": c.filtered, "duplicates": c.duplicates, "links": c.links,
         "near_duplicates": c.near_duplicates, "unexpanded": c.unexpanded,
-        "run_capped_links": capped,
+        "run_capped_links": capped, "links_cut": c.links_cut,
         "pages_per_sec_10s": recent, "pages_per_sec_run": overall, "bytes": c.bytes,
         "active_hosts": active, "elapsed_secs": elapsed, "tlp": tlp, "by_status": c.by_status,
         "focus": focus.json(), "groups": groups, "revisits": revisits,

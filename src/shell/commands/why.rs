@@ -10,13 +10,17 @@ use crate::crawl::sites::SiteRules;
 use crate::crawl::traps;
 use crate::fetch::RobotsRules;
 use crate::model::{self, LinkVerdict, UrlId, Verdict};
-use crate::schema::tables::{Due, Lastmods, LinkLimitsRow, Sitemaps, Visits};
+use crate::schema::tables::{Capped, Due, Lastmods, LinkLimitsRow, Sitemaps, Visits};
 use crate::schema::{
     DueKey, DueReason, FailReason, FilterReason, LinkLimits, RobotsOutcome, SeenState,
 };
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
+
+/// Capped pages `why` parses again at most, looking for a URL no stored
+/// link leads to (a crawl that capped more names its pages in notices).
+const CAPPED_PAGES_READ: usize = 64;
 
 pub const COMMAND: Command = Command {
     name: "why",
@@ -204,6 +208,9 @@ impl Shell {
     /// crawl did not follow (their rows say why).
     fn explain_unseen(&self, u: &model::CanonicalUrl) -> Result<(&'static str, String)> {
         let Some((src, link)) = self.store.first_link_to(u.id())? else {
+            if let Some(why) = self.linked_past_cap(u)? {
+                return Ok(("not-followed", why));
+            }
             return Ok((
                 "unseen",
                 "never seen: no fetched page links to it and it is not a seed".into(),
@@ -240,6 +247,49 @@ impl Shell {
             "not-followed",
             format!("not queued: linked from {from}, but {why}"),
         ))
+    }
+
+    /// A URL a page linked past its caps (its links row stops short of
+    /// it): the page and the cap, found by parsing the stored bodies of
+    /// the pages `capped` names again, the first [`CAPPED_PAGES_READ`].
+    fn linked_past_cap(&self, u: &model::CanonicalUrl) -> Result<Option<String>> {
+        for row in self.store.rows::<Capped>(&[]).take(CAPPED_PAGES_READ) {
+            let (page_id, capped) = row?;
+            let Some(page) = self.store.page(page_id)? else {
+                continue;
+            };
+            let (Some(src), Ok(body)) = (self.store.url(page_id)?, page.body()) else {
+                continue;
+            };
+            let Ok(src_url) = url::Url::parse(&src) else {
+                continue;
+            };
+            let ct = Some(page.content_type.as_str()).filter(|c| !c.is_empty());
+            let decoded = crate::parse::decode(&body, ct);
+            let agent = self.settings.agent_token();
+            let found =
+                crate::parse::find_link(&decoded.text, &src_url, decoded.charset, agent, u.id());
+            let Some(at) = found else { continue };
+            let cap = if at.nth > capped.max_outlinks as usize {
+                format!(
+                    "crawl.max_outlinks = {}",
+                    table::thousands(u64::from(capped.max_outlinks))
+                )
+            } else {
+                format!(
+                    "the {} MiB a page's links may hold",
+                    capped.link_bytes >> 20
+                )
+            };
+            return Ok(Some(format!(
+                "not queued: linked from {src} as its link {} of {}, past {cap} ({} of its links taken, {} dropped); raise crawl.max_outlinks and crawl the page again (recrawl) to follow them",
+                table::thousands(at.nth as u64),
+                table::thousands(u64::from(capped.kept) + u64::from(capped.cut)),
+                table::thousands(u64::from(capped.kept)),
+                table::thousands(u64::from(capped.cut)),
+            )));
+        }
+        Ok(None)
     }
 
     /// A fetched URL: when, with what status, the page's verdict, and for
