@@ -33,6 +33,18 @@ pub(super) fn mask_raw_text(html: &str) -> Cow<'_, str> {
     let mut out: Option<Vec<u8>> = None;
     let mut from = 0;
     while let Some(p) = memchr::memchr(b'<', &bytes[from..]).map(|p| from + p) {
+        if bytes[p + 1..].starts_with(b"!--") {
+            let end = comment_end(bytes, p);
+            if tl_comment_end(bytes, p) != end {
+                // Same length, all ASCII: a comment or an empty element
+                // tl reads as ending where the HTML parser ends it.
+                let buf = out.get_or_insert_with(|| bytes.to_vec());
+                fill_comment(&mut buf[p..end]);
+            }
+            // Nothing inside a comment is a tag (`<!-- <script> -->`).
+            from = end;
+            continue;
+        }
         let name_start = p + 1 + usize::from(bytes.get(p + 1) == Some(&b'/'));
         let name_len = bytes[name_start.min(bytes.len())..]
             .iter()
@@ -101,9 +113,102 @@ pub(super) fn mask_raw_text(html: &str) -> Cow<'_, str> {
     }
 }
 
+/// Where the comment opened at `p` (`<!--`) ends, as HTML parses it: at
+/// the first `-->` or `--!>` after the opening, `<!-->` and `<!--->`
+/// closing at once; at the end of the page when unclosed.
+fn comment_end(bytes: &[u8], p: usize) -> usize {
+    let inner = p + 4;
+    if bytes.get(inner) == Some(&b'>') {
+        return inner + 1;
+    }
+    if bytes[inner.min(bytes.len())..].starts_with(b"->") {
+        return inner + 2;
+    }
+    let mut from = inner;
+    while let Some(q) = memchr::memmem::find(&bytes[from..], b"--").map(|q| from + q) {
+        match &bytes[q + 2..] {
+            [b'>', ..] => return q + 3,
+            [b'!', b'>', ..] => return q + 4,
+            _ => from = q + 1,
+        }
+    }
+    bytes.len()
+}
+
+/// Where tl ends the same comment: it steps over a `--` not followed by
+/// `>` and one byte more, so `<!---->`, `<!-- x --->` and `--!>` run on
+/// to a later `-->` (or the end of the page), taking the page with them.
+fn tl_comment_end(bytes: &[u8], p: usize) -> usize {
+    let mut i = p + 2;
+    while i < bytes.len() {
+        if bytes[i..].starts_with(b"--") {
+            i += 2;
+            if bytes.get(i) == Some(&b'>') {
+                return i + 1;
+            }
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
+/// Rewrites a comment's bytes (`span`, 6 bytes or more) as markup of the
+/// same length that tl ends where the comment ends: `<!--   -->`, or an
+/// empty element where no comment fits (`<x></x>`, `<x  />`).
+fn fill_comment(span: &mut [u8]) {
+    match span.len() {
+        ..=5 => {}
+        6 => span.copy_from_slice(b"<x  />"),
+        7 => span.copy_from_slice(b"<x></x>"),
+        n => {
+            span[..4].copy_from_slice(b"<!--");
+            span[4..n - 3].fill(b' ');
+            span[n - 3..].copy_from_slice(b"-->");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Comments tl would run past the end of: each is rewritten so that
+    /// the text after it is parsed (it was lost, with every link).
+    #[test]
+    fn comments_end_where_html_ends_them() {
+        for (html, masked) in [
+            ("a<!---->b", "a<x></x>b"),
+            ("a<!--->b", "a<x  />b"),
+            ("a<!-- x --->b", "a<!--    -->b"),
+            ("a<!-- x --!>b", "a<!--    -->b"),
+            ("a<!-- <SCRIPT> -- --->b<P>", "a<!--              -->b<p>"),
+        ] {
+            assert_eq!(mask_raw_text(html), masked, "{html}");
+        }
+        for fine in [
+            "a<!-->b",
+            "a<!-- x -->b",
+            "a<!-- a -- b -->b",
+            "a<!-- open",
+            "<!--",
+        ] {
+            assert_eq!(mask_raw_text(fine), Cow::Borrowed(fine));
+        }
+        // A script inside a comment is no script: what follows is kept.
+        assert_eq!(
+            mask_raw_text("<!-- <script> -->x</script>"),
+            Cow::Borrowed("<!-- <script> -->x</script>")
+        );
+        let page = "<p>one<!---->two</p><p>three<!-- x --->four</p><p>five</p>";
+        let p = crate::parse::parse_html(
+            page,
+            &url::Url::parse("http://h.org/").unwrap(),
+            encoding_rs::UTF_8,
+            "trawl",
+            10,
+        );
+        assert_eq!(p.text, "onetwo\nthreefour\nfive");
+    }
 
     #[test]
     fn script_and_style_bodies_are_masked_and_tag_names_lowered() {
