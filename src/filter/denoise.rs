@@ -30,7 +30,7 @@ use std::sync::LazyLock;
 use super::dates::find_date;
 use super::keywords::Keywords;
 use super::site_titles::SiteTitles;
-use crate::parse::ParsedPage;
+use crate::parse::{PageHead, ParsedPage};
 
 /// The thresholds (document 003's values by default).
 #[derive(Clone, Debug, PartialEq)]
@@ -165,8 +165,7 @@ pub fn denoise(page: &ParsedPage, host: &str, d: &Denoiser) -> Denoised {
     let lines: Vec<&str> = page.text.split('\n').collect();
     let links = links_per_line(&page.text, &page.link_starts);
     let site_wide = d.titles.site_wide(host, &page.title, &page.head.h1);
-    let site_name = page.head.site_name.as_deref();
-    let title = choose_title(&page.title, &page.head.h1, (site_name, site_wide));
+    let title = choose_title(&page.title, &page.head, site_wide);
     let title_line = lines
         .iter()
         .position(|l| !title.is_empty() && l.trim() == title);
@@ -380,22 +379,92 @@ const GENERIC_TITLES: [&str; 16] = [
     "无标题文档",
 ];
 
-/// The page's title: its `<h1>` when the `<title>` is empty, generic, the
-/// site's name (as `og:site_name` says, or `site_wide` because other pages
-/// of the host carry it), or the `<h1>` with the site's name around it
-/// ("Headline | Site"); else the `<title>`.
-pub fn choose_title(title: &str, h1: &str, (site_name, site_wide): (Option<&str>, bool)) -> String {
-    let (t, h) = (title.trim(), h1.trim());
-    if h.is_empty() {
-        return t.to_string();
+/// The page's title, chosen as a good extractor (trafilatura) does:
+/// og:title or a title `<meta>`; the page's one `<h1>`; an `<h1>` or `<h2>`
+/// whose class names a title; the first `<h1>` when the `<title>` is
+/// empty, generic, the site's name (as `og:site_name` says, or
+/// `site_wide` because other pages of the host carry it) or the `<h1>`
+/// with the site's name beside it ("Headline | Site"); else the
+/// `<title>` without the site's name around it; else the first `<h2>`.
+/// Permalink marks (Sphinx's `¶`) and invisible characters are dropped.
+pub fn choose_title(title: &str, head: &PageHead, site_wide: bool) -> String {
+    let t = title.trim();
+    let h1 = clean_title(&head.h1);
+    let stated = head.og_title.as_deref().or(head.meta_title.as_deref());
+    if let Some(m) = stated.map(clean_title).filter(|m| !m.is_empty()) {
+        return m;
+    }
+    if head.h1_count == 1 && !h1.is_empty() {
+        return h1;
+    }
+    let titled = clean_title(&head.titled_heading);
+    if !titled.is_empty() && !is_bare_domain(&titled) {
+        return titled;
     }
     let lower = t.to_lowercase();
+    let site_name = head.site_name.as_deref();
     let site_wide = site_wide || site_name.is_some_and(|s| s.trim().eq_ignore_ascii_case(t));
-    let wraps_h1 = lower != h.to_lowercase() && lower.contains(&h.to_lowercase());
-    if t.is_empty() || GENERIC_TITLES.contains(&lower.as_str()) || site_wide || wraps_h1 {
-        h.to_string()
-    } else {
-        t.to_string()
+    // "Headline | Site" (but not "Page | site.org" over a logo's <h1>).
+    let h1_lower = h1.to_lowercase();
+    let wraps_h1 = lower != h1_lower && lower.contains(&h1_lower) && !is_bare_domain(&h1);
+    let generic = t.is_empty() || GENERIC_TITLES.contains(&lower.as_str());
+    if !h1.is_empty() && (generic || site_wide || wraps_h1) {
+        return h1;
+    }
+    let t = clean_title(t);
+    // A bare domain name ("carta.info") names the site: a heading does better.
+    if !t.is_empty() && !is_bare_domain(&t) {
+        return without_site_name(&t).to_string();
+    }
+    let h2 = clean_title(&head.h2);
+    [h1, h2].into_iter().find(|h| !h.is_empty()).unwrap_or(t)
+}
+
+/// A title that is a domain name ("carta.info"): the site's, no page's.
+fn is_bare_domain(t: &str) -> bool {
+    t.contains('.') && !t.contains(char::is_whitespace)
+}
+
+/// Marks a heading ends with that link to itself (Sphinx's `¶`, `#`,
+/// `§`, `🔗`), and characters that show nothing.
+fn clean_title(s: &str) -> String {
+    const PERMALINKS: [char; 4] = ['¶', '#', '§', '🔗'];
+    let visible: String = s
+        .chars()
+        .filter(|c| {
+            !matches!(
+                c,
+                '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{AD}'
+            )
+        })
+        .collect();
+    let t = visible.trim_end_matches(|c: char| c.is_whitespace() || PERMALINKS.contains(&c));
+    t.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Separators between a page's name and its site's in a `<title>`, with
+/// whitespace on both sides ("Page – Site", "Site | Page").
+const TITLE_SEPARATORS: [char; 17] = [
+    '–', '•', '·', '—', '|', '⁄', '*', '⋆', '~', '‹', '«', '<', '›', '»', '>', ':', '-',
+];
+
+/// A `<title>` cut at its last separator: the longer side that names no
+/// domain (no `.`), as the site's name is the shorter; else the whole.
+fn without_site_name(t: &str) -> &str {
+    let cut = t.char_indices().rev().find(|&(i, c)| {
+        TITLE_SEPARATORS.contains(&c)
+            && t[..i].ends_with(char::is_whitespace)
+            && t[i + c.len_utf8()..].starts_with(char::is_whitespace)
+            && !t[..i].trim().is_empty()
+    });
+    let Some((i, c)) = cut else { return t };
+    let (before, after) = (t[..i].trim(), t[i + c.len_utf8()..].trim());
+    let named = |s: &&str| !s.is_empty() && !s.contains('.');
+    match (named(&before), named(&after)) {
+        (true, true) if after.chars().count() > before.chars().count() => after,
+        (true, _) => before,
+        (false, true) => after,
+        (false, false) => t,
     }
 }
 

@@ -138,29 +138,104 @@ fn thresholds_are_the_rules_settings() {
     );
 }
 
+/// The title denoising chooses for a page of its own host.
+fn title_of(html: &str) -> String {
+    let d = Denoiser::new(&DenoiseRules::default());
+    denoise(&page(html), "news.example", &d).title
+}
+
 #[test]
-fn the_h1_replaces_only_a_title_that_names_no_page() {
-    assert_eq!(
-        choose_title("Untitled Document", "Real headline", (None, false)),
-        "Real headline"
-    );
-    assert_eq!(
-        choose_title("Real headline | Site", "Real headline", (None, false)),
-        "Real headline"
-    );
-    assert_eq!(
-        choose_title("Site", "Headline", (Some("site"), false)),
-        "Headline"
-    );
-    assert_eq!(
-        choose_title("A good title", "Section", (None, false)),
-        "A good title"
-    );
-    assert_eq!(
-        choose_title("A good title", "", (None, false)),
-        "A good title"
-    );
-    assert_eq!(choose_title("", "Headline", (None, false)), "Headline");
+fn the_title_is_chosen_as_a_good_extractor_does() {
+    let cases = [
+        // A <title> naming the site or section gives way to the one <h1>.
+        (
+            "<title>Example News - Home</title><h1>Council approves budget</h1>",
+            "Council approves budget",
+        ),
+        (
+            "<title>Science Portal</title><h1>Comet seen at dawn</h1>",
+            "Comet seen at dawn",
+        ),
+        (
+            "<title>某某大学新闻网</title><h1>学校召开工作会议</h1>",
+            "学校召开工作会议",
+        ),
+        ("<title>体育频道</title><h1>女排夺冠</h1>", "女排夺冠"),
+        (
+            "<title>Untitled Document</title><h1>Real headline</h1>",
+            "Real headline",
+        ),
+        // Sphinx: the <h1> plus the site's name, the <h1> with its permalink.
+        (
+            "<title>winreg — Windows registry access — Python 3.11.2 documentation</title><h1>winreg — Windows registry access<a class=headerlink href=#x>¶</a></h1>",
+            "winreg — Windows registry access",
+        ),
+        // og:title (its last) and title metas say it outright.
+        (
+            "<meta property=og:title content=First><meta property=og:title content='Leader spotlight'><meta name=twitter:title content=T><title>Leader spotlight - The Blog</title><h1>The Blog</h1><h1>Leader spotlight: Erin</h1>",
+            "Leader spotlight",
+        ),
+        (
+            "<meta name=dc.title content='Über uns'><title>x</title><h1>a</h1>",
+            "Über uns",
+        ),
+        // Several <h1>s: a heading whose class names a title, else the
+        // first <h1> the <title> wraps, else the <title>.
+        (
+            "<title>T</title><h1>Logo</h1><h2 class=entry-title>The story</h2><h1>Other</h1>",
+            "The story",
+        ),
+        (
+            "<title>Real headline | Site</title><h1>Real headline</h1><h1>More</h1>",
+            "Real headline",
+        ),
+        (
+            "<title>A good title</title><h1>Section</h1><h1>Other</h1>",
+            "A good title",
+        ),
+        // No <h1>: the <title> without the site's name around it.
+        (
+            "<title>Akkuschrauber, Werkzeug &amp; Co - Test - CHIP</title>",
+            "Akkuschrauber, Werkzeug & Co - Test",
+        ),
+        (
+            "<title>BMJV | Transparenz bei Preisanpassungen</title>",
+            "Transparenz bei Preisanpassungen",
+        ),
+        ("<title>Home - example.org</title><p>x</p>", "Home"),
+        (
+            "<title>9.4. String Functions</title>",
+            "9.4. String Functions",
+        ),
+        (
+            "<title>collation_character_set_\u{200B}applicability</title>",
+            "collation_character_set_applicability",
+        ),
+        (
+            "<title>carta.info</title><h1></h1><h2>Der neue Trend</h2>",
+            "Der neue Trend",
+        ),
+        // Entities in a meta's content are text.
+        (
+            "<meta property=og:title content='Germany&#39;s past &amp; more'><h1>x</h1>",
+            "Germany's past & more",
+        ),
+        (
+            "<meta property='og&#x3A;title' content='Der&#x20;Plan'><h1>x</h1>",
+            "Der Plan",
+        ),
+        // A class that names the site is no article's title.
+        (
+            "<title>OUTDOOR LOVERS | iloveponysmag.com</title><h1 class=site-title>iloveponysmag.com</h1><h1>b</h1>",
+            "OUTDOOR LOVERS",
+        ),
+        // Nothing but an <h2>.
+        ("<h2>Only a subheading</h2><p>text</p>", "Only a subheading"),
+        ("<title></title><h1>Headline</h1>", "Headline"),
+    ];
+    for (html, want) in cases {
+        assert_eq!(title_of(html), want, "{html}");
+    }
 }
 
 #[test]
@@ -168,7 +243,7 @@ fn a_title_the_sites_pages_share_gives_way_to_each_h1() {
     let d = Denoiser::new(&DenoiseRules::default());
     let story = |h1: &str| {
         page(&format!(
-            "<title>The Riverside Courier</title><h1>{h1}</h1>{ARTICLE}"
+            "<title>The Riverside Courier</title><h1>{h1}</h1>{ARTICLE}<h1>Related</h1>"
         ))
     };
     let titles: Vec<String> = ["Park expands", "Budget passes", "Rail yard sold"]

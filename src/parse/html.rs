@@ -42,6 +42,20 @@ pub struct ParsedPage {
 pub struct PageHead {
     /// The first `<h1>`'s text.
     pub h1: String,
+    /// `<h1>` elements on the page: one is the page's headline.
+    pub h1_count: u32,
+    /// The first `<h2>`'s text (a page without `<h1>`).
+    pub h2: String,
+    /// The first `<h1>` or `<h2>` whose class names an article's title
+    /// (`entry-title`, `post-title`, `headline`…, or an id `headline`),
+    /// else the first whose class or id holds `title`.
+    pub titled_heading: String,
+    /// 2: the first kind, 1: the second, 0: none.
+    pub titled_rank: u8,
+    /// `<meta property=og:title>` (the last), else a title `<meta>`
+    /// (`twitter:title`, `dc.title`, `citation_title`…, the first).
+    pub og_title: Option<String>,
+    pub meta_title: Option<String>,
     /// `<meta name=author>` and the like.
     pub author: Option<String>,
     /// `<meta property=og:site_name>`: a `<title>` equal to it is the
@@ -65,8 +79,9 @@ enum Step {
     Enter(tl::NodeHandle),
     LeaveBlock,
     LeaveAnchor(usize),
-    /// The first `<h1>` ends: its text is the page's from this offset.
-    LeaveH1(usize),
+    /// A heading read for the head ends: its text is the page's from this
+    /// offset, for the slots named.
+    LeaveHeading(usize, Slots),
 }
 
 /// Parses decoded HTML fetched from `page_url`. `encoding` is the charset
@@ -140,7 +155,7 @@ fn walk_html<'a>(html: &str, page_url: &'a url::Url, agent: &'a str, max_links: 
         agent,
         max_links,
         open_anchor: None,
-        h1_open: false,
+        heading_open: false,
     };
     for src in dom_chunks(&masked) {
         if let Ok(dom) = tl::parse(src, tl::ParserOptions::default()) {
@@ -195,8 +210,27 @@ struct Walk<'a> {
     /// HTML's parser does (an `<a>` inside an `<a>` ends the first), so an
     /// unclosed anchor does not span the rest of the page.
     open_anchor: Option<usize>,
-    /// The first `<h1>` is being read (an `<h1>` inside it is its text).
-    h1_open: bool,
+    /// A heading is being read for the head (a heading inside it is its
+    /// text).
+    heading_open: bool,
+}
+
+/// Classes of an `<h1>` or `<h2>` that name it the article's title.
+const TITLE_CLASSES: [&str; 5] = [
+    "post-title",
+    "entry-title",
+    "article-title",
+    "post__title",
+    "headline",
+];
+
+/// The head's heading slots a heading fills when it ends.
+#[derive(Clone, Copy, Default)]
+struct Slots {
+    h1: bool,
+    h2: bool,
+    /// The rank of the title its class names (see `titled_rank`), 0: none.
+    titled: u8,
 }
 
 impl Walk<'_> {
@@ -223,6 +257,54 @@ impl Walk<'_> {
             self.open_anchor = Some(i);
         }
         Some(i)
+    }
+
+    /// The head's slots an `<h1>` or `<h2>` opening now would fill (None:
+    /// none left, or another heading is being read); counts the `<h1>`s.
+    fn heading_slots(&mut self, tag: &tl::HTMLTag<'_>, name: &str) -> Option<Slots> {
+        let head = &mut self.page.head;
+        let (h1, h2) = (name == "h1", name == "h2");
+        if !(h1 || h2) || self.heading_open {
+            head.h1_count += u32::from(h1);
+            return None;
+        }
+        head.h1_count += u32::from(h1);
+        // The classes trafilatura reads as an article's title.
+        let names_title = |a: &str, marks: &[&str]| {
+            attr(tag, a).is_some_and(|v| marks.iter().any(|m| v.contains(m)))
+        };
+        let rank = if names_title("class", &TITLE_CLASSES) || names_title("id", &["headline"]) {
+            2
+        } else if (names_title("class", &["title"]) || names_title("id", &["title"]))
+            && !names_title("class", &["site-title", "site_title"])
+        {
+            1
+        } else {
+            0
+        };
+        let slots = Slots {
+            h1: h1 && head.h1.is_empty(),
+            h2: h2 && head.h2.is_empty(),
+            titled: if rank > head.titled_rank { rank } else { 0 },
+        };
+        (slots.h1 || slots.h2 || slots.titled > 0).then_some(slots)
+    }
+
+    /// A heading read for the head ends: its text fills its slots.
+    fn leave_heading(&mut self, start: usize, slots: Slots) {
+        let text = heading(&self.text.s[start..]);
+        let head = &mut self.page.head;
+        if slots.titled > head.titled_rank && (3..200).contains(&text.chars().count()) {
+            head.titled_heading = text.clone();
+            head.titled_rank = slots.titled;
+        }
+        if slots.h2 {
+            head.h2 = text.clone();
+        }
+        if slots.h1 {
+            head.h1 = text;
+        }
+        self.heading_open = false;
     }
 
     /// Ends link `i`'s text here, unless a later `<a>` ended it already.
@@ -253,9 +335,8 @@ impl Walk<'_> {
                     self.close_anchor(i);
                     continue;
                 }
-                Step::LeaveH1(start) => {
-                    self.page.head.h1 = heading(&self.text.s[start..]);
-                    self.h1_open = false;
+                Step::LeaveHeading(start, slots) => {
+                    self.leave_heading(start, slots);
                     continue;
                 }
             };
@@ -282,11 +363,11 @@ impl Walk<'_> {
                     if let Some(i) = anchor {
                         stack.push(Step::LeaveAnchor(i));
                     }
-                    if name == "h1" && self.page.head.h1.is_empty() && !self.h1_open {
+                    if let Some(slots) = self.heading_slots(tag, name) {
                         // Its text is read as the walk passes it (tl's
                         // inner_text recursed once per nesting level).
-                        self.h1_open = true;
-                        stack.push(Step::LeaveH1(self.text.s.len()));
+                        self.heading_open = true;
+                        stack.push(Step::LeaveHeading(self.text.s.len(), slots));
                     }
                     if is_block(name) {
                         self.text.newline();
@@ -397,7 +478,7 @@ fn flat_text(tag: &tl::HTMLTag<'_>, parser: &tl::Parser<'_>, src: &str) -> Strin
 }
 
 /// A title or heading: whitespace collapsed, at most [`HEADING_BYTES`].
-fn heading(text: &str) -> String {
+pub(super) fn heading(text: &str) -> String {
     let mut h = collapse(&text[..floor_char(text, HEADING_BYTES * 4)]);
     h.truncate(floor_char(&h, HEADING_BYTES));
     h

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::html::{PageHead, ParsedPage, collapse};
+use super::html::{PageHead, ParsedPage, collapse, decode_entities, heading};
 
 /// The target of `<meta http-equiv=refresh content="5; url=…">`, which
 /// browsers follow like a link.
@@ -46,6 +46,22 @@ pub(super) fn meta_robots(tag: &tl::HTMLTag, agent: &str, page: &mut ParsedPage)
     page.nofollow |= d.nofollow;
 }
 
+/// `<meta>` names (any case) besides og:title that state a page's title,
+/// as trafilatura reads them.
+const TITLE_NAMES: [&str; 11] = [
+    "twitter:title",
+    "citation_title",
+    "dc.title",
+    "dcterms.title",
+    "fb_title",
+    "headline",
+    "parsely-title",
+    "sailthru.title",
+    "shareaholic:title",
+    "rbtitle",
+    "title",
+];
+
 /// `<meta>` names (any case) that state a page's author, site name and date.
 const AUTHOR_NAMES: [&str; 4] = ["author", "dc.creator", "byl", "article:author"];
 const SITE_NAMES: [&str; 2] = ["og:site_name", "application-name"];
@@ -74,8 +90,23 @@ pub(super) fn meta_head(tag: &tl::HTMLTag, head: &mut PageHead) {
     else {
         return;
     };
+    // Entities in a name too: `property="og&#x3A;title"` is og:title.
+    let key = decode_entities(&key);
     let key = key.trim();
     let is = |names: &[&str]| names.iter().any(|n| key.eq_ignore_ascii_case(n));
+    // og:title wins over the other title metas, its last over the first.
+    let og = key.eq_ignore_ascii_case("og:title");
+    if og || (head.meta_title.is_none() && is(&TITLE_NAMES)) {
+        let content = heading(&decode_entities(&attr(tag, "content").unwrap_or_default()));
+        if !content.is_empty() {
+            *(if og {
+                &mut head.og_title
+            } else {
+                &mut head.meta_title
+            }) = Some(content);
+        }
+        return;
+    }
     let slot = if is(&AUTHOR_NAMES) {
         &mut head.author
     } else if is(&SITE_NAMES) {
@@ -88,7 +119,7 @@ pub(super) fn meta_head(tag: &tl::HTMLTag, head: &mut PageHead) {
     if slot.is_some() {
         return;
     }
-    let content = collapse(&attr(tag, "content").unwrap_or_default());
+    let content = collapse(&decode_entities(&attr(tag, "content").unwrap_or_default()));
     // article:author is often a profile URL, not a name.
     let url_author = key.eq_ignore_ascii_case("article:author") && content.starts_with("http");
     if !content.is_empty() && !url_author {
