@@ -394,7 +394,7 @@ pub fn choose_title(title: &str, head: &PageHead, site_wide: bool) -> String {
     if let Some(m) = stated.map(clean_title).filter(|m| !m.is_empty()) {
         return m;
     }
-    if head.h1_count == 1 && !h1.is_empty() {
+    if head.h1_count == 1 && !h1.is_empty() && !is_bare_domain(&h1) {
         return h1;
     }
     let titled = clean_title(&head.titled_heading);
@@ -448,8 +448,8 @@ const TITLE_SEPARATORS: [char; 17] = [
     '–', '•', '·', '—', '|', '⁄', '*', '⋆', '~', '‹', '«', '<', '›', '»', '>', ':', '-',
 ];
 
-/// A `<title>` cut at its last separator: the longer side that names no
-/// domain (no `.`), as the site's name is the shorter; else the whole.
+/// A `<title>` cut at its last separator: the longer side that is not a
+/// domain name, as the site's name is the shorter; else the whole.
 fn without_site_name(t: &str) -> &str {
     let cut = t.char_indices().rev().find(|&(i, c)| {
         TITLE_SEPARATORS.contains(&c)
@@ -459,7 +459,9 @@ fn without_site_name(t: &str) -> &str {
     });
     let Some((i, c)) = cut else { return t };
     let (before, after) = (t[..i].trim(), t[i + c.len_utf8()..].trim());
-    let named = |s: &&str| !s.is_empty() && !s.contains('.');
+    // "U.S. troops leave | Reuters" keeps its page side: only a domain
+    // name is ruled out.
+    let named = |s: &&str| !s.is_empty() && !is_bare_domain(s);
     match (named(&before), named(&after)) {
         (true, true) if after.chars().count() > before.chars().count() => after,
         (true, _) => before,

@@ -204,6 +204,10 @@ fn the_title_is_chosen_as_a_good_extractor_does() {
         ),
         ("<title>Home - example.org</title><p>x</p>", "Home"),
         (
+            "<title>U.S. troops leave Kabul | Reuters</title>",
+            "U.S. troops leave Kabul",
+        ),
+        (
             "<title>9.4. String Functions</title>",
             "9.4. String Functions",
         ),

@@ -56,7 +56,7 @@ pub fn judge_link<'v>(
 ) -> LinkDecision<'v> {
     let decided = |verdict, detail| LinkDecision { verdict, detail };
     // The most basic reason first; the link policy runs only when the page
-    // itself lets its links be followed.
+    // itself lets its links be followed (or is a seed, or focus is soft).
     if page_nofollow {
         decided(LinkVerdict::PageNofollow, Cow::Borrowed(""))
     } else if link.nofollow && !judge.follow_nofollow {

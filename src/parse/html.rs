@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use super::html_links::{LinkPlace, ParsedLink, RawLink, floor_char, place_of, take_links};
 use super::mask::{RCDATA_LT, mask_raw_text, unmask_rcdata};
-use super::meta::{attr, meta_head, meta_refresh, meta_robots};
+use super::meta::{PageHead, Slots, attr, meta_head, meta_refresh, meta_robots};
 use crate::model::{self, UrlId};
 
 /// Bytes of the first `<title>` and `<h1>` text kept (a title left open
@@ -35,35 +35,6 @@ pub struct ParsedPage {
     /// order, followed or not (a `mailto:` link is a link on its line):
     /// denoising counts a line's links with them.
     pub link_starts: Vec<u32>,
-}
-
-/// The page's own statements of its title, author and date.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct PageHead {
-    /// The first `<h1>`'s text.
-    pub h1: String,
-    /// `<h1>` elements on the page: one is the page's headline.
-    pub h1_count: u32,
-    /// The first `<h2>`'s text (a page without `<h1>`).
-    pub h2: String,
-    /// The first `<h1>` or `<h2>` whose class names an article's title
-    /// (`entry-title`, `post-title`, `headline`…, or an id `headline`),
-    /// else the first whose class or id holds `title`.
-    pub titled_heading: String,
-    /// 2: the first kind, 1: the second, 0: none.
-    pub titled_rank: u8,
-    /// `<meta property=og:title>` (the last), else a title `<meta>`
-    /// (`twitter:title`, `dc.title`, `citation_title`…, the first).
-    pub og_title: Option<String>,
-    pub meta_title: Option<String>,
-    /// `<meta name=author>` and the like.
-    pub author: Option<String>,
-    /// `<meta property=og:site_name>`: a `<title>` equal to it is the
-    /// site's, not the page's.
-    pub site_name: Option<String>,
-    /// A published or modified date from `<meta>` or the first `<time
-    /// datetime>`, as written.
-    pub date: Option<String>,
 }
 
 impl ParsedPage {
@@ -215,24 +186,6 @@ struct Walk<'a> {
     heading_open: bool,
 }
 
-/// Classes of an `<h1>` or `<h2>` that name it the article's title.
-const TITLE_CLASSES: [&str; 5] = [
-    "post-title",
-    "entry-title",
-    "article-title",
-    "post__title",
-    "headline",
-];
-
-/// The head's heading slots a heading fills when it ends.
-#[derive(Clone, Copy, Default)]
-struct Slots {
-    h1: bool,
-    h2: bool,
-    /// The rank of the title its class names (see `titled_rank`), 0: none.
-    titled: u8,
-}
-
 impl Walk<'_> {
     /// Records a link starting at the current text position, unless the
     /// page has given `max_links` already (then it is only counted).
@@ -257,54 +210,6 @@ impl Walk<'_> {
             self.open_anchor = Some(i);
         }
         Some(i)
-    }
-
-    /// The head's slots an `<h1>` or `<h2>` opening now would fill (None:
-    /// none left, or another heading is being read); counts the `<h1>`s.
-    fn heading_slots(&mut self, tag: &tl::HTMLTag<'_>, name: &str) -> Option<Slots> {
-        let head = &mut self.page.head;
-        let (h1, h2) = (name == "h1", name == "h2");
-        if !(h1 || h2) || self.heading_open {
-            head.h1_count += u32::from(h1);
-            return None;
-        }
-        head.h1_count += u32::from(h1);
-        // The classes trafilatura reads as an article's title.
-        let names_title = |a: &str, marks: &[&str]| {
-            attr(tag, a).is_some_and(|v| marks.iter().any(|m| v.contains(m)))
-        };
-        let rank = if names_title("class", &TITLE_CLASSES) || names_title("id", &["headline"]) {
-            2
-        } else if (names_title("class", &["title"]) || names_title("id", &["title"]))
-            && !names_title("class", &["site-title", "site_title"])
-        {
-            1
-        } else {
-            0
-        };
-        let slots = Slots {
-            h1: h1 && head.h1.is_empty(),
-            h2: h2 && head.h2.is_empty(),
-            titled: if rank > head.titled_rank { rank } else { 0 },
-        };
-        (slots.h1 || slots.h2 || slots.titled > 0).then_some(slots)
-    }
-
-    /// A heading read for the head ends: its text fills its slots.
-    fn leave_heading(&mut self, start: usize, slots: Slots) {
-        let text = heading(&self.text.s[start..]);
-        let head = &mut self.page.head;
-        if slots.titled > head.titled_rank && (3..200).contains(&text.chars().count()) {
-            head.titled_heading = text.clone();
-            head.titled_rank = slots.titled;
-        }
-        if slots.h2 {
-            head.h2 = text.clone();
-        }
-        if slots.h1 {
-            head.h1 = text;
-        }
-        self.heading_open = false;
     }
 
     /// Ends link `i`'s text here, unless a later `<a>` ended it already.
@@ -336,7 +241,8 @@ impl Walk<'_> {
                     continue;
                 }
                 Step::LeaveHeading(start, slots) => {
-                    self.leave_heading(start, slots);
+                    self.page.head.fill(heading(&self.text.s[start..]), slots);
+                    self.heading_open = false;
                     continue;
                 }
             };
@@ -363,7 +269,10 @@ impl Walk<'_> {
                     if let Some(i) = anchor {
                         stack.push(Step::LeaveAnchor(i));
                     }
-                    if let Some(slots) = self.heading_slots(tag, name) {
+                    let head = &mut self.page.head;
+                    head.h1_count += u32::from(name == "h1");
+                    let slots = (!self.heading_open).then(|| head.heading_slots(tag, name));
+                    if let Some(slots) = slots.flatten() {
                         // Its text is read as the walk passes it (tl's
                         // inner_text recursed once per nesting level).
                         self.heading_open = true;

@@ -161,9 +161,11 @@ pub(super) fn take_links(
 /// Where a page linked a URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinkPlace {
-    /// The link's place among the page's links as written (1-based), the
-    /// count `crawl.max_outlinks` caps.
+    /// The link's place among the page's links as written (1-based: every
+    /// `<a href>`, `<area>`, frame and refresh, mailto: and repeats too),
+    /// the count `crawl.max_outlinks` caps, and how many the page has.
     pub nth: usize,
+    pub of: usize,
     /// Bytes the links taken before it held: past [`LINK_BYTES`] the link
     /// was counted, not taken.
     pub bytes_before: usize,
@@ -189,6 +191,7 @@ pub(super) fn place_of(
             if url.id() == target {
                 return Some(LinkPlace {
                     nth: i + 1,
+                    of: raw_links.len(),
                     bytes_before,
                 });
             }

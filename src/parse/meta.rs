@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::html::{PageHead, ParsedPage, collapse, decode_entities, heading};
+use super::html::{ParsedPage, decode_entities, heading};
 
 /// The target of `<meta http-equiv=refresh content="5; url=…">`, which
 /// browsers follow like a link.
@@ -46,6 +46,97 @@ pub(super) fn meta_robots(tag: &tl::HTMLTag, agent: &str, page: &mut ParsedPage)
     page.nofollow |= d.nofollow;
 }
 
+/// The page's own statements of its title, author and date.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct PageHead {
+    /// The first `<h1>`'s text.
+    pub h1: String,
+    /// `<h1>` elements on the page: one is the page's headline.
+    pub h1_count: u32,
+    /// The first `<h2>`'s text (a page without `<h1>`).
+    pub h2: String,
+    /// The first `<h1>` or `<h2>` whose class names an article's title
+    /// (`entry-title`, `post-title`, `headline`…, or an id `headline`),
+    /// else the first whose class or id holds `title`.
+    pub titled_heading: String,
+    /// 2: the first kind, 1: the second, 0: none.
+    pub titled_rank: u8,
+    /// `<meta property=og:title>` (the last), else a title `<meta>`
+    /// (`twitter:title`, `dc.title`, `citation_title`…, the first).
+    pub og_title: Option<String>,
+    pub meta_title: Option<String>,
+    /// `<meta name=author>` and the like.
+    pub author: Option<String>,
+    /// `<meta property=og:site_name>`: a `<title>` equal to it is the
+    /// site's, not the page's.
+    pub site_name: Option<String>,
+    /// A published or modified date from `<meta>` or the first `<time
+    /// datetime>`, as written.
+    pub date: Option<String>,
+}
+
+/// Classes of an `<h1>` or `<h2>` that name it the article's title.
+const TITLE_CLASSES: [&str; 5] = [
+    "post-title",
+    "entry-title",
+    "article-title",
+    "post__title",
+    "headline",
+];
+
+/// The head's heading slots a heading fills when it ends.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Slots {
+    h1: bool,
+    h2: bool,
+    /// The rank of the title its class names (see `titled_rank`), 0: none.
+    titled: u8,
+}
+
+impl PageHead {
+    /// The slots an `<h1>` or `<h2>` opening now would fill (None: none
+    /// left).
+    pub(super) fn heading_slots(&self, tag: &tl::HTMLTag<'_>, name: &str) -> Option<Slots> {
+        let (h1, h2) = (name == "h1", name == "h2");
+        if !(h1 || h2) {
+            return None;
+        }
+        // The classes trafilatura reads as an article's title.
+        let names_title = |a: &str, marks: &[&str]| {
+            attr(tag, a).is_some_and(|v| marks.iter().any(|m| v.contains(m)))
+        };
+        let rank = if names_title("class", &TITLE_CLASSES) || names_title("id", &["headline"]) {
+            2
+        } else if (names_title("class", &["title"]) || names_title("id", &["title"]))
+            && !names_title("class", &["site-title", "site_title"])
+        {
+            1
+        } else {
+            0
+        };
+        let slots = Slots {
+            h1: h1 && self.h1.is_empty(),
+            h2: h2 && self.h2.is_empty(),
+            titled: if rank > self.titled_rank { rank } else { 0 },
+        };
+        (slots.h1 || slots.h2 || slots.titled > 0).then_some(slots)
+    }
+
+    /// A heading read for the head ends with `text`: it fills its slots.
+    pub(super) fn fill(&mut self, text: String, slots: Slots) {
+        if slots.titled > self.titled_rank && (3..200).contains(&text.chars().count()) {
+            self.titled_heading = text.clone();
+            self.titled_rank = slots.titled;
+        }
+        if slots.h2 {
+            self.h2 = text.clone();
+        }
+        if slots.h1 {
+            self.h1 = text;
+        }
+    }
+}
+
 /// `<meta>` names (any case) besides og:title that state a page's title,
 /// as trafilatura reads them.
 const TITLE_NAMES: [&str; 11] = [
@@ -79,7 +170,8 @@ const DATE_NAMES: [&str; 11] = [
     "last-modified",
 ];
 
-/// The author, site name and date a `<meta>` states (the first of each),
+/// The title, author, site name and date a `<meta>` states (the first of
+/// each; og:title's last), each cut to a heading's length,
 /// by `name`, `property`, `itemprop` or `http-equiv`. Other metas cost no
 /// allocation.
 pub(super) fn meta_head(tag: &tl::HTMLTag, head: &mut PageHead) {
@@ -119,7 +211,7 @@ pub(super) fn meta_head(tag: &tl::HTMLTag, head: &mut PageHead) {
     if slot.is_some() {
         return;
     }
-    let content = collapse(&decode_entities(&attr(tag, "content").unwrap_or_default()));
+    let content = heading(&decode_entities(&attr(tag, "content").unwrap_or_default()));
     // article:author is often a profile URL, not a name.
     let url_author = key.eq_ignore_ascii_case("article:author") && content.starts_with("http");
     if !content.is_empty() && !url_author {

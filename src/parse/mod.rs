@@ -12,10 +12,11 @@ pub mod sitemap;
 mod sitemap_scan;
 
 pub use decode::{CharsetSource, Decoded, decode, decode_owned};
-pub use html::{PageHead, ParsedPage, find_link, parse_html};
+pub use html::{ParsedPage, find_link, parse_html};
 pub use html_links::{
     CONTEXT_BYTES, DEFAULT_MAX_LINKS, LINK_BYTES, LinkPlace, ParsedLink, RICH_LINKS,
 };
+pub use meta::PageHead;
 pub use meta::{RobotsDirectives, robots_directives};
 
 /// Whether a Content-Type names something we parse as HTML.

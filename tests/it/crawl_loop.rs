@@ -195,11 +195,11 @@ async fn links_past_max_outlinks_are_dropped_with_a_notice() {
     let text = common::shell(db.store.clone(), cmds).await;
     for want in [
         format!(
-            "not queued: linked from {} as its link 22 of 31, past crawl.max_outlinks = 10 (10 of its links taken, 21 dropped)",
+            "not queued: linked from {} as its link 22 of 31 (repeats and mailto: counted), past crawl.max_outlinks = 10 (10 links taken, 21 dropped)",
             f.url("/")
         ),
         format!(
-            "not queued: linked from {} as its link 30,001 of 50,000, past crawl.max_outlinks = 10",
+            "not queued: linked from {} as its link 30,001 of 50,000 (repeats and mailto: counted), past crawl.max_outlinks = 10",
             f.url("/big")
         ),
         "never seen: no fetched page links to it".to_string(),

@@ -43,6 +43,7 @@ mod status;
 mod targets;
 mod timing;
 mod why;
+mod why_capped;
 
 /// Every command, in the order `help` lists them.
 pub static COMMANDS: &[&Command] = &[

@@ -10,17 +10,13 @@ use crate::crawl::sites::SiteRules;
 use crate::crawl::traps;
 use crate::fetch::RobotsRules;
 use crate::model::{self, LinkVerdict, UrlId, Verdict};
-use crate::schema::tables::{Capped, Due, Lastmods, LinkLimitsRow, Sitemaps, Visits};
+use crate::schema::tables::{Due, Lastmods, LinkLimitsRow, Sitemaps, Visits};
 use crate::schema::{
     DueKey, DueReason, FailReason, FilterReason, LinkLimits, RobotsOutcome, SeenState,
 };
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
-
-/// Capped pages `why` parses again at most, looking for a URL no stored
-/// link leads to (a crawl that capped more names its pages in notices).
-const CAPPED_PAGES_READ: usize = 64;
 
 pub const COMMAND: Command = Command {
     name: "why",
@@ -249,49 +245,6 @@ impl Shell {
         ))
     }
 
-    /// A URL a page linked past its caps (its links row stops short of
-    /// it): the page and the cap, found by parsing the stored bodies of
-    /// the pages `capped` names again, the first [`CAPPED_PAGES_READ`].
-    fn linked_past_cap(&self, u: &model::CanonicalUrl) -> Result<Option<String>> {
-        for row in self.store.rows::<Capped>(&[]).take(CAPPED_PAGES_READ) {
-            let (page_id, capped) = row?;
-            let Some(page) = self.store.page(page_id)? else {
-                continue;
-            };
-            let (Some(src), Ok(body)) = (self.store.url(page_id)?, page.body()) else {
-                continue;
-            };
-            let Ok(src_url) = url::Url::parse(&src) else {
-                continue;
-            };
-            let ct = Some(page.content_type.as_str()).filter(|c| !c.is_empty());
-            let decoded = crate::parse::decode(&body, ct);
-            let agent = self.settings.agent_token();
-            let found =
-                crate::parse::find_link(&decoded.text, &src_url, decoded.charset, agent, u.id());
-            let Some(at) = found else { continue };
-            let cap = if at.nth > capped.max_outlinks as usize {
-                format!(
-                    "crawl.max_outlinks = {}",
-                    table::thousands(u64::from(capped.max_outlinks))
-                )
-            } else {
-                format!(
-                    "the {} MiB a page's links may hold",
-                    capped.link_bytes >> 20
-                )
-            };
-            return Ok(Some(format!(
-                "not queued: linked from {src} as its link {} of {}, past {cap} ({} of its links taken, {} dropped); raise crawl.max_outlinks and crawl the page again (recrawl) to follow them",
-                table::thousands(at.nth as u64),
-                table::thousands(u64::from(capped.kept) + u64::from(capped.cut)),
-                table::thousands(u64::from(capped.kept)),
-                table::thousands(u64::from(capped.cut)),
-            )));
-        }
-        Ok(None)
-    }
-
     /// A fetched URL: when, with what status, the page's verdict, and for
     /// a redirect where it leads.
     fn explain_fetched(
@@ -308,11 +261,13 @@ impl Shell {
             .unwrap_or_default();
         let doc = self.store.doc(u.id())?;
         let verdict = match &doc {
-            Some(d) if d.verdict != Verdict::Keep && self.follows_as_seed(u)? => format!(
-                "; dropped by the {} filter ({}), but its links are followed: it is a seed (crawl.follow_seed_links)",
-                d.verdict.name(),
-                d.verdict_detail
-            ),
+            Some(d) if d.verdict != Verdict::Keep && !d.nofollow && self.follows_as_seed(u)? => {
+                format!(
+                    "; dropped by the {} filter ({}), but its links are followed: it is a seed (crawl.follow_seed_links)",
+                    d.verdict.name(),
+                    d.verdict_detail
+                )
+            }
             Some(d) if d.verdict != Verdict::Keep => format!(
                 "; its links are not followed: {} filter ({})",
                 d.verdict.name(),
