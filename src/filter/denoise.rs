@@ -30,7 +30,7 @@ use std::sync::LazyLock;
 use super::dates::find_date;
 use super::keywords::Keywords;
 use super::site_titles::SiteTitles;
-use crate::parse::{PageHead, ParsedPage};
+use crate::parse::{PageHead, ParsedPage, collapse};
 
 /// The thresholds (document 003's values by default).
 #[derive(Clone, Debug, PartialEq)]
@@ -438,8 +438,7 @@ fn clean_title(s: &str) -> String {
             )
         })
         .collect();
-    let t = visible.trim_end_matches(|c: char| c.is_whitespace() || PERMALINKS.contains(&c));
-    t.split_whitespace().collect::<Vec<_>>().join(" ")
+    collapse(visible.trim_end_matches(|c: char| c.is_whitespace() || PERMALINKS.contains(&c)))
 }
 
 /// Separators between a page's name and its site's in a `<title>`, with

@@ -483,7 +483,7 @@ pub(super) fn decode_entities(s: &str) -> Cow<'_, str> {
 }
 
 /// Whitespace collapsed to single spaces.
-pub(super) fn collapse(s: &str) -> String {
+pub fn collapse(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for w in s.split_whitespace() {
         if !out.is_empty() {

@@ -106,18 +106,14 @@ fn with_query<R>(
     f((out_enc != encoding_rs::UTF_8).then_some(&encode_query as model::QueryEncoder<'_>))
 }
 
-/// The href of `raw` as a link to resolve, or None when it is no link to
-/// follow (empty, a fragment, javascript:, mailto:, data:, tel:).
+/// The href of `raw`, entities decoded, untrimmed (`trim` it to resolve;
+/// no second copy per link), or None when it is no link to follow
+/// (empty, a fragment, javascript:, mailto:, data:, tel:).
 fn href_of(raw: &RawLink) -> Option<Cow<'_, str>> {
     let href = decode_entities(&raw.href);
     let trimmed = href.trim();
-    if trimmed.is_empty() || trimmed.starts_with('#') || has_skipped_scheme(trimmed) {
-        return None;
-    }
-    Some(match href {
-        Cow::Borrowed(h) => Cow::Borrowed(h.trim()),
-        Cow::Owned(h) => Cow::Owned(h.trim().to_string()),
-    })
+    let skipped = trimmed.is_empty() || trimmed.starts_with('#') || has_skipped_scheme(trimmed);
+    (!skipped).then_some(href)
 }
 
 /// Resolves the walk's links into `page.links` (text is the page's text
@@ -144,7 +140,7 @@ pub(super) fn take_links(
                 page.capped_links = page.capped_links.saturating_add(1);
                 continue;
             }
-            match model::resolve_encoded(base, &href, query) {
+            match model::resolve_encoded(base, href.trim(), query) {
                 Ok(url) if !linked.insert(xxhash_rust::xxh3::xxh3_64(url.as_str().as_bytes())) => {}
                 Ok(url) => {
                     let link = raw.link(url, text, page.links.len() < RICH_LINKS);
@@ -185,7 +181,7 @@ pub(super) fn place_of(
         let mut linked = HashSet::new();
         for (i, raw) in raw_links.iter().enumerate() {
             let Some(href) = href_of(raw) else { continue };
-            let Ok(url) = model::resolve_encoded(base, &href, query) else {
+            let Ok(url) = model::resolve_encoded(base, href.trim(), query) else {
                 continue;
             };
             if url.id() == target {

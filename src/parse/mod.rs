@@ -12,7 +12,7 @@ pub mod sitemap;
 mod sitemap_scan;
 
 pub use decode::{CharsetSource, Decoded, decode, decode_owned};
-pub use html::{ParsedPage, find_link, parse_html};
+pub use html::{ParsedPage, collapse, find_link, parse_html};
 pub use html_links::{
     CONTEXT_BYTES, DEFAULT_MAX_LINKS, LINK_BYTES, LinkPlace, ParsedLink, RICH_LINKS,
 };
