@@ -6,7 +6,7 @@
 //! ```text
 //! frontier ─► scheduler (host ready? robots allow? politeness delay)
 //!          ─► fetch (pooled hyper client, rustls, timeouts, caps, decoding)
-//!          ─► parse (charset, tl DOM: title, text, links with context)
+//!          ─► parse (charset, one token pass: title, text, links with context)
 //!          ─► seen check ─► frontier
 //!          ─► one WriteBatch per page
 //! ```

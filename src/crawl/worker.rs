@@ -21,9 +21,8 @@ use crate::schema::{FrontierEntry, FrontierKey};
 /// one at a time.
 const INLINE_PARSE_BYTES: usize = 512 * 1024;
 
-/// One large body parsed at a time: tl's DOM takes ~40 bytes per byte of
-/// tag-dense HTML, ~40 MB for each 1 MiB piece the parser cuts a page
-/// into, and 64 fetches of large pages could otherwise parse at once.
+/// One large body parsed at a time: its text and links take a few times
+/// its size, and 64 fetches of large pages could otherwise parse at once.
 static LARGE_PARSE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
 /// How long a sitemap being read waits for memory for its entries before

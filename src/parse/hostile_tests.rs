@@ -62,8 +62,8 @@ fn a_first_h1_over_deep_nesting_is_read_without_recursion() {
     html.push_str(&"<b>".repeat(50_000));
     html.push_str("deep heading</h1><a href=/after>after</a>");
     let p = on_worker_stack(html);
-    // tl leaves the <b>s open past </h1> (browsers close them), so the
-    // link after is inside the heading too.
+    // The walk leaves the <b>s open past </h1>, as tl did (browsers close
+    // them), so the link after is inside the heading too.
     assert!(p.head.h1.starts_with("deep heading"), "{}", p.head.h1);
     assert!(link(&p, "/after").is_some());
 }

@@ -1,6 +1,7 @@
 //! Tests of the HTML walk (the masking pass has its own).
 use super::*;
 use crate::parse::html_links::*;
+use crate::parse::walk::{DOM_CHUNK_BYTES, dom_chunks};
 
 #[test]
 fn large_pages_parse_in_pieces_with_nothing_lost_between() {

@@ -1,5 +1,6 @@
-//! The pass before tl sees a page: raw-text elements whose content must
-//! not become markup, and tag names in one case.
+//! The pass before the scanner (tl's grammar, see `scan.rs`) sees a page:
+//! raw-text elements whose content must not become markup, comments it
+//! would misread, and tag names in one case.
 
 use std::borrow::Cow;
 

@@ -4,10 +4,11 @@
 use std::borrow::Cow;
 
 use super::html::{ParsedPage, decode_entities, heading};
+use super::scan::Tag;
 
 /// The target of `<meta http-equiv=refresh content="5; url=…">`, which
 /// browsers follow like a link.
-pub(super) fn meta_refresh(tag: &tl::HTMLTag) -> Option<String> {
+pub(super) fn meta_refresh(tag: &Tag<'_, '_>) -> Option<String> {
     let equiv = attr(tag, "http-equiv")?;
     if !equiv.trim().eq_ignore_ascii_case("refresh") {
         return None;
@@ -31,7 +32,7 @@ pub(super) fn meta_refresh(tag: &tl::HTMLTag) -> Option<String> {
     (!target.is_empty()).then(|| target.to_string())
 }
 
-pub(super) fn meta_robots(tag: &tl::HTMLTag, agent: &str, page: &mut ParsedPage) {
+pub(super) fn meta_robots(tag: &Tag<'_, '_>, agent: &str, page: &mut ParsedPage) {
     let Some(name) = attr(tag, "name") else {
         return;
     };
@@ -96,7 +97,7 @@ pub(super) struct Slots {
 impl PageHead {
     /// The slots an `<h1>` or `<h2>` opening now would fill (None: none
     /// left).
-    pub(super) fn heading_slots(&self, tag: &tl::HTMLTag<'_>, name: &str) -> Option<Slots> {
+    pub(super) fn heading_slots(&self, tag: &Tag<'_, '_>, name: &str) -> Option<Slots> {
         let (h1, h2) = (name == "h1", name == "h2");
         if !(h1 || h2) {
             return None;
@@ -174,7 +175,7 @@ const DATE_NAMES: [&str; 11] = [
 /// each; og:title's last), each cut to a heading's length,
 /// by `name`, `property`, `itemprop` or `http-equiv`. Other metas cost no
 /// allocation.
-pub(super) fn meta_head(tag: &tl::HTMLTag, head: &mut PageHead) {
+pub(super) fn meta_head(tag: &Tag<'_, '_>, head: &mut PageHead) {
     let Some(key) = attr(tag, "name")
         .or_else(|| attr(tag, "property"))
         .or_else(|| attr(tag, "itemprop"))
@@ -244,9 +245,6 @@ pub fn robots_directives(content: &str, separators: &[char]) -> RobotsDirectives
 }
 
 /// An attribute's value, the name matched case-insensitively.
-pub(super) fn attr<'t>(tag: &'t tl::HTMLTag, name: &str) -> Option<Cow<'t, str>> {
-    tag.attributes()
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .and_then(|(_, v)| v)
+pub(super) fn attr<'t>(tag: &Tag<'t, '_>, name: &str) -> Option<Cow<'t, str>> {
+    tag.attr(name).map(Cow::Borrowed)
 }

@@ -1,15 +1,18 @@
 //! Bytes → text → title, visible text and links. Pure functions: no I/O.
 //!
 //! `decode` picks the charset (BOM ▸ HTTP header ▸ `<meta>` ▸ sniffing);
-//! `html` walks the tl DOM once to collect everything later stages need.
+//! `scan` tokenizes a page and `walk` reads its tokens once for everything
+//! later stages need, which `html` and `html_links` hand out.
 
 mod decode;
 mod html;
 mod html_links;
 mod mask;
 mod meta;
+mod scan;
 pub mod sitemap;
 mod sitemap_scan;
+mod walk;
 
 pub use decode::{CharsetSource, Decoded, decode, decode_owned};
 pub use html::{ParsedPage, collapse, find_link, parse_html};

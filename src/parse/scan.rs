@@ -1,0 +1,195 @@
+//! The tokenizer the page walk reads: tags, their attributes and the text
+//! between them, handed to a [`Sink`] as they are found — no tree, no
+//! node or attribute allocated. Its grammar is astral-tl 0.8's, quirks and
+//! all (`<a href=x/ >` is no tag, `</p >` closes nothing, `<![CDATA[` is
+//! text), so pages parse as they did when the walk read tl's DOM; that DOM
+//! cost ~40 bytes a byte of markup and half the parse time (issue 37).
+//! The elements a closing tag ends are the walk's business (see
+//! [`VOID_TAGS`]).
+
+use std::ops::Range;
+
+/// Elements that hold no content (a closing tag is not looked for).
+pub(super) const VOID_TAGS: [&str; 15] = [
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "keygen", "link", "meta", "param",
+    "source", "track", "wbr",
+];
+
+/// What a page's tokens are handed to, in document order.
+pub(super) trait Sink<'a> {
+    /// Text between tags, as written (entities not decoded).
+    fn text(&mut self, raw: &str);
+    /// An opening tag (`self_closing`: written `<x/>`).
+    fn open(&mut self, tag: &Tag<'a, '_>, self_closing: bool);
+    /// A closing tag, its name as written up to the `>`.
+    fn close(&mut self, name: &'a str);
+}
+
+/// An opening tag: its name as written and its attributes.
+pub(super) struct Tag<'a, 's> {
+    pub name: &'a str,
+    src: &'a str,
+    attrs: &'s [Attr],
+}
+
+/// An attribute's name and value as byte ranges of the page.
+type Attr = (Range<usize>, Option<Range<usize>>);
+
+impl<'a> Tag<'a, '_> {
+    /// The value of the first attribute named `name` (any case), as written;
+    /// None when it is absent or has no value.
+    pub fn attr(&self, name: &str) -> Option<&'a str> {
+        let (_, value) = self
+            .attrs
+            .iter()
+            .find(|(k, _)| self.src.as_bytes()[k.clone()].eq_ignore_ascii_case(name.as_bytes()))?;
+        value.clone().map(|v| slice(self.src, v))
+    }
+}
+
+/// Tokenizes `src` into `sink`.
+pub(super) fn scan<'a>(src: &'a str, sink: &mut impl Sink<'a>) {
+    let b = src.as_bytes();
+    let mut attrs = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'<' {
+            i = tag(src, i, &mut attrs, sink);
+        } else {
+            let end = memchr::memchr(b'<', &b[i..]).map_or(b.len(), |p| i + p);
+            match src.get(i..end) {
+                Some(text) => sink.text(text),
+                None => sink.text(&String::from_utf8_lossy(&b[i..end])),
+            }
+            i = end;
+        }
+    }
+}
+
+/// `src[r]`: every range the scanner cuts ends at an ASCII delimiter or
+/// the end, so on char boundaries (else nothing rather than a panic).
+fn slice(src: &str, r: Range<usize>) -> &str {
+    src.get(r).unwrap_or("")
+}
+
+/// Past the spaces and newlines at `p` (tl skips no other whitespace).
+fn skip_ws(b: &[u8], mut p: usize) -> usize {
+    while matches!(b.get(p), Some(b' ' | b'\n')) {
+        p += 1;
+    }
+    p
+}
+
+/// The end of the name starting at `p`, or None when none does.
+fn ident_end(b: &[u8], p: usize) -> Option<usize> {
+    let n = b[p.min(b.len())..]
+        .iter()
+        .take_while(|&&c| {
+            c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b':' | b'+' | b'/')
+        })
+        .count();
+    (n > 0).then_some(p + n)
+}
+
+/// The markup at `start` (a `<`): hands a tag to `sink` and returns where
+/// scanning goes on (where tl stopped when the markup was no tag).
+fn tag<'a>(src: &'a str, start: usize, attrs: &mut Vec<Attr>, sink: &mut impl Sink<'a>) -> usize {
+    let b = src.as_bytes();
+    let p = skip_ws(b, start + 1);
+    match b.get(p) {
+        None => return p,
+        Some(b'/') => {
+            let name_end = memchr::memchr(b'>', &b[p + 1..]).map_or(b.len(), |e| p + 1 + e);
+            sink.close(slice(src, p + 1..name_end));
+            return (name_end + 1).min(b.len());
+        }
+        Some(b'!') => return declaration(b, p + 1),
+        Some(_) => {}
+    }
+    let name_start = p;
+    let Some(name_end) = ident_end(b, p) else {
+        return p;
+    };
+    attrs.clear();
+    let Some(mut p) = attributes(b, name_end, attrs) else {
+        return b.len();
+    };
+    let self_closing = b.get(p) == Some(&b'/');
+    p += usize::from(self_closing);
+    if b.get(p) != Some(&b'>') {
+        return p;
+    }
+    let tag = Tag {
+        name: slice(src, name_start..name_end),
+        src,
+        attrs,
+    };
+    sink.open(&tag, self_closing);
+    p + 1
+}
+
+/// Reads the attributes from `p` into `attrs`; returns the `/` or `>`
+/// they end at, or None at the end of the page (no tag then).
+fn attributes(b: &[u8], mut p: usize, attrs: &mut Vec<Attr>) -> Option<usize> {
+    loop {
+        p = skip_ws(b, p);
+        let c = *b.get(p)?;
+        if c == b'/' || c == b'>' {
+            return Some(p);
+        }
+        let Some(key_end) = ident_end(b, p) else {
+            p += 1;
+            continue;
+        };
+        let key = p..key_end;
+        p = skip_ws(b, key_end);
+        if b.get(p) != Some(&b'=') {
+            attrs.push((key, None));
+            continue;
+        }
+        p = skip_ws(b, p + 1);
+        let value = match b.get(p) {
+            Some(&q @ (b'"' | b'\'')) => {
+                let from = p + 1;
+                from..memchr::memchr(q, &b[from..]).map_or(b.len(), |e| from + e)
+            }
+            _ => p..memchr::memchr3(b' ', b'\n', b'>', &b[p..]).map_or(b.len(), |e| p + e),
+        };
+        p = value.end;
+        attrs.push((key, Some(value)));
+        // Past the closing quote or the space after the value.
+        let c = *b.get(p)?;
+        if c != b'/' && c != b'>' {
+            p += 1;
+        }
+    }
+}
+
+/// `<!` markup from `p` (past the `!`): a comment, a doctype, or the
+/// start of text (`<![CDATA[x]]>` reads as the text `[CDATA[x]]>`).
+fn declaration(b: &[u8], p: usize) -> usize {
+    if b[p.min(b.len())..].starts_with(b"--") {
+        let mut q = p;
+        while q < b.len() {
+            if b[q..].starts_with(b"--") {
+                q += 2;
+                if b.get(q) == Some(&b'>') {
+                    return q + 1;
+                }
+            }
+            q += 1;
+        }
+        return b.len();
+    }
+    let Some(word_end) = ident_end(b, p) else {
+        return p;
+    };
+    let q = skip_ws(b, word_end);
+    if !b[p..word_end].eq_ignore_ascii_case(b"doctype") {
+        return q;
+    }
+    let Some(kind_end) = ident_end(b, q) else {
+        return q;
+    };
+    (skip_ws(b, kind_end) + 1).min(b.len())
+}
