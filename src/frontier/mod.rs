@@ -10,7 +10,8 @@ mod seen;
 
 pub mod order;
 
+pub use crate::model::IdHasher;
 pub use boosts::Boosts;
 pub use order::{Backlinks, Focus, Order, OrderSettings};
 pub use queue::{HostQueue, ReadyHeap};
-pub use seen::{IdHasher, SeenFront, SettledSet};
+pub use seen::{SeenFront, SettledSet};

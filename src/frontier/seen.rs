@@ -6,10 +6,10 @@
 //! typical page's 20) need no RocksDB lookup either.
 
 use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
-use crate::model::UrlId;
 use crate::model::{FilterReason, SeenState};
+use crate::model::{IdHasher, UrlId};
 
 const BITS_PER_URL: usize = 10;
 const HASHES: u64 = 7;
@@ -140,37 +140,6 @@ impl SettledSet {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-}
-
-/// The ids (and other xxh3 hashes kept in sets) are uniform hashes
-/// already: hashing them again is wasted work.
-#[derive(Default)]
-pub struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-
-    fn write_u128(&mut self, n: u128) {
-        self.0 = n as u64 ^ (n >> 64) as u64;
-    }
-
-    /// A small number (a feature bucket) is spread over the whole word:
-    /// the hash table reads its top bits too.
-    fn write_u32(&mut self, n: u32) {
-        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 

@@ -8,7 +8,7 @@ mod outcome;
 mod url;
 mod verdict;
 
-pub use ids::{HostId, UrlId};
+pub use ids::{HostId, IdHasher, UrlId};
 pub use outcome::{FailReason, FilterReason, RobotsOutcome, RobotsRecord, SeenState};
 pub use url::{
     CanonicalUrl, MAX_URL_BYTES, QueryEncoder, UrlError, host_of, normalize, parsed_host, resolve,

@@ -6,6 +6,8 @@
 //! percent-escapes and decode escapes of unreserved characters, so that
 //! `/%7euser/%2f` and `/~user/%2F` are one URL.
 
+use std::borrow::Cow;
+
 use super::{HostId, UrlId};
 
 /// URLs longer than this (after normalization) are dropped and counted.
@@ -125,15 +127,16 @@ fn from_url(mut url: url::Url) -> Result<CanonicalUrl, UrlError> {
         return Err(UrlError::NoHost);
     }
     url.set_fragment(None);
-    let path = normalize_escapes(url.path());
-    if path != url.path() {
+    // Copied only when there is an escape to look at.
+    if let Cow::Owned(path) = normalize_escapes(url.path())
+        && path != url.path()
+    {
         url.set_path(&path);
     }
-    if let Some(q) = url.query() {
-        let q2 = normalize_escapes(q);
-        if q2 != q {
-            url.set_query(Some(&q2));
-        }
+    if let Some(Cow::Owned(q)) = url.query().map(normalize_escapes)
+        && Some(q.as_str()) != url.query()
+    {
+        url.set_query(Some(&q));
     }
     let len = url.as_str().len();
     if len > MAX_URL_BYTES {
@@ -145,9 +148,9 @@ fn from_url(mut url: url::Url) -> Result<CanonicalUrl, UrlError> {
 
 /// Uppercases `%xx` escapes and decodes those of unreserved characters
 /// (RFC 3986 section 6.2.2.2).
-fn normalize_escapes(s: &str) -> String {
+fn normalize_escapes(s: &str) -> Cow<'_, str> {
     if !s.contains('%') {
-        return s.to_string();
+        return Cow::Borrowed(s);
     }
     let b = s.as_bytes();
     let mut out = String::with_capacity(s.len());
@@ -175,7 +178,7 @@ fn normalize_escapes(s: &str) -> String {
         out.push(ch);
         i += ch.len_utf8();
     }
-    out
+    Cow::Owned(out)
 }
 
 /// Whether `out` ends with a `%` that starts no escape (`%` or `%h`): a

@@ -5,9 +5,13 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
 
 use super::html::{collapse, decode_entities};
-use crate::model::{self, CanonicalUrl, UrlId};
+use crate::model::{self, CanonicalUrl, IdHasher, UrlId};
+
+/// URLs a page linked already, by id.
+type Linked = HashSet<UrlId, BuildHasherDefault<IdHasher>>;
 
 /// Bytes of visible text kept on each side of a link.
 pub const CONTEXT_BYTES: usize = 50;
@@ -130,7 +134,7 @@ pub(super) fn take_links(
         let mut link_bytes = 0;
         // Navigation repeats, and a page of one link 250,000 times held
         // 16 MiB of copies.
-        let mut linked = HashSet::with_capacity(raw_links.len());
+        let mut linked = Linked::with_capacity_and_hasher(raw_links.len(), Default::default());
         for raw in raw_links {
             let Some(href) = href_of(&raw) else {
                 page.skipped_links += 1;
@@ -141,7 +145,7 @@ pub(super) fn take_links(
                 continue;
             }
             match model::resolve_encoded(base, href.trim(), query) {
-                Ok(url) if !linked.insert(xxhash_rust::xxh3::xxh3_64(url.as_str().as_bytes())) => {}
+                Ok(url) if !linked.insert(url.id()) => {}
                 Ok(url) => {
                     let link = raw.link(url, text, page.links.len() < RICH_LINKS);
                     link_bytes += link.heap_bytes();
@@ -178,7 +182,7 @@ pub(super) fn place_of(
 ) -> Option<LinkPlace> {
     with_query(encoding, |query| {
         let (mut bytes_before, mut taken) = (0, 0);
-        let mut linked = HashSet::new();
+        let mut linked = Linked::default();
         for (i, raw) in raw_links.iter().enumerate() {
             let Some(href) = href_of(raw) else { continue };
             let Ok(url) = model::resolve_encoded(base, href.trim(), query) else {
@@ -191,7 +195,7 @@ pub(super) fn place_of(
                     bytes_before,
                 });
             }
-            if linked.insert(xxhash_rust::xxh3::xxh3_64(url.as_str().as_bytes())) {
+            if linked.insert(url.id()) {
                 bytes_before += raw.link(url, text, taken < RICH_LINKS).heap_bytes();
                 taken += 1;
             }
@@ -205,16 +209,24 @@ fn query_encoder(enc: &'static encoding_rs::Encoding) -> impl Fn(&str) -> Cow<'_
     move |q| enc.encode(q).0
 }
 
+/// Whether `href` starts with a scheme trawl does not follow, in any case
+/// and with ASCII whitespace anywhere in its first 11 chars ignored, as
+/// browsers ignore tabs and newlines in a URL (no copy a link).
 fn has_skipped_scheme(href: &str) -> bool {
-    let lower: String = href
+    let mut head = href
         .chars()
         .take(11)
         .filter(|c| !c.is_ascii_whitespace())
-        .collect::<String>()
-        .to_ascii_lowercase();
+        .map(|c| c.to_ascii_lowercase());
+    let mut first = [' '; 11];
+    let mut n = 0;
+    for (slot, c) in first.iter_mut().zip(&mut head) {
+        *slot = c;
+        n += 1;
+    }
     ["javascript:", "mailto:", "data:", "tel:"]
         .iter()
-        .any(|s| lower.starts_with(s))
+        .any(|s| s.len() <= n && s.chars().zip(first).all(|(a, b)| a == b))
 }
 
 /// The last `n` bytes of `s` (on a char boundary), trimmed.
