@@ -193,3 +193,93 @@ fn declaration(b: &[u8], p: usize) -> usize {
     };
     (skip_ws(b, kind_end) + 1).min(b.len())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tokens of a page, written out.
+    #[derive(Default)]
+    struct Tokens(Vec<String>);
+
+    impl<'a> Sink<'a> for Tokens {
+        fn text(&mut self, raw: &str) {
+            self.0.push(format!("text {raw:?}"));
+        }
+        fn open(&mut self, tag: &Tag<'a, '_>, self_closing: bool) {
+            let slash = if self_closing { "/" } else { "" };
+            let href = tag.attr("href").map(|h| format!(" href={h:?}"));
+            self.0
+                .push(format!("<{}{}{slash}>", tag.name, href.unwrap_or_default()));
+        }
+        fn close(&mut self, name: &'a str) {
+            self.0.push(format!("</{name}>"));
+        }
+    }
+
+    fn tokens(src: &str) -> Vec<String> {
+        let mut t = Tokens::default();
+        scan(src, &mut t);
+        t.0
+    }
+
+    #[test]
+    fn tags_attributes_and_text_come_in_document_order() {
+        assert_eq!(
+            tokens("<p>a <A HREF='/x' href=/y>b</a><br/>c</p >"),
+            [
+                "<p>",
+                "text \"a \"",
+                "<A href=\"/x\">",
+                "text \"b\"",
+                "</a>",
+                "<br/>",
+                "text \"c\"",
+                "</p >"
+            ]
+        );
+        // Unquoted values end at a space, a newline or `>`; valueless
+        // attributes have none; the first of a name wins.
+        let page = "<a download href=/p/q.html?x=1 rel=nofollow>";
+        let mut attrs = Vec::new();
+        let end = attributes(page.as_bytes(), 2, &mut attrs).unwrap();
+        assert_eq!(&page[end..], ">");
+        let tag = Tag {
+            name: "a",
+            src: page,
+            attrs: &attrs,
+        };
+        assert_eq!(tag.attr("href"), Some("/p/q.html?x=1"));
+        assert_eq!(tag.attr("REL"), Some("nofollow"));
+        assert_eq!(tag.attr("download"), None);
+        assert_eq!(tag.attr("title"), None);
+    }
+
+    #[test]
+    fn markup_tl_did_not_read_as_a_tag_reads_as_it_did() {
+        // A slash then a space after a value: no tag, the rest is text.
+        assert_eq!(tokens("<a href=\"x\"/ >t"), ["text \" >t\""]);
+        // CDATA and other declarations are text after the word.
+        assert_eq!(tokens("<![CDATA[x]]>"), ["text \"[CDATA[x]]>\""]);
+        assert_eq!(tokens("<!DOCTYPE html><p>"), ["<p>"]);
+        // A comment ends at the first `-->` after its opening.
+        assert_eq!(tokens("<!-- a -- b -->c"), ["text \"c\""]);
+        assert_eq!(tokens("<!-- never closed <a href=x>"), Vec::<String>::new());
+        // A `<` before no name is dropped, and a tag the page ends inside
+        // is none.
+        assert_eq!(tokens("1 <= 2"), ["text \"1 \"", "text \"= 2\""]);
+        assert_eq!(tokens("x <a href=y"), ["text \"x \""]);
+        assert_eq!(tokens("<"), Vec::<String>::new());
+        assert_eq!(tokens("</"), ["</>"]);
+    }
+
+    #[test]
+    fn non_ascii_text_and_values_are_cut_on_char_boundaries() {
+        assert_eq!(
+            tokens("中<a href=\"/é\" é>文</a>"),
+            ["text \"中\"", "<a href=\"/é\">", "text \"文\"", "</a>"]
+        );
+        // A byte the attribute loop steps over inside a char cuts nothing.
+        assert_eq!(tokens("<b ééé>x"), ["<b>", "text \"x\""]);
+    }
+}
