@@ -152,6 +152,13 @@ impl Decoder {
         }
     }
 
+    /// Room for `n` bytes of a plain body's output, made at once.
+    pub fn reserve(&mut self, n: usize) {
+        if let Inner::Plain(s) = &mut self.inner {
+            s.out.reserve(n.saturating_sub(s.out.len()));
+        }
+    }
+
     /// Whether the body is compressed (then it is fed in [`PIECE`]s).
     pub fn compressed(&self) -> bool {
         !matches!(self.inner, Inner::Plain(_))
