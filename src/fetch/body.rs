@@ -10,7 +10,7 @@ use hyper::body::Body as _;
 use tokio::time::Instant;
 
 use super::FetchError;
-use super::budget::Ticket;
+use super::budget::{FREE_BYTES, Ticket};
 use super::encoding::{Decoder, PIECE};
 use crate::model::FailReason;
 
@@ -40,10 +40,6 @@ pub(super) struct Body {
     pub complete: bool,
 }
 
-/// Bytes of a plain body made room for at once from its Content-Length
-/// (a larger one grows from there).
-const PRESIZE_MAX: usize = 1 << 20;
-
 /// Reads `body`, undoing `encoding`, counting what it holds on `ticket`.
 pub(super) async fn read_body(
     mut body: hyper::body::Incoming,
@@ -56,21 +52,20 @@ pub(super) async fn read_body(
     let mut rate = Rate::new(rules.min_speed, rules.window);
     let mut memory = MemoryWait::new(rules.memory_patience);
     let mut wire_len = 0u64;
-    // A plain body of known length goes into one buffer of that size,
-    // counted before it is taken: grown by doubling, a page was copied
-    // ~log2(size) times and touched fresh memory at each step. Up to
-    // PRESIZE_MAX: a Content-Length that lies holds no more than that.
+    // A plain body of known length starts in a buffer of that size, up
+    // to the bytes the budget leaves uncounted (a Content-Length that lies
+    // holds no more than any body may before it is counted): grown by
+    // doubling, a page was copied ~log2(size) times and touched fresh
+    // memory at each step. A larger one grows from there.
     if !decoder.compressed()
         && let Some(n) = body.size_hint().exact()
     {
-        let n = usize::try_from(n)
-            .unwrap_or(usize::MAX)
-            .min(rules.cap)
-            .min(PRESIZE_MAX);
-        let waited = memory.grow(ticket, n).await?;
-        deadline += waited;
-        rate.pause(waited);
-        decoder.reserve(n);
+        decoder.reserve(
+            usize::try_from(n)
+                .unwrap_or(usize::MAX)
+                .min(rules.cap)
+                .min(FREE_BYTES),
+        );
     }
     let complete = loop {
         let wake = rate.next_check().min(deadline);

@@ -35,10 +35,28 @@ pub(super) struct Tag<'a, 's> {
 /// An attribute's name and value as byte ranges of the page.
 type Attr = (Range<usize>, Option<Range<usize>>);
 
+/// The attributes the walk reads; only the first of each is kept, so a
+/// tag of a million repeated attributes holds nothing (tl kept one entry
+/// a name, and [`Tag::attr`] answers for these alone).
+const READ_ATTRS: [&str; 11] = [
+    "href",
+    "src",
+    "rel",
+    "name",
+    "content",
+    "property",
+    "itemprop",
+    "http-equiv",
+    "datetime",
+    "class",
+    "id",
+];
+
 impl<'a> Tag<'a, '_> {
-    /// The value of the first attribute named `name` (any case), as written;
-    /// None when it is absent or has no value.
+    /// The value of the first attribute named `name` (any case, one of
+    /// [`READ_ATTRS`]), as written; None when it is absent or has no value.
     pub fn attr(&self, name: &str) -> Option<&'a str> {
+        debug_assert!(READ_ATTRS.contains(&name), "{name} is not read");
         let (_, value) = self
             .attrs
             .iter()
@@ -142,9 +160,17 @@ fn attributes(b: &[u8], mut p: usize, attrs: &mut Vec<Attr>) -> Option<usize> {
             continue;
         };
         let key = p..key_end;
+        let read = READ_ATTRS
+            .iter()
+            .any(|n| b[key.clone()].eq_ignore_ascii_case(n.as_bytes()))
+            && !attrs
+                .iter()
+                .any(|(k, _)| b[k.clone()].eq_ignore_ascii_case(&b[key.clone()]));
         p = skip_ws(b, key_end);
         if b.get(p) != Some(&b'=') {
-            attrs.push((key, None));
+            if read {
+                attrs.push((key, None));
+            }
             continue;
         }
         p = skip_ws(b, p + 1);
@@ -156,7 +182,9 @@ fn attributes(b: &[u8], mut p: usize, attrs: &mut Vec<Attr>) -> Option<usize> {
             _ => p..memchr::memchr3(b' ', b'\n', b'>', &b[p..]).map_or(b.len(), |e| p + e),
         };
         p = value.end;
-        attrs.push((key, Some(value)));
+        if read {
+            attrs.push((key, Some(value)));
+        }
         // Past the closing quote or the space after the value.
         let c = *b.get(p)?;
         if c != b'/' && c != b'>' {
@@ -240,7 +268,7 @@ mod tests {
         );
         // Unquoted values end at a space, a newline or `>`; valueless
         // attributes have none; the first of a name wins.
-        let page = "<a download href=/p/q.html?x=1 rel=nofollow>";
+        let page = "<a download href=/p/q.html?x=1 rel=nofollow REL=x>";
         let mut attrs = Vec::new();
         let end = attributes(page.as_bytes(), 2, &mut attrs).unwrap();
         assert_eq!(&page[end..], ">");
@@ -251,8 +279,13 @@ mod tests {
         };
         assert_eq!(tag.attr("href"), Some("/p/q.html?x=1"));
         assert_eq!(tag.attr("REL"), Some("nofollow"));
-        assert_eq!(tag.attr("download"), None);
-        assert_eq!(tag.attr("title"), None);
+        assert_eq!(tag.attr("content"), None);
+        // Only the attributes the walk reads are kept, the first of each.
+        assert_eq!(attrs.len(), 2);
+        let many = format!("<a {}href=/z>", "href=/a b ".repeat(100_000));
+        attrs.clear();
+        attributes(many.as_bytes(), 2, &mut attrs).unwrap();
+        assert_eq!(attrs.len(), 1);
     }
 
     #[test]
