@@ -213,20 +213,15 @@ fn query_encoder(enc: &'static encoding_rs::Encoding) -> impl Fn(&str) -> Cow<'_
 /// and with ASCII whitespace anywhere in its first 11 chars ignored, as
 /// browsers ignore tabs and newlines in a URL (no copy a link).
 fn has_skipped_scheme(href: &str) -> bool {
-    let mut head = href
-        .chars()
-        .take(11)
-        .filter(|c| !c.is_ascii_whitespace())
-        .map(|c| c.to_ascii_lowercase());
-    let mut first = [' '; 11];
-    let mut n = 0;
-    for (slot, c) in first.iter_mut().zip(&mut head) {
-        *slot = c;
-        n += 1;
-    }
+    let head = || {
+        href.chars()
+            .take(11)
+            .filter(|c| !c.is_ascii_whitespace())
+            .map(|c| c.to_ascii_lowercase())
+    };
     ["javascript:", "mailto:", "data:", "tel:"]
         .iter()
-        .any(|s| s.len() <= n && s.chars().zip(first).all(|(a, b)| a == b))
+        .any(|s| head().take(s.len()).eq(s.chars()))
 }
 
 /// The last `n` bytes of `s` (on a char boundary), trimmed.

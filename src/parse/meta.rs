@@ -1,19 +1,17 @@
 //! `<meta>` directives a crawler acts on: robots (noindex, nofollow) and
 //! refresh (a link browsers follow).
 
-use std::borrow::Cow;
-
 use super::html::{ParsedPage, decode_entities, heading};
 use super::scan::Tag;
 
 /// The target of `<meta http-equiv=refresh content="5; url=…">`, which
 /// browsers follow like a link.
 pub(super) fn meta_refresh(tag: &Tag<'_, '_>) -> Option<String> {
-    let equiv = attr(tag, "http-equiv")?;
+    let equiv = tag.attr("http-equiv")?;
     if !equiv.trim().eq_ignore_ascii_case("refresh") {
         return None;
     }
-    let content = attr(tag, "content")?;
+    let content = tag.attr("content")?;
     // "N; url=X", "N,URL=X", "N; X": the part after the delay's separator.
     let (_, rest) = content.split_once([';', ','])?;
     let rest = rest.trim_start();
@@ -33,7 +31,7 @@ pub(super) fn meta_refresh(tag: &Tag<'_, '_>) -> Option<String> {
 }
 
 pub(super) fn meta_robots(tag: &Tag<'_, '_>, agent: &str, page: &mut ParsedPage) {
-    let Some(name) = attr(tag, "name") else {
+    let Some(name) = tag.attr("name") else {
         return;
     };
     let name = name.trim();
@@ -42,7 +40,7 @@ pub(super) fn meta_robots(tag: &Tag<'_, '_>, agent: &str, page: &mut ParsedPage)
     {
         return;
     }
-    let d = robots_directives(&attr(tag, "content").unwrap_or_default(), &[',', ' ']);
+    let d = robots_directives(tag.attr("content").unwrap_or_default(), &[',', ' ']);
     page.noindex |= d.noindex;
     page.nofollow |= d.nofollow;
 }
@@ -104,7 +102,8 @@ impl PageHead {
         }
         // The classes trafilatura reads as an article's title.
         let names_title = |a: &str, marks: &[&str]| {
-            attr(tag, a).is_some_and(|v| marks.iter().any(|m| v.contains(m)))
+            tag.attr(a)
+                .is_some_and(|v| marks.iter().any(|m| v.contains(m)))
         };
         let rank = if names_title("class", &TITLE_CLASSES) || names_title("id", &["headline"]) {
             2
@@ -176,21 +175,22 @@ const DATE_NAMES: [&str; 11] = [
 /// by `name`, `property`, `itemprop` or `http-equiv`. Other metas cost no
 /// allocation.
 pub(super) fn meta_head(tag: &Tag<'_, '_>, head: &mut PageHead) {
-    let Some(key) = attr(tag, "name")
-        .or_else(|| attr(tag, "property"))
-        .or_else(|| attr(tag, "itemprop"))
-        .or_else(|| attr(tag, "http-equiv"))
+    let Some(key) = tag
+        .attr("name")
+        .or_else(|| tag.attr("property"))
+        .or_else(|| tag.attr("itemprop"))
+        .or_else(|| tag.attr("http-equiv"))
     else {
         return;
     };
     // Entities in a name too: `property="og&#x3A;title"` is og:title.
-    let key = decode_entities(&key);
+    let key = decode_entities(key);
     let key = key.trim();
     let is = |names: &[&str]| names.iter().any(|n| key.eq_ignore_ascii_case(n));
     // og:title wins over the other title metas, its last over the first.
     let og = key.eq_ignore_ascii_case("og:title");
     if og || (head.meta_title.is_none() && is(&TITLE_NAMES)) {
-        let content = heading(&decode_entities(&attr(tag, "content").unwrap_or_default()));
+        let content = heading(&decode_entities(tag.attr("content").unwrap_or_default()));
         if !content.is_empty() {
             *(if og {
                 &mut head.og_title
@@ -212,7 +212,7 @@ pub(super) fn meta_head(tag: &Tag<'_, '_>, head: &mut PageHead) {
     if slot.is_some() {
         return;
     }
-    let content = heading(&decode_entities(&attr(tag, "content").unwrap_or_default()));
+    let content = heading(&decode_entities(tag.attr("content").unwrap_or_default()));
     // article:author is often a profile URL, not a name.
     let url_author = key.eq_ignore_ascii_case("article:author") && content.starts_with("http");
     if !content.is_empty() && !url_author {
@@ -242,9 +242,4 @@ pub fn robots_directives(content: &str, separators: &[char]) -> RobotsDirectives
         }
     }
     d
-}
-
-/// An attribute's value, the name matched case-insensitively.
-pub(super) fn attr<'t>(tag: &Tag<'t, '_>, name: &str) -> Option<Cow<'t, str>> {
-    tag.attr(name).map(Cow::Borrowed)
 }

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use super::html::{HEADING_BYTES, ParsedPage, TextBuf, decode_entities, heading};
 use super::html_links::RawLink;
 use super::mask::{RCDATA_LT, mask_raw_text, unmask_rcdata};
-use super::meta::{Slots, attr, meta_head, meta_refresh, meta_robots};
+use super::meta::{Slots, meta_head, meta_refresh, meta_robots};
 use super::scan::{Sink, Tag, VOID_TAGS, scan};
 
 /// The walk over `html`'s pieces, keeping the first `max_links` links.
@@ -279,7 +279,7 @@ impl Walk<'_> {
             "script" | "style" | "template" | "svg" | "title" => return None,
             "base" => {
                 if self.base.is_none()
-                    && let Some(h) = attr(tag, "href")
+                    && let Some(h) = tag.attr("href")
                 {
                     self.base = self.page_url.join(h.trim()).ok();
                 }
@@ -292,28 +292,28 @@ impl Walk<'_> {
                 }
             }
             "link" => {
-                let rel = attr(tag, "rel").unwrap_or_default();
+                let rel = tag.attr("rel").unwrap_or_default();
                 if self.canonical.is_none()
-                    && has_token(&rel, "canonical")
-                    && let Some(h) = attr(tag, "href")
+                    && has_token(rel, "canonical")
+                    && let Some(h) = tag.attr("href")
                 {
-                    self.canonical = Some(h.into_owned());
+                    self.canonical = Some(h.to_string());
                 }
             }
             "a" | "area" | "frame" | "iframe" => {
                 let href = if name.ends_with("frame") {
-                    attr(tag, "src")
+                    tag.attr("src")
                 } else {
-                    attr(tag, "href")
+                    tag.attr("href")
                 };
                 if let Some(href) = href {
-                    let nofollow = attr(tag, "rel").is_some_and(|r| has_token(&r, "nofollow"));
+                    let nofollow = tag.attr("rel").is_some_and(|r| has_token(r, "nofollow"));
                     let visible = !name.ends_with("frame");
-                    return Some(self.add_link(href.into_owned(), nofollow, visible));
+                    return Some(self.add_link(href.to_string(), nofollow, visible));
                 }
             }
             "time" if self.page.head.date.is_none() => {
-                self.page.head.date = attr(tag, "datetime").map(|d| d.trim().to_string());
+                self.page.head.date = tag.attr("datetime").map(|d| d.trim().to_string());
             }
             "br" | "hr" => self.text.newline(),
             _ => {}
