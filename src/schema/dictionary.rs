@@ -41,7 +41,7 @@ impl Dictionary {
 
     /// Trains a dictionary on `samples` (pages' bodies).
     pub fn train<S: AsRef<[u8]>>(samples: &[S]) -> io::Result<Dictionary> {
-        let bytes = zstd::dict::from_samples(samples, MAX_SIZE)?;
+        let bytes = fast_cover(samples)?;
         Dictionary::from_bytes(&bytes)
             .ok_or_else(|| io::Error::other("zstd trained a dictionary without an id"))
     }
@@ -57,6 +57,84 @@ impl Dictionary {
 pub fn is_known(id: u32) -> bool {
     let known = KNOWN.read().unwrap_or_else(|e| e.into_inner());
     known.contains_key(&id)
+}
+
+/// zstd's fastCover parameters (`ZDICT_fastCover_params_t` of zdict.h's
+/// static-linking section, unchanged since zstd 1.4; the zstd crate does
+/// not expose it, but the library it links holds the function).
+#[repr(C)]
+struct FastCoverParams {
+    k: u32,
+    d: u32,
+    f: u32,
+    steps: u32,
+    nb_threads: u32,
+    split_point: f64,
+    accel: u32,
+    shrink_dict: u32,
+    shrink_dict_max_regression: u32,
+    compression_level: i32,
+    notification_level: u32,
+    dict_id: u32,
+}
+
+unsafe extern "C" {
+    fn ZDICT_trainFromBuffer_fastCover(
+        dict_buffer: *mut std::ffi::c_void,
+        dict_buffer_capacity: usize,
+        samples_buffer: *const std::ffi::c_void,
+        samples_sizes: *const usize,
+        nb_samples: u32,
+        parameters: FastCoverParams,
+    ) -> usize;
+    fn ZDICT_isError(code: usize) -> u32;
+}
+
+/// fastCover with fixed segment and d-mer sizes. `zstd::dict::from_samples`
+/// searches k (and scores each by compressing a quarter of the samples):
+/// on 4 MiB of rust-doc pages 0.36 s for frames 11.25× smaller at level 2;
+/// k = 1000, d = 8 took 0.09 s for 11.16× (bench site: 0.68 s and 0.26 s,
+/// both 2.36×). Training was 5 % of a rust-doc crawl's CPU.
+fn fast_cover<S: AsRef<[u8]>>(samples: &[S]) -> io::Result<Vec<u8>> {
+    let flat: Vec<u8> = samples.iter().flat_map(|s| s.as_ref()).copied().collect();
+    let sizes: Vec<usize> = samples.iter().map(|s| s.as_ref().len()).collect();
+    let params = FastCoverParams {
+        k: 1000,
+        d: 8,
+        f: 20,
+        steps: 0,
+        nb_threads: 0,
+        split_point: 1.0,
+        accel: 1,
+        shrink_dict: 0,
+        shrink_dict_max_regression: 0,
+        compression_level: 0,
+        notification_level: 0,
+        dict_id: 0,
+    };
+    let mut dict = vec![0u8; MAX_SIZE];
+    let count = u32::try_from(sizes.len()).map_err(io::Error::other)?;
+    // SAFETY: both buffers outlive the call and hold the lengths given;
+    // zstd writes at most `dict.len()` bytes into `dict`.
+    let written = unsafe {
+        ZDICT_trainFromBuffer_fastCover(
+            dict.as_mut_ptr().cast(),
+            dict.len(),
+            flat.as_ptr().cast(),
+            sizes.as_ptr(),
+            count,
+            params,
+        )
+    };
+    // SAFETY: a pure function of the code.
+    if unsafe { ZDICT_isError(written) } != 0 {
+        return Err(io::Error::other(format!(
+            "zstd could not train a dictionary: {}",
+            zstd_safe::get_error_name(written)
+        )));
+    }
+    dict.truncate(written);
+    Ok(dict)
 }
 
 fn known(id: u32) -> Option<Arc<[u8]>> {
