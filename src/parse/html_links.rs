@@ -4,14 +4,25 @@
 //! URL was linked, for `why` when the caps dropped it.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
+
+use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
 use super::html::{collapse, decode_entities};
 use crate::model::{self, CanonicalUrl, IdHasher, UrlId};
 
 /// URLs a page linked already, by id.
 type Linked = HashSet<UrlId, BuildHasherDefault<IdHasher>>;
+
+/// What a page's first link with an href came to: a repeat of the href
+/// (navigation repeats: 4 in 10 of rust-doc's hrefs) is not resolved again.
+#[derive(Clone, Copy)]
+enum Resolved {
+    Linked,
+    TooLong,
+    Invalid,
+}
 
 /// Bytes of visible text kept on each side of a link.
 pub const CONTEXT_BYTES: usize = 50;
@@ -135,8 +146,9 @@ pub(super) fn take_links(
         // Navigation repeats, and a page of one link 250,000 times held
         // 16 MiB of copies.
         let mut linked = Linked::with_capacity_and_hasher(raw_links.len(), Default::default());
-        for raw in raw_links {
-            let Some(href) = href_of(&raw) else {
+        let mut resolved: HashMap<&str, Resolved, Xxh3DefaultBuilder> = HashMap::default();
+        for raw in &raw_links {
+            let Some(href) = href_of(raw) else {
                 page.skipped_links += 1;
                 continue;
             };
@@ -144,16 +156,33 @@ pub(super) fn take_links(
                 page.capped_links = page.capped_links.saturating_add(1);
                 continue;
             }
-            match model::resolve_encoded(base, href.trim(), query) {
-                Ok(url) if !linked.insert(url.id()) => {}
-                Ok(url) => {
-                    let link = raw.link(url, text, page.links.len() < RICH_LINKS);
-                    link_bytes += link.heap_bytes();
-                    page.links.push(link);
+            if let Some(&before) = resolved.get(raw.href.as_str()) {
+                match before {
+                    Resolved::Linked => {}
+                    Resolved::TooLong => page.too_long_links += 1,
+                    Resolved::Invalid => page.skipped_links += 1,
                 }
-                Err(model::UrlError::TooLong(_)) => page.too_long_links += 1,
-                Err(_) => page.skipped_links += 1,
+                continue;
             }
+            let outcome = match model::resolve_encoded(base, href.trim(), query) {
+                Ok(url) => {
+                    if linked.insert(url.id()) {
+                        let link = raw.link(url, text, page.links.len() < RICH_LINKS);
+                        link_bytes += link.heap_bytes();
+                        page.links.push(link);
+                    }
+                    Resolved::Linked
+                }
+                Err(model::UrlError::TooLong(_)) => {
+                    page.too_long_links += 1;
+                    Resolved::TooLong
+                }
+                Err(_) => {
+                    page.skipped_links += 1;
+                    Resolved::Invalid
+                }
+            };
+            resolved.insert(raw.href.as_str(), outcome);
         }
     });
 }

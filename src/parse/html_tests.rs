@@ -74,6 +74,24 @@ fn title_text_links_and_context() {
 }
 
 #[test]
+fn a_repeated_href_counts_as_it_did_the_first_time() {
+    // Each href thrice: one link, the other two repeats, and every
+    // occurrence of a bad or too long href counted (a repeat is not
+    // resolved again, but counts the same).
+    let long = format!("/{}", "x".repeat(3000));
+    let bad = "http://[::1/";
+    let html: String = (0..3)
+        .map(|i| format!("<a href=a.html>a{i}</a><a href='{bad}'>b</a><a href={long}>l</a><a href=./a.html>c</a>"))
+        .collect();
+    let p = parse(&html);
+    assert_eq!(p.links.len(), 1);
+    assert_eq!(p.links[0].url.as_str(), "http://h.org/dir/a.html");
+    assert_eq!(p.links[0].anchor, "a0");
+    assert_eq!(p.skipped_links, 3);
+    assert_eq!(p.too_long_links, 3);
+}
+
+#[test]
 fn base_href_meta_robots_and_canonical() {
     let p = parse(
         "<head><base href='http://other.org/b/'><meta name=ROBOTS content='NOINDEX, nofollow'>\
