@@ -229,6 +229,20 @@ fn collapse_by_chars(pieces: &[&str]) -> String {
 }
 
 #[test]
+fn space_len_matches_char_is_whitespace_for_every_char() {
+    for c in (0u32..=0x10_FFFF).filter_map(char::from_u32) {
+        let s = format!("x{c}y");
+        let want = if c.is_whitespace() { c.len_utf8() } else { 0 };
+        assert_eq!(
+            super::space_len(s.as_bytes(), 1),
+            want,
+            "U+{:04X}",
+            c as u32
+        );
+    }
+}
+
+#[test]
 fn text_collapses_every_unicode_space_and_nothing_else() {
     // Every char char::is_whitespace accepts, and neighbours sharing
     // their lead bytes that it does not (U+00A1, U+1681, U+2060, U+3001).
@@ -236,7 +250,8 @@ fn text_collapses_every_unicode_space_and_nothing_else() {
         .filter_map(char::from_u32)
         .filter(|c| c.is_whitespace())
         .chain([
-            'a', 'Z', '中', '文', '\u{a1}', '\u{1681}', '\u{2060}', '\u{3001}', 'é',
+            'a', 'Z', '中', '文', '\u{a1}', '\u{1681}', '\u{2060}', '\u{3001}', 'é', '\u{200b}',
+            '\u{205e}', 'ア', '한',
         ])
         .collect();
     let mut seed = 0x9e37_79b9_u32;
