@@ -243,6 +243,52 @@ fn space_len_matches_char_is_whitespace_for_every_char() {
 }
 
 #[test]
+fn long_words_collapse_as_char_by_char() {
+    // Mostly chars that are no space, their lead bytes shared with spaces
+    // or under 0x21 among them, so that the eight-byte scan stops falsely.
+    let alphabet = [
+        'a',
+        '中',
+        'ア',
+        '\u{3001}',
+        '\u{2060}',
+        '\u{a1}',
+        '\u{800}',
+        '\u{1}',
+        '\u{1f}',
+        'é',
+        '\u{10348}',
+        'z',
+        'x',
+        '文',
+        '\u{1681}',
+        '\u{2000}',
+        ' ',
+        '\u{3000}',
+        '\n',
+    ];
+    let mut seed = 0x2545_f491_u32;
+    for _ in 0..3_000 {
+        let mut p = String::new();
+        for _ in 0..(seed % 200) {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            // Spaces (the last four) one time in twenty.
+            let n = if seed.is_multiple_of(20) {
+                alphabet.len()
+            } else {
+                alphabet.len() - 4
+            };
+            p.push(alphabet[(seed >> 8) as usize % n]);
+        }
+        let mut t = TextBuf::default();
+        t.push(&p);
+        assert_eq!(t.s, collapse_by_chars(&[&p]), "{p:?}");
+    }
+}
+
+#[test]
 fn text_collapses_every_unicode_space_and_nothing_else() {
     // Every char char::is_whitespace accepts, and neighbours sharing
     // their lead bytes that it does not (U+00A1, U+1681, U+2060, U+3001).
@@ -259,7 +305,8 @@ fn text_collapses_every_unicode_space_and_nothing_else() {
         let mut pieces = Vec::new();
         for _ in 0..3 {
             let mut p = String::new();
-            for _ in 0..(seed % 12) {
+            // Long enough for the eight-byte scan.
+            for _ in 0..(seed % 40) {
                 seed ^= seed << 13;
                 seed ^= seed >> 17;
                 seed ^= seed << 5;
