@@ -17,9 +17,11 @@ const LEVEL: i32 = 1;
 /// Level with a dictionary. On the bench site's pages (1,000, 110 KiB
 /// dictionary, streamed as here): no dictionary level 1 1.68× at 49 µs a
 /// page; with it level 1 2.11× at 55 µs, level 2 2.36× at 59 µs, level 3
-/// 2.45× at 70 µs. In the crawl, level 2 cost 9 % of its CPU and level 1
-/// 3 %, for a db 0.72 and 0.77 times the bytes on the wire (0.88 before).
-const DICT_LEVEL: i32 = 2;
+/// 2.45× at 70 µs. On rust-doc's pages level 1 10.8× and level 2 11.2×.
+/// In the bench site's crawl level 2 cost 6 % more CPU a page than level 1
+/// (627/588 and 623/583 µs) for a db 0.69 instead of 0.73 times the wire;
+/// rust-doc's db stays near 0.37 times the wire with either.
+const DICT_LEVEL: i32 = 1;
 
 /// A body above this is compressed alone, at once, and its text kept in
 /// `docs` as before schema 9: a streaming context that had buffered a
