@@ -23,7 +23,7 @@ const MAX_SAMPLE: usize = 256 * 1024;
 /// rust-doc's pages, 12 MiB trained 2.6 times as long as 4 MiB for frames
 /// no smaller (11.02× against 11.16× at level 2).
 const MAX_SAMPLE_BYTES: usize = 4 << 20;
-/// zstd's trainer needs at least 5 samples in the 75 % it trains on.
+/// zstd's fastCover trainer refuses fewer than 5 samples.
 const MIN_SAMPLES: usize = 8;
 
 /// Bodies gathered for training.
@@ -51,7 +51,7 @@ pub struct PageDictionary {
 impl PageDictionary {
     /// With `want` 0, none. Else the db's dictionary if it has one, or one
     /// to be trained on the next `want` HTML bodies (at least 8; fewer if
-    /// they reach 12 MiB). Samples are not kept across runs: a db whose
+    /// they reach 4 MiB). Samples are not kept across runs: a db whose
     /// runs each fetch fewer gets no dictionary.
     pub(super) fn open(
         store: Arc<Store>,

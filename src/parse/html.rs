@@ -216,8 +216,7 @@ pub(super) struct TextBuf {
 impl TextBuf {
     pub fn push(&mut self, raw: &str) {
         // A word at a time, found by bytes: one copy a word, and no char
-        // decoding except at the four lead bytes a non-ASCII space can
-        // start with (trim_start/find(char::is_whitespace) decoded every
+        // decoded (trim_start/find(char::is_whitespace) decoded every
         // char: 5-8 % of a crawl's CPU).
         let b = raw.as_bytes();
         let mut i = 0;

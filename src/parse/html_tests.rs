@@ -274,7 +274,7 @@ fn long_words_collapse_as_char_by_char() {
             seed ^= seed << 13;
             seed ^= seed >> 17;
             seed ^= seed << 5;
-            // Spaces (the last four) one time in twenty.
+            // The spaces (the last four) may be drawn one time in twenty.
             let n = if seed.is_multiple_of(20) {
                 alphabet.len()
             } else {

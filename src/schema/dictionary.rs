@@ -61,7 +61,8 @@ pub fn is_known(id: u32) -> bool {
 
 /// zstd's fastCover parameters (`ZDICT_fastCover_params_t` of zdict.h's
 /// static-linking section, unchanged since zstd 1.4; the zstd crate does
-/// not expose it, but the library it links holds the function).
+/// not expose it, but the library it links holds the function). The last
+/// three fields are its nested `ZDICT_params_t zParams`, laid out alike.
 #[repr(C)]
 struct FastCoverParams {
     k: u32,
@@ -77,6 +78,11 @@ struct FastCoverParams {
     notification_level: u32,
     dict_id: u32,
 }
+
+// The C struct's size on 64-bit targets (an edit that moved a field fails
+// here, not in zstd).
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<FastCoverParams>() == 56);
 
 unsafe extern "C" {
     fn ZDICT_trainFromBuffer_fastCover(
@@ -102,13 +108,16 @@ fn fast_cover<S: AsRef<[u8]>>(samples: &[S]) -> io::Result<Vec<u8>> {
         k: 1000,
         d: 8,
         f: 20,
+        // Read only by the optimizing trainer (this one trains on all).
         steps: 0,
         nb_threads: 0,
         split_point: 1.0,
         accel: 1,
         shrink_dict: 0,
         shrink_dict_max_regression: 0,
-        compression_level: 0,
+        // The entropy tables are tuned for the level frames are written
+        // at (crawl::frame's DICT_LEVEL).
+        compression_level: 1,
         notification_level: 0,
         dict_id: 0,
     };
@@ -236,6 +245,12 @@ mod tests {
             .unwrap();
         let err = decompress(&frame, 100).unwrap_err().to_string();
         assert!(err.contains(&0x0bad_1d00u32.to_string()), "{err}");
+    }
+
+    #[test]
+    fn too_few_samples_train_no_dictionary() {
+        let err = Dictionary::train(&pages(3)).unwrap_err().to_string();
+        assert!(err.contains("could not train"), "{err}");
     }
 
     #[test]

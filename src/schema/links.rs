@@ -383,6 +383,27 @@ mod tests {
     }
 
     #[test]
+    fn a_second_link_to_a_target_replaces_the_first_in_its_place() {
+        let link = |url, anchor| LinkView {
+            anchor,
+            dst_url: url,
+            ..LinkView::default()
+        };
+        let (a, b) = ("http://h.org/a", "http://h.org/b");
+        let mut twice = PageLinksBuilder::default();
+        twice.push(UrlId::of(a), &link(a, "first anchor, longer"));
+        twice.push(UrlId::of(b), &link(b, "b"));
+        twice.push(UrlId::of(a), &link(a, "second"));
+        let mut once = PageLinksBuilder::default();
+        once.push(UrlId::of(a), &link(a, "second"));
+        once.push(UrlId::of(b), &link(b, "b"));
+        let row = twice.encode();
+        assert_eq!(row, once.encode());
+        let read = PageLinks::decode(&row).unwrap();
+        assert_eq!(read[0], (UrlId::of(a), link(a, "second")));
+    }
+
+    #[test]
     fn per_link_rows_of_every_version_read() {
         let mut v1 = vec![1u8];
         v1.extend(postcard::to_stdvec(&("x", "", "", true)).unwrap());

@@ -370,7 +370,7 @@ pub(super) static CRAWL_KEYS: &[Key] = &[
             min: 0,
             max: 10_000
         },
-        "HTML pages (at most 12 MiB of them) a crawl trains the db's zstd dictionary on when the db has none; 0: pages are stored without a dictionary",
+        "HTML pages (at most 4 MiB of them) a crawl trains the db's zstd dictionary on when the db has none; 0: pages are stored without a dictionary",
         |s| s.dictionary_pages.to_string(),
         |s, v| if let Value::Int(n) = v {
             s.dictionary_pages = n as usize
