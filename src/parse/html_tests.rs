@@ -209,6 +209,13 @@ fn cjk_context_is_cut_on_char_boundaries() {
     assert!(l.after.len() <= CONTEXT_BYTES && l.after.starts_with("篮球"));
 }
 
+/// The next of a xorshift32 sequence (the random text tests).
+fn xorshift(seed: &mut u32) {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 17;
+    *seed ^= *seed << 5;
+}
+
 /// The char-by-char collapse the byte scan of `TextBuf::push` replaced.
 fn collapse_by_chars(pieces: &[&str]) -> String {
     let (mut s, mut space) = (String::new(), false);
@@ -271,9 +278,7 @@ fn long_words_collapse_as_char_by_char() {
     for _ in 0..3_000 {
         let mut p = String::new();
         for _ in 0..(seed % 200) {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
+            xorshift(&mut seed);
             // The spaces (the last four) may be drawn one time in twenty.
             let n = if seed.is_multiple_of(20) {
                 alphabet.len()
@@ -307,9 +312,7 @@ fn text_collapses_every_unicode_space_and_nothing_else() {
             let mut p = String::new();
             // Long enough for the eight-byte scan.
             for _ in 0..(seed % 40) {
-                seed ^= seed << 13;
-                seed ^= seed >> 17;
-                seed ^= seed << 5;
+                xorshift(&mut seed);
                 p.push(alphabet[seed as usize % alphabet.len()]);
             }
             pieces.push(p);
