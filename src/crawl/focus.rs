@@ -6,7 +6,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::hash::BuildHasherDefault;
 
-use crate::frontier::IdHasher;
+use crate::model::IdHasher;
 
 /// Pages in the "last pages" harvest rate of `status` and the run record.
 pub const RECENT: usize = 1000;

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use super::IdHasher;
+use crate::model::IdHasher;
 use crate::model::{HostId, UrlId};
 
 /// In-links past which every host's boosts are applied at once, so that

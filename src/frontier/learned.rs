@@ -12,7 +12,7 @@ use std::hash::BuildHasherDefault;
 
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
-use super::IdHasher;
+use crate::model::IdHasher;
 use crate::schema::{LinkContext, ModelFeature, ModelRecord};
 
 /// Feature buckets (a power of two): the model's memory stays bounded

@@ -10,7 +10,6 @@ mod seen;
 
 pub mod order;
 
-pub use crate::model::IdHasher;
 pub use boosts::Boosts;
 pub use order::{Backlinks, Focus, Order, OrderSettings};
 pub use queue::{HostQueue, ReadyHeap};

@@ -150,18 +150,6 @@ fn space_len(b: &[u8], i: usize) -> usize {
     }
 }
 
-/// Bytes a whitespace char can start with: the ASCII spaces and the lead
-/// bytes of [`space_len`]'s non-ASCII ones.
-const SPACE_LEAD: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = matches!(i, 0x09..=0x0D | 0x20 | 0xC2 | 0xE1 | 0xE2 | 0xE3);
-        i += 1;
-    }
-    t
-};
-
 /// Whether any of the 8 bytes in `x` may start a space: one under 0x21,
 /// C2, or E0-E3 (E0 and the control bytes are checked and passed over).
 fn may_start_space(x: u64) -> bool {
@@ -179,7 +167,7 @@ fn may_start_space(x: u64) -> bool {
 /// Where the word starting at byte `i` of valid UTF-8 `b` ends: the next
 /// whitespace char, or the end. Eight bytes at a time while none can
 /// start a space (a byte at a time, the bench site's CJK text was 6 % of
-/// its crawl).
+/// its crawl), then [`space_len`] on each byte of the eight.
 fn word_end(b: &[u8], mut i: usize) -> usize {
     loop {
         while let Some(chunk) = b.get(i..i + 8) {
@@ -189,20 +177,17 @@ fn word_end(b: &[u8], mut i: usize) -> usize {
             }
             i += 8;
         }
-        let stop = (i + 8).min(b.len());
-        while i < stop && !SPACE_LEAD[usize::from(b[i])] {
-            i += 1;
+        // A continuation byte, or the lead of a char that is no space, is
+        // 0 here and passed over like any other.
+        for j in i..(i + 8).min(b.len()) {
+            if space_len(b, j) != 0 {
+                return j;
+            }
         }
+        i = (i + 8).min(b.len());
         if i == b.len() {
             return i;
         }
-        if i == stop {
-            continue; // a control byte or an E0 lead: no space here
-        }
-        if space_len(b, i) != 0 {
-            return i;
-        }
-        i += 1; // the lead byte of a char that is no space
     }
 }
 

@@ -146,7 +146,8 @@ pub(super) fn take_links(
         // Navigation repeats, and a page of one link 250,000 times held
         // 16 MiB of copies.
         let mut linked = Linked::with_capacity_and_hasher(raw_links.len(), Default::default());
-        let mut resolved: HashMap<&str, Resolved, Xxh3DefaultBuilder> = HashMap::default();
+        let mut resolved: HashMap<&str, Resolved, Xxh3DefaultBuilder> =
+            HashMap::with_capacity_and_hasher(raw_links.len(), Default::default());
         for raw in &raw_links {
             let Some(href) = href_of(raw) else {
                 page.skipped_links += 1;
