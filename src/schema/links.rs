@@ -225,23 +225,29 @@ impl PageLinksBuilder {
     }
 
     /// [`push`](Self::push) for a link whose `dst_url` is the normalized URL
-    /// `dst` was computed from (the crawl's links): no second hash.
-    pub fn push_own(&mut self, dst: UrlId, link: &LinkView<'_>) {
+    /// `dst` was computed from (the crawl's links): no second hash. True
+    /// when `dst` is new to the row (its in-link is still to be written).
+    pub fn push_own(&mut self, dst: UrlId, link: &LinkView<'_>) -> bool {
         debug_assert_eq!(UrlId::of(link.dst_url), dst);
-        self.add(dst, link);
+        self.add(dst, link)
     }
 
-    fn add(&mut self, dst: UrlId, link: &LinkView<'_>) {
+    /// True when `dst` is new to the row.
+    fn add(&mut self, dst: UrlId, link: &LinkView<'_>) -> bool {
         let start = self.bytes.len();
         if postcard::to_io(link, &mut self.bytes).is_err() {
             self.bytes.truncate(start); // stored empty, as before
         }
         let span = start..self.bytes.len();
         match self.index.get(&dst) {
-            Some(&i) => self.links[i].1 = span,
+            Some(&i) => {
+                self.links[i].1 = span;
+                false
+            }
             None => {
                 self.index.insert(dst, self.links.len());
                 self.links.push((dst, span));
+                true
             }
         }
     }
@@ -391,9 +397,10 @@ mod tests {
         };
         let (a, b) = ("http://h.org/a", "http://h.org/b");
         let mut twice = PageLinksBuilder::default();
-        twice.push(UrlId::of(a), &link(a, "first anchor, longer"));
-        twice.push(UrlId::of(b), &link(b, "b"));
-        twice.push(UrlId::of(a), &link(a, "second"));
+        // push_own says which pushes are new targets (an in-link row each).
+        assert!(twice.push_own(UrlId::of(a), &link(a, "first anchor, longer")));
+        assert!(twice.push_own(UrlId::of(b), &link(b, "b")));
+        assert!(!twice.push_own(UrlId::of(a), &link(a, "second")));
         let mut once = PageLinksBuilder::default();
         once.push(UrlId::of(a), &link(a, "second"));
         once.push(UrlId::of(b), &link(b, "b"));
