@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Modules, lowest first: [`model`] (ids, canonical URLs), [`schema`] (the
-//! on-disk format, mirrored by `schema/v22.md`), [`store`] (the only code
+//! on-disk format, mirrored by `schema/v23.md`), [`store`] (the only code
 //! that touches RocksDB), [`fetch`], [`parse`], [`frontier`], [`crawl`]
 //! (the engine and its handle), [`graph`] (the link graph in memory:
 //! PageRank), [`shell`] (the query shell and `.crawlrc`

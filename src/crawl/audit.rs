@@ -200,11 +200,13 @@ fn check_links(store: &Store, problems: &mut Vec<String>) -> Result<(u64, u64), 
         Err(e) => problems.push(format!("{src:?}: links unreadable: {e}")),
     })?;
     let mut inlinks = 0u64;
-    for key in store.all_inlinks() {
-        let key = key?;
-        inlinks += 1;
-        if !pairs.contains(&(key.src, key.dst)) {
-            problems.push(format!("in-link {key:?} has no link"));
+    let mut all = store.all_inlinks()?;
+    while let Some((dst, sources)) = all.next_target()? {
+        for src in sources {
+            inlinks += 1;
+            if !pairs.contains(&(src, dst)) {
+                problems.push(format!("in-link {src:?} -> {dst:?} has no link"));
+            }
         }
     }
     if inlinks != pairs.len() as u64 {

@@ -373,6 +373,7 @@ impl Scheduler {
         let l = &mut self.ledger;
         // In-links waiting to raise queued URLs' IB are kept, not lost.
         l.apply_all_boosts()?;
+        l.write_inlinks()?;
         l.save_model()?;
         l.record_run(started_ms, self.started.elapsed(), Some(stopping))?;
         l.store.flush()?;

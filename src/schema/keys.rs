@@ -44,7 +44,9 @@ pub struct OutLinkKey {
     pub dst: UrlId,
 }
 
-/// `inlinks` key: target ‖ source, so a page's in-links are one prefix.
+/// `inlinks` key of a pair row (schemas 1–22, still read): target ‖
+/// source, no value. With group rows (see [`InLinkRow`]) a page's
+/// in-links are one prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct InLinkKey {
     pub dst: UrlId,
@@ -83,6 +85,99 @@ impl InLinkKey {
 
     pub fn from_key(k: &[u8]) -> Option<Self> {
         pair_from(k).map(|(dst, src)| InLinkKey { dst, src })
+    }
+}
+
+/// An `inlinks` row read (schema 23): a pair row (key target ‖ source, no
+/// value) or a group row (key target ‖ window `u64` BE, value the sources
+/// of that window's links to the target, 16 bytes each, ascending).
+pub struct InLinkRow<'a> {
+    pub dst: UrlId,
+    sources: Sources<'a>,
+}
+
+enum Sources<'a> {
+    One(UrlId),
+    Group(&'a [u8]),
+}
+
+impl<'a> InLinkRow<'a> {
+    /// The row of `key` and `value`; None for a key of neither shape or a
+    /// group value that is not whole ids.
+    pub fn read(key: &[u8], value: &'a [u8]) -> Option<InLinkRow<'a>> {
+        if let Some(k) = InLinkKey::from_key(key) {
+            return Some(InLinkRow {
+                dst: k.dst,
+                sources: Sources::One(k.src),
+            });
+        }
+        if key.len() != 24 || value.is_empty() || !value.len().is_multiple_of(16) {
+            return None;
+        }
+        Some(InLinkRow {
+            dst: UrlId::from_slice(&key[..16])?,
+            sources: Sources::Group(value),
+        })
+    }
+
+    /// The pages linking to `dst` this row holds.
+    pub fn sources(&self) -> impl Iterator<Item = UrlId> + use<'a> {
+        let (one, group) = match self.sources {
+            Sources::One(src) => (Some(src), &[][..]),
+            Sources::Group(v) => (None, v),
+        };
+        one.into_iter()
+            .chain(group.chunks_exact(16).filter_map(UrlId::from_slice))
+    }
+
+    /// The key of `dst`'s group row of `window`.
+    pub fn group_key(dst: UrlId, window: u64) -> [u8; 24] {
+        let mut k = [0u8; 24];
+        k[..16].copy_from_slice(&dst.to_bytes());
+        k[16..].copy_from_slice(&window.to_be_bytes());
+        k
+    }
+
+    /// A group row's value: `sources`, which must be ascending.
+    pub fn group_value(sources: &[UrlId]) -> Vec<u8> {
+        debug_assert!(sources.is_sorted());
+        sources.iter().flat_map(|s| s.to_bytes()).collect()
+    }
+}
+
+/// `inlink_pages` keys (schema 23): `p` ‖ window (`u64` BE) ‖ source, no
+/// value, for a page whose in-links wait in the crawl's window; `g` ‖
+/// source, value the window (`u64` BE) whose group rows hold them.
+pub mod inlink_pages {
+    use crate::model::UrlId;
+
+    pub const PENDING: u8 = b'p';
+    pub const PLACED: u8 = b'g';
+
+    pub fn pending_prefix(window: u64) -> [u8; 9] {
+        let mut k = [PENDING; 9];
+        k[1..].copy_from_slice(&window.to_be_bytes());
+        k
+    }
+
+    pub fn pending(window: u64, src: UrlId) -> [u8; 25] {
+        let mut k = [0u8; 25];
+        k[..9].copy_from_slice(&pending_prefix(window));
+        k[9..].copy_from_slice(&src.to_bytes());
+        k
+    }
+
+    /// The source of a `pending` key.
+    pub fn pending_source(k: &[u8]) -> Option<UrlId> {
+        (k.len() == 25 && k[0] == PENDING)
+            .then(|| UrlId::from_slice(&k[9..]))
+            .flatten()
+    }
+
+    pub fn placed(src: UrlId) -> [u8; 17] {
+        let mut k = [PLACED; 17];
+        k[1..].copy_from_slice(&src.to_bytes());
+        k
     }
 }
 
@@ -160,6 +255,21 @@ mod tests {
         // The same pair is one key or the other, by which id leads.
         assert_eq!(inl.to_key(), OutLinkKey { src: x, dst: y }.to_key());
         assert_eq!(InLinkKey::from_key(&[0; 31]), None);
+        let pair = InLinkRow::read(&inl.to_key(), &[]).unwrap();
+        assert_eq!((pair.dst, pair.sources().collect::<Vec<_>>()), (x, vec![y]));
+        let srcs = [UrlId(3), UrlId(u128::MAX)];
+        let value = InLinkRow::group_value(&srcs);
+        let group = InLinkRow::read(&InLinkRow::group_key(x, 7), &value).unwrap();
+        assert_eq!(
+            (group.dst, group.sources().collect::<Vec<_>>()),
+            (x, srcs.to_vec())
+        );
+        assert!(InLinkRow::read(&InLinkRow::group_key(x, 7), &value[1..]).is_none());
+        assert!(InLinkRow::read(&InLinkRow::group_key(x, 7), &[]).is_none());
+        let p = inlink_pages::pending(9, y);
+        assert!(p.starts_with(&inlink_pages::pending_prefix(9)));
+        assert_eq!(inlink_pages::pending_source(&p), Some(y));
+        assert_eq!(inlink_pages::pending_source(&inlink_pages::placed(y)), None);
     }
 }
 

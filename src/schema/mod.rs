@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v22.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v23.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -16,14 +16,15 @@ mod values;
 
 pub use derived::*;
 pub use keys::{
-    ClusterSiteKey, DueKey, FrontierKey, InLinkKey, OutLinkKey, SimhashKey, page_index,
+    ClusterSiteKey, DueKey, FrontierKey, InLinkKey, InLinkRow, OutLinkKey, SimhashKey,
+    inlink_pages, page_index,
 };
 pub use library::*;
 pub use links::*;
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 22;
+pub const SCHEMA_VERSION: u32 = 23;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -53,9 +54,10 @@ pub const CF_LASTMODS: &str = "lastmods";
 pub const CF_VISITS: &str = "visits";
 pub const CF_DUE: &str = "due";
 pub const CF_CAPPED: &str = "capped";
+pub const CF_INLINK_PAGES: &str = "inlink_pages";
 
 /// Every column family trawl opens, in documentation order.
-pub const COLUMN_FAMILIES: [&str; 28] = [
+pub const COLUMN_FAMILIES: [&str; 29] = [
     CF_META,
     CF_URLS,
     CF_SEEN,
@@ -67,6 +69,7 @@ pub const COLUMN_FAMILIES: [&str; 28] = [
     CF_VERDICTS,
     CF_LINKS,
     CF_INLINKS,
+    CF_INLINK_PAGES,
     CF_CONTENT,
     CF_PAGE_INDEX,
     CF_INFLIGHT,
@@ -106,6 +109,9 @@ pub mod meta_keys {
     /// Present when `page_index` covers every stored page: set when a db is
     /// created, and by `reindex` on a db from before schema 3.
     pub const PAGE_INDEX_COMPLETE: &[u8] = b"page_index_complete";
+    /// The crawl's in-link window being filled (`u64` BE, schema 23): its
+    /// pages' `inlink_pages` rows are under `p` ‖ it.
+    pub const INLINK_WINDOW: &[u8] = b"inlink_window";
     /// Prefix of run records: `run:` ‖ started_ms (u64 BE).
     pub const RUN_PREFIX: &[u8] = b"run:";
     /// Present in a db `trawl demo` created (the only kind it replaces).
@@ -226,11 +232,11 @@ pub(crate) fn malformed(e: postcard::Error) -> CodecError {
 mod tests {
     use super::*;
 
-    /// `schema/v22.md` has one `## \`name\`` section per column family the
+    /// `schema/v23.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v22.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v23.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -238,7 +244,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v22.md sections vs COLUMN_FAMILIES"
+            "schema/v23.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"

@@ -39,11 +39,8 @@ impl Shell {
 
     /// The URLs of up to `n` pages linking to `id`.
     pub(super) fn links_to(&self, id: UrlId, n: usize) -> Result<Vec<String>> {
-        let ids = self
-            .store
-            .inlinks_to(id)
-            .take(n)
-            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let mut ids = self.store.inlinks_to(id)?;
+        ids.truncate(n);
         self.urls_of(&ids)
     }
 

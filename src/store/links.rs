@@ -4,10 +4,7 @@
 
 use super::{Cursor, Result, Store, StoreError};
 use crate::model::UrlId;
-use crate::schema::{
-    CF_INLINKS, CF_LINKS, CodecError, InLinkKey, LinkRecord, LinkView, OutLinkKey, PageLinks,
-    Versioned,
-};
+use crate::schema::{CF_LINKS, CodecError, LinkRecord, LinkView, OutLinkKey, PageLinks, Versioned};
 
 /// A page's `links` rows copied out of a cursor that walks `links` in key
 /// order (a merge join with another column family keyed by page): its page
@@ -162,11 +159,7 @@ impl Store {
 
     /// The first stored link to `dst` (by source id) and its source.
     pub fn first_link_to(&self, dst: UrlId) -> Result<Option<(UrlId, LinkRecord)>> {
-        let Some(row) = self.scan(CF_INLINKS, &dst.to_bytes()).next() else {
-            return Ok(None);
-        };
-        let (k, _) = row?;
-        let Some(src) = InLinkKey::from_key(&k).map(|k| k.src) else {
+        let Some(&src) = self.inlinks_to(dst)?.first() else {
             return Ok(None);
         };
         Ok(self.link(src, dst)?.map(|l| (src, l)))

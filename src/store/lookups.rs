@@ -1,4 +1,4 @@
-//! Typed reads of the value-less and raw-valued column families: in-links,
+//! Typed reads of the value-less and raw-valued column families:
 //! the URL table, the page index and `meta` flags.
 
 use std::collections::HashSet;
@@ -7,8 +7,8 @@ use super::{Batch, Result, Store, StoreError};
 use crate::model::{SeenState, UrlId};
 use crate::schema::tables::Targets;
 use crate::schema::{
-    CF_CONTENT, CF_INLINKS, CF_LINKS, CF_META, CF_PAGE_INDEX, CF_PATHS, CF_SEEN, CF_URLS,
-    CF_VERDICTS, InLinkKey, PageLinksBuilder, meta_keys, page_index,
+    CF_CONTENT, CF_LINKS, CF_META, CF_PAGE_INDEX, CF_PATHS, CF_SEEN, CF_URLS, CF_VERDICTS,
+    PageLinksBuilder, meta_keys, page_index,
 };
 
 impl Store {
@@ -38,43 +38,6 @@ impl Store {
                 return Ok((targets, fetched));
             }
         }
-    }
-
-    /// The pages linking to `dst`, in id order.
-    pub fn inlinks_to(&self, dst: UrlId) -> impl Iterator<Item = Result<UrlId>> + '_ {
-        self.scan_owned(CF_INLINKS, dst.to_bytes().to_vec())
-            .map(|r| r.map(|(k, _)| InLinkKey::from_key(&k).map(|k| k.src)))
-            .filter_map(|r| r.transpose())
-    }
-
-    /// How many pages link to `dst`, read through `cursor` (from
-    /// [`inlinks_cursor`](Self::inlinks_cursor)): one cursor serves a whole
-    /// query, as the live `inlinks` memtable (a vector) sorts a copy of
-    /// itself for every new iterator.
-    pub fn count_inlinks(cursor: &mut super::Cursor<'_>, dst: UrlId) -> Result<u64> {
-        Ok(Self::inlinks_at(cursor, dst)?.len() as u64)
-    }
-
-    /// The pages linking to `dst`, in id order, read through `cursor` (as
-    /// [`count_inlinks`](Self::count_inlinks)).
-    pub fn inlinks_at(cursor: &mut super::Cursor<'_>, dst: UrlId) -> Result<Vec<UrlId>> {
-        let prefix = dst.to_bytes();
-        cursor.seek(&prefix);
-        let mut found = Vec::new();
-        while let Some((k, _)) = cursor.next_row()? {
-            if !k.starts_with(&prefix) {
-                break;
-            }
-            found.extend(InLinkKey::from_key(k).map(|k| k.src));
-        }
-        Ok(found)
-    }
-
-    /// Every in-link row, in target order.
-    pub fn all_inlinks(&self) -> impl Iterator<Item = Result<InLinkKey>> + '_ {
-        self.scan(CF_INLINKS, &[])
-            .map(|r| r.map(|(k, _)| InLinkKey::from_key(&k)))
-            .filter_map(|r| r.transpose())
     }
 
     /// Every stored URL, in id order.
@@ -145,11 +108,6 @@ impl Store {
         self.cursor(CF_SEEN, &[])
     }
 
-    /// A cursor over the in-link rows (borrowed: for scans of millions).
-    pub fn inlinks_cursor(&self) -> super::Cursor<'_> {
-        self.cursor(CF_INLINKS, &[])
-    }
-
     /// Cursors over the `links` and `verdicts` rows of the pages with ids
     /// from `from` to before `to` (a refilter scanner's share; both walk
     /// alongside `docs_range`).
@@ -193,10 +151,6 @@ impl Batch<'_> {
     }
 
     /// The link from `src` to `dst`, in the in-link table.
-    pub fn put_inlink(&mut self, link: InLinkKey) {
-        self.put_raw(CF_INLINKS, &link.to_key(), &[]);
-    }
-
     /// A page's out-links, as one row.
     pub fn put_links(&mut self, src: UrlId, links: &PageLinksBuilder) {
         self.put_raw(CF_LINKS, &src.to_bytes(), &links.encode());
@@ -229,10 +183,6 @@ impl Batch<'_> {
     /// row, an in-link, its `page_index` rows, its claim on a body.
     pub fn delete_links(&mut self, src: UrlId) {
         self.delete(CF_LINKS, &src.to_bytes());
-    }
-
-    pub fn delete_inlink(&mut self, link: InLinkKey) {
-        self.delete(CF_INLINKS, &link.to_key());
     }
 
     pub fn delete_page_index(&mut self, status: u16, host: &str, id: UrlId) {

@@ -137,6 +137,11 @@ static STEPS: &[Step] = &[
         what: "none (new column family capped: pages whose links past a cap were dropped; the counters gain links_cut, read as 0 in older values)",
         run: None,
     },
+    Step {
+        to: 23,
+        what: "none (in-links are written by window as group rows beside the pair rows, which are read as they are; new column family inlink_pages)",
+        run: None,
+    },
 ];
 
 /// What a step did.

@@ -10,6 +10,7 @@ mod open;
 pub use open::raise_open_file_limit;
 mod batch;
 mod dictionaries;
+mod inlinks;
 mod links;
 mod lookups;
 mod migrate;
@@ -17,6 +18,7 @@ mod near;
 mod reindex;
 mod typed;
 pub use batch::Batch;
+pub use inlinks::{AllInLinks, InLinks};
 pub use links::PageLinkRows;
 pub use typed::Rows;
 

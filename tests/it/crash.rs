@@ -162,8 +162,36 @@ async fn unsupervised_each_run_dies_and_the_next_skips_the_loop() {
         assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{out:?}");
         deaths += 1;
         assert!(deaths <= 4, "still dying after {deaths} runs");
+        if deaths == 1 {
+            // The home page's in-links died in the crawl's window: they are
+            // read from its links row, and the next run writes them.
+            let store = Store::open(&db).unwrap();
+            let window = store.inlink_window().unwrap();
+            assert_eq!(store.waiting_pages(window).unwrap(), vec![id(&f.url("/"))]);
+            assert_eq!(
+                store.inlinks_to(id(&f.url("/3"))).unwrap(),
+                vec![id(&f.url("/"))]
+            );
+            // The page the process died on is still marked in flight.
+            let problems = trawl::crawl::audit(&store).unwrap();
+            assert!(
+                problems
+                    .iter()
+                    .all(|p| p.ends_with("still marked in flight")),
+                "{problems:#?}"
+            );
+        }
     }
     assert_eq!(deaths, 4);
+    let store = Store::open(&db).unwrap();
+    let window = store.inlink_window().unwrap();
+    assert!(window > 0, "the window was written");
+    assert_eq!(store.waiting_pages(window).unwrap(), vec![]);
+    assert_eq!(
+        store.inlinks_to(id(&f.url("/3"))).unwrap(),
+        vec![id(&f.url("/"))]
+    );
+    assert_eq!(trawl::crawl::audit(&store).unwrap(), Vec::<String>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

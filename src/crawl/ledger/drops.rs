@@ -34,9 +34,8 @@ impl Ledger {
         // the candidates there, and only those have their in-links read.
         let mut rows: Vec<(FrontierKey, FrontierEntry)> = Vec::new();
         let mut queued = store.rows::<Frontier>(&[]);
-        // One in-links cursor for every candidate: a new iterator over the
-        // live `inlinks` memtable (a vector) sorts a copy of it.
-        let mut inlinks = store.inlinks_cursor();
+        // One in-links reader for every candidate (see `InLinks`).
+        let mut inlinks = store.inlinks();
         for row in queued.by_ref() {
             let (key, entry) = row?;
             // A revisit's page is fetched: no link change unqueues it.
@@ -88,10 +87,10 @@ impl Ledger {
 /// Whether some page links to `dst` with a `follow` verdict.
 fn still_linked(
     store: &Store,
-    inlinks: &mut crate::store::Cursor<'_>,
+    inlinks: &mut crate::store::InLinks<'_>,
     dst: UrlId,
 ) -> Result<bool, StoreError> {
-    for src in Store::inlinks_at(inlinks, dst)? {
+    for src in inlinks.sources(dst)? {
         if store.link(src, dst)?.is_some_and(|l| l.verdict.follows()) {
             return Ok(true);
         }

@@ -10,6 +10,7 @@ mod discover;
 mod drops;
 mod groups;
 mod inflight;
+mod inlinks;
 mod learned;
 mod near;
 mod order;
@@ -154,6 +155,8 @@ pub(super) struct Ledger {
     due_floor: crate::schema::DueKey,
     /// Retiming under a new revisit policy: the next `seen` key to time.
     retime_next: Option<u128>,
+    /// The last pages' in-links, grouped by target until written.
+    inlinks: inlinks::InLinkWindow,
 }
 
 impl Ledger {
@@ -175,6 +178,7 @@ impl Ledger {
             next_due_ms: None,
             due_floor: revisits::NO_DUE,
             retime_next: None,
+            inlinks: inlinks::InLinkWindow::load(&store)?,
             clock: Clock::start(),
             agent: settings.agent_token().to_string(),
             counters: store.counters()?,

@@ -18,8 +18,8 @@ use crate::model::{self, HostId};
 use crate::parse::ParsedPage;
 use crate::schema::tables::{Capped, Details, Docs, Pages, Verdicts};
 use crate::schema::{
-    CappedRecord, DenoiseRecord, DetailRecord, DocRecord, FilterReason, FrontierEntry, InLinkKey,
-    LinkView, NearRecord, PageLinksBuilder, PageRecord, SeenState,
+    CappedRecord, DenoiseRecord, DetailRecord, DocRecord, FilterReason, FrontierEntry, LinkView,
+    NearRecord, PageLinksBuilder, PageRecord, SeenState,
 };
 use crate::store::StoreError;
 
@@ -441,10 +441,7 @@ impl Ledger {
             // A page's second link to a target is the same in-link row:
             // 4 in 10 of a documentation page's links repeat one.
             if row.push_own(link.url.id(), &rec) {
-                w.b.put_inlink(InLinkKey {
-                    dst: link.url.id(),
-                    src: id,
-                });
+                self.inlinks.add(&mut w.b, link.url.id(), id);
             }
             if follow {
                 let depth = job.entry.depth.saturating_add(1);

@@ -15,8 +15,8 @@ use crate::crawl::worker::{PageData, PageJob};
 use crate::model::{self, UrlId};
 use crate::schema::tables::{Docs, Due, Pages, Verdicts, Visits};
 use crate::schema::{
-    Compared, DueKey, DueReason, FrontierEntry, InLinkKey, NearRecord, PageRecord, PastVersion,
-    Revalidate, SeenState, VisitRecord,
+    Compared, DueKey, DueReason, FrontierEntry, NearRecord, PageRecord, PastVersion, Revalidate,
+    SeenState, VisitRecord,
 };
 use crate::store::{Batch, StoreError};
 
@@ -516,10 +516,14 @@ impl Ledger {
             w.b.delete_row::<Docs>(&id);
             w.b.delete_row::<Verdicts>(&id);
         }
-        for (dst, _) in self.store.links_from(id, usize::MAX)? {
-            w.b.delete_inlink(InLinkKey { dst, src: id });
-            w.unboosted.insert(dst);
-        }
+        let store = self.store.clone();
+        let targets = store
+            .link_targets(&[id])?
+            .pop()
+            .map(|(_, t)| t)
+            .unwrap_or_default();
+        self.inlinks.forget(&store, &mut w.b, id, &targets)?;
+        w.unboosted.extend(targets);
         w.b.delete_links(id);
         Ok(near)
     }

@@ -114,7 +114,16 @@ impl Ledger {
         let marked = self.marks.write_into(&mut b);
         b.write()?;
         self.marks.written(marked);
+        if self.inlinks.is_full() {
+            self.write_inlinks()?;
+        }
         Ok(())
+    }
+
+    /// Writes the in-links waiting in the window (when it is full, and
+    /// when a run ends).
+    pub fn write_inlinks(&mut self) -> Result<(), StoreError> {
+        self.inlinks.write(&self.store)
     }
 
     pub fn write_host(&mut self, id: HostId) -> Result<(), StoreError> {

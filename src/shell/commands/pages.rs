@@ -224,7 +224,7 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
         scanned: 0,
     };
     let unreadable = std::cell::Cell::new(0);
-    let mut in_cursor = needs_inlinks.then(|| store.inlinks_cursor());
+    let mut inlinks = needs_inlinks.then(|| store.inlinks());
     for row in candidates(&store, plan, light, &unreadable) {
         if sh.interrupted() {
             sh.progress_done();
@@ -251,8 +251,8 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
         let Some(page) = page else { continue };
         let doc = sh.store.doc(id)?.unwrap_or_default();
         let extra = Extra {
-            inlinks: match in_cursor.as_mut() {
-                Some(c) => Store::count_inlinks(c, id)?,
+            inlinks: match inlinks.as_mut() {
+                Some(r) => r.count(id)?,
                 None => 0,
             },
             scores: match needs_scores {

@@ -12,7 +12,7 @@ use super::{Call, Command, Sub, no_detail, nothing};
 use crate::graph::{GraphBuilder, LinkGraph, pagerank};
 use crate::model::UrlId;
 use crate::schema::tables::{RankRow, Ranks};
-use crate::schema::{CF_INLINKS, InLinkKey, RankRecord, RankRun, SeenRecord, SeenState, Versioned};
+use crate::schema::{CF_INLINKS, RankRecord, RankRun, SeenRecord, SeenState, Versioned};
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
@@ -254,19 +254,19 @@ impl Shell {
         }
         let expected = store.estimated_rows(CF_INLINKS) as usize;
         let mut b = GraphBuilder::new(pages, expected);
-        let mut cur = store.inlinks_cursor();
-        let mut n = 0u64;
-        while let Some((k, _)) = cur.next_row()? {
-            n += 1;
-            if n.is_multiple_of(CHECK_EVERY) {
+        let mut all = store.all_inlinks()?;
+        let mut next_check = CHECK_EVERY;
+        while let Some((dst, sources)) = all.next_target()? {
+            if all.rows >= next_check {
+                next_check = all.rows + CHECK_EVERY;
                 self.check(&format!(
-                    "rank: reading links: {} of about {}",
-                    table::thousands(n),
+                    "rank: reading links: {} rows of about {}",
+                    table::thousands(all.rows),
                     table::thousands(expected as u64)
                 ))?;
             }
-            if let Some(key) = InLinkKey::from_key(k) {
-                b.add_edge(key.dst, key.src);
+            for src in sources {
+                b.add_edge(dst, src);
             }
         }
         let g = b.finish();

@@ -1,0 +1,240 @@
+//! In-links as readers see them, whatever wrote them: pair rows (schema
+//! 22 and older), group rows (a crawl window's links to one target), and
+//! the links of the pages whose in-links still wait in the crawl's window
+//! (`inlink_pages` `p` rows), read from their `links` rows.
+
+use std::collections::HashMap;
+
+use super::{Batch, Cursor, PageLinkRows, Result, Store, StoreError};
+use crate::model::UrlId;
+use crate::schema::{
+    CF_INLINK_PAGES, CF_INLINKS, CF_LINKS, CF_META, InLinkKey, InLinkRow, inlink_pages, meta_keys,
+};
+
+/// Reads the in-links of one target after another through one cursor (a
+/// new iterator over the live `inlinks` memtable, a vector, sorts a copy
+/// of it). The waiting pages' links are read once, at the first question.
+pub struct InLinks<'a> {
+    store: &'a Store,
+    cursor: Cursor<'a>,
+    waiting: Option<HashMap<UrlId, Vec<UrlId>>>,
+}
+
+impl<'a> InLinks<'a> {
+    /// The pages linking to `dst`, in id order.
+    pub fn sources(&mut self, dst: UrlId) -> Result<Vec<UrlId>> {
+        let prefix = dst.to_bytes();
+        self.cursor.seek(&prefix);
+        let mut found = Vec::new();
+        while let Some((k, v)) = self.cursor.next_row()? {
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            found.extend(InLinkRow::read(k, v).into_iter().flat_map(|r| r.sources()));
+        }
+        if self.waiting.is_none() {
+            self.waiting = Some(self.store.waiting_inlinks()?);
+        }
+        if let Some(w) = self.waiting.as_ref().and_then(|w| w.get(&dst)) {
+            found.extend_from_slice(w);
+        }
+        found.sort_unstable();
+        found.dedup();
+        Ok(found)
+    }
+
+    /// How many pages link to `dst`.
+    pub fn count(&mut self, dst: UrlId) -> Result<u64> {
+        Ok(self.sources(dst)?.len() as u64)
+    }
+}
+
+/// Every target with the pages linking to it, in target order (the order of
+/// `inlinks` keys), the waiting pages' links merged in.
+pub struct AllInLinks<'a> {
+    cursor: Cursor<'a>,
+    /// The waiting pages' links, by target, in target order, reversed (the
+    /// next one is popped).
+    waiting: Vec<(UrlId, Vec<UrlId>)>,
+    /// `inlinks` rows read so far (for progress).
+    pub rows: u64,
+}
+
+impl AllInLinks<'_> {
+    /// The next target and its sources (ascending), or None at the end.
+    pub fn next_target(&mut self) -> Result<Option<(UrlId, Vec<UrlId>)>> {
+        let stored = self.peek_target()?;
+        let waiting = self.waiting.last().map(|(d, _)| *d);
+        let Some(dst) = stored.into_iter().chain(waiting).min() else {
+            return Ok(None);
+        };
+        let mut sources = Vec::new();
+        if stored == Some(dst) {
+            while let Some((k, v)) = self.cursor.current()? {
+                match InLinkRow::read(k, v) {
+                    Some(row) if row.dst == dst => sources.extend(row.sources()),
+                    Some(_) => break,
+                    None => {}
+                }
+                self.cursor.advance();
+                self.rows += 1;
+            }
+        }
+        if waiting == Some(dst) {
+            sources.extend(self.waiting.pop().map(|(_, s)| s).unwrap_or_default());
+        }
+        sources.sort_unstable();
+        sources.dedup();
+        Ok(Some((dst, sources)))
+    }
+
+    /// The target of the next readable row, passing over unreadable ones.
+    fn peek_target(&mut self) -> Result<Option<UrlId>> {
+        while let Some((k, v)) = self.cursor.current()? {
+            if let Some(row) = InLinkRow::read(k, v) {
+                return Ok(Some(row.dst));
+            }
+            self.cursor.advance();
+            self.rows += 1;
+        }
+        Ok(None)
+    }
+}
+
+impl Store {
+    /// A reader of in-links by target (see [`InLinks`]).
+    pub fn inlinks(&self) -> InLinks<'_> {
+        InLinks {
+            store: self,
+            cursor: self.cursor(CF_INLINKS, &[]),
+            waiting: None,
+        }
+    }
+
+    /// Every target's in-links, in target order (see [`AllInLinks`]).
+    pub fn all_inlinks(&self) -> Result<AllInLinks<'_>> {
+        let mut waiting: Vec<_> = self.waiting_inlinks()?.into_iter().collect();
+        waiting.sort_unstable_by_key(|w| std::cmp::Reverse(w.0));
+        Ok(AllInLinks {
+            cursor: self.cursor(CF_INLINKS, &[]),
+            waiting,
+            rows: 0,
+        })
+    }
+
+    /// The pages linking to `dst`, in id order.
+    pub fn inlinks_to(&self, dst: UrlId) -> Result<Vec<UrlId>> {
+        self.inlinks().sources(dst)
+    }
+
+    /// The crawl's in-link window being filled (0 before schema 23).
+    pub fn inlink_window(&self) -> Result<u64> {
+        Ok(self
+            .get_raw(CF_META, meta_keys::INLINK_WINDOW)?
+            .and_then(|v| Some(u64::from_be_bytes(v.get(..8)?.try_into().ok()?)))
+            .unwrap_or(0))
+    }
+
+    /// The pages whose in-links wait in `window`, ascending.
+    pub fn waiting_pages(&self, window: u64) -> Result<Vec<UrlId>> {
+        let prefix = inlink_pages::pending_prefix(window);
+        let mut cursor = self.cursor(CF_INLINK_PAGES, &prefix);
+        let mut pages = Vec::new();
+        while let Some((k, _)) = cursor.next_row()? {
+            pages.extend(inlink_pages::pending_source(k));
+        }
+        Ok(pages)
+    }
+
+    /// The targets of each of `pages` (ascending), read through one cursor.
+    pub fn link_targets(&self, pages: &[UrlId]) -> Result<Vec<(UrlId, Vec<UrlId>)>> {
+        let mut cursor = self.cursor(CF_LINKS, &[]);
+        let mut out = Vec::with_capacity(pages.len());
+        for src in pages {
+            let page = src.to_bytes();
+            cursor.seek(&page);
+            let rows = PageLinkRows::read(&mut cursor, &page)?;
+            let links = rows
+                .links_strict()
+                .map_err(|err| StoreError::Codec { cf: CF_LINKS, err })?;
+            out.push((*src, links.into_iter().map(|(d, _)| d).collect()));
+        }
+        Ok(out)
+    }
+
+    /// The links of the pages whose in-links wait in the crawl's window,
+    /// by target.
+    fn waiting_inlinks(&self) -> Result<HashMap<UrlId, Vec<UrlId>>> {
+        let pages = self.waiting_pages(self.inlink_window()?)?;
+        let mut by_target: HashMap<UrlId, Vec<UrlId>> = HashMap::new();
+        for (src, targets) in self.link_targets(&pages)? {
+            for dst in targets {
+                by_target.entry(dst).or_default().push(src);
+            }
+        }
+        Ok(by_target)
+    }
+
+    /// The window whose group rows hold `src`'s in-links, if they are in
+    /// group rows.
+    pub fn inlinks_placed(&self, src: UrlId) -> Result<Option<u64>> {
+        Ok(self
+            .get_raw(CF_INLINK_PAGES, &inlink_pages::placed(src))?
+            .and_then(|v| Some(u64::from_be_bytes(v.get(..8)?.try_into().ok()?))))
+    }
+
+    /// The sources in `dst`'s group row of `window`.
+    pub fn inlink_group(&self, dst: UrlId, window: u64) -> Result<Vec<UrlId>> {
+        let key = InLinkRow::group_key(dst, window);
+        Ok(match self.get_raw(CF_INLINKS, &key)? {
+            Some(v) => InLinkRow::read(&key, &v)
+                .map(|r| r.sources().collect())
+                .unwrap_or_default(),
+            None => Vec::new(),
+        })
+    }
+}
+
+impl Batch<'_> {
+    /// `src`'s in-links wait in `window` (its links row is in this batch).
+    pub fn put_inlinks_waiting(&mut self, window: u64, src: UrlId) {
+        self.put_raw(CF_INLINK_PAGES, &inlink_pages::pending(window, src), &[]);
+    }
+
+    pub fn delete_inlinks_waiting(&mut self, window: u64, src: UrlId) {
+        self.delete(CF_INLINK_PAGES, &inlink_pages::pending(window, src));
+    }
+
+    /// `src`'s in-links are in `window`'s group rows.
+    pub fn put_inlinks_placed(&mut self, src: UrlId, window: u64) {
+        self.put_raw(
+            CF_INLINK_PAGES,
+            &inlink_pages::placed(src),
+            &window.to_be_bytes(),
+        );
+    }
+
+    pub fn delete_inlinks_placed(&mut self, src: UrlId) {
+        self.delete(CF_INLINK_PAGES, &inlink_pages::placed(src));
+    }
+
+    /// `dst`'s group row of `window`: `sources` (ascending), or none when
+    /// empty.
+    pub fn put_inlink_group(&mut self, dst: UrlId, window: u64, sources: &[UrlId]) {
+        let key = InLinkRow::group_key(dst, window);
+        if sources.is_empty() {
+            self.delete(CF_INLINKS, &key);
+        } else {
+            self.put_raw(CF_INLINKS, &key, &InLinkRow::group_value(sources));
+        }
+    }
+
+    /// A pair row (schema 22 and older) goes.
+    pub fn delete_inlink(&mut self, link: InLinkKey) {
+        self.delete(CF_INLINKS, &link.to_key());
+    }
+
+    pub fn put_inlink_window(&mut self, window: u64) {
+        self.put_raw(CF_META, meta_keys::INLINK_WINDOW, &window.to_be_bytes());
+    }
+}
