@@ -45,8 +45,8 @@ use trawl::fetch::{FetchSettings, HttpClient, NetGuard};
 use trawl::model::{CanonicalUrl, UrlId};
 use trawl::schema::dictionary::Dictionary;
 use trawl::schema::{
-    CF_DOCS, CF_FRONTIER, CF_INLINKS, CF_LINKS, CF_PAGES, CF_SEEN, DocRecord, FrontierKey,
-    InLinkKey, LinkView, PageLinksBuilder, PageRecord, SeenRecord, SeenState,
+    CF_DOCS, CF_FRONTIER, CF_LINKS, CF_PAGES, CF_SEEN, DocRecord, FrontierKey, LinkView,
+    PageLinksBuilder, PageRecord, SeenRecord, SeenState,
 };
 use trawl::site::bench::{BenchUrls, BenchWeb};
 use trawl::store::Store;
@@ -197,6 +197,7 @@ async fn write_pages(
     mut pages: mpsc::Receiver<(CanonicalUrl, PageData)>,
 ) -> Result<usize, String> {
     let mut seen: HashSet<UrlId> = HashSet::new();
+    let mut window = common::InLinkWindow::default();
     let mut written = 0;
     while let Some((url, data)) = pages.recv().await {
         let id = url.id();
@@ -234,6 +235,7 @@ async fn write_pages(
         if let Some(parsed) = &data.parsed {
             let page = &parsed.page;
             let mut links = PageLinksBuilder::default();
+            let mut targets = Vec::new();
             for l in &page.links {
                 let dst = l.url.id();
                 links.push(
@@ -250,12 +252,14 @@ async fn write_pages(
                         ..LinkView::default()
                     },
                 );
-                let back = InLinkKey { dst, src: id };
-                b.put_raw(CF_INLINKS, &back.to_key(), &[]);
+                if !targets.contains(&dst) {
+                    targets.push(dst);
+                }
                 if seen.insert(dst) {
                     common::queue_new_url(&mut b, dst, &l.url, id, 0);
                 }
             }
+            window.add(&mut b, id, &targets);
             b.put_raw(CF_LINKS, &id.to_bytes(), &links.encode());
             let doc = DocRecord {
                 title: page.title.clone(),
@@ -266,6 +270,7 @@ async fn write_pages(
             b.put(CF_DOCS, &id.to_bytes(), &doc);
         }
         b.write().map_err(|e| e.to_string())?;
+        window.write_if_full(&store);
         written += 1;
     }
     Ok(written)

@@ -14,8 +14,8 @@ use trawl::filter::{FilterSettings, Filters, Mode};
 use trawl::model::{self, UrlId};
 use trawl::parse;
 use trawl::schema::{
-    CF_DOCS, CF_INLINKS, CF_LINKS, CF_PAGES, CF_VERDICTS, DocRecord, InLinkKey, LinkView,
-    PageLinksBuilder, PageRecord, VerdictRecord,
+    CF_DOCS, CF_LINKS, CF_PAGES, CF_VERDICTS, DocRecord, LinkView, PageLinksBuilder, PageRecord,
+    VerdictRecord,
 };
 use trawl::store::Store;
 
@@ -62,10 +62,12 @@ fn bench(c: &mut Criterion) {
     let store = Store::open(dir.path()).unwrap();
     let body_zstd = zstd::bulk::compress(body, 3).unwrap();
     let mut n = 0u64;
+    let mut window = common::InLinkWindow::default();
     c.bench_function("one page's write batch", |b| {
         b.iter(|| {
             // What the engine writes for a page: its record, doc, verdict,
-            // its links row, each link's in-link row, and each new target's seen/url/frontier rows.
+            // its links row, its in-links (a window's group rows every
+            // 4,096 pages), and each new target's seen/url/frontier rows.
             n += 1;
             let id = UrlId::of(&format!("{}?{n}", url.as_str()));
             let mut batch = store.batch();
@@ -84,6 +86,7 @@ fn bench(c: &mut Criterion) {
             batch.put(CF_DOCS, &id.to_bytes(), &doc);
             batch.put(CF_VERDICTS, &id.to_bytes(), &VerdictRecord::default());
             let mut links = PageLinksBuilder::default();
+            let mut targets = Vec::new();
             for l in &page.links {
                 let dst = UrlId::of(&format!("{}?{n}", l.url.as_str()));
                 let view = LinkView {
@@ -97,12 +100,15 @@ fn bench(c: &mut Criterion) {
                     ..LinkView::default()
                 };
                 links.push(dst, &view);
-                let back = InLinkKey { dst, src: id };
-                batch.put_raw(CF_INLINKS, &back.to_key(), &[]);
+                if !targets.contains(&dst) {
+                    targets.push(dst);
+                }
                 common::queue_new_url(&mut batch, dst, &l.url, id, n);
             }
+            window.add(&mut batch, id, &targets);
             batch.put_raw(CF_LINKS, &id.to_bytes(), &links.encode());
-            batch.write().unwrap()
+            batch.write().unwrap();
+            window.write_if_full(&store)
         })
     });
 }

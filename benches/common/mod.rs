@@ -4,7 +4,47 @@ use trawl::model::{CanonicalUrl, UrlId};
 use trawl::schema::{
     CF_FRONTIER, CF_SEEN, CF_URLS, FrontierEntry, FrontierKey, SeenRecord, SeenState,
 };
-use trawl::store::Batch;
+use trawl::store::{Batch, Store};
+
+/// The in-links the way the engine writes them (schema 23): each page
+/// marked waiting in its batch, and a group row per target for every
+/// 4,096 pages, in a batch of their own.
+#[derive(Default)]
+pub struct InLinkWindow {
+    number: u64,
+    by_target: std::collections::HashMap<UrlId, Vec<UrlId>>,
+    pages: Vec<UrlId>,
+}
+
+impl InLinkWindow {
+    /// Page `src`'s links to `targets` (each once), in its batch `b`.
+    pub fn add(&mut self, b: &mut Batch<'_>, src: UrlId, targets: &[UrlId]) {
+        b.put_inlinks_waiting(self.number, src);
+        self.pages.push(src);
+        for dst in targets {
+            self.by_target.entry(*dst).or_default().push(src);
+        }
+    }
+
+    /// Writes the window's group rows once it holds 4,096 pages.
+    pub fn write_if_full(&mut self, store: &Store) {
+        if self.pages.len() < 4096 {
+            return;
+        }
+        let mut b = store.batch();
+        for (dst, mut srcs) in self.by_target.drain() {
+            srcs.sort_unstable();
+            b.put_inlink_group(dst, self.number, &srcs);
+        }
+        for src in self.pages.drain(..) {
+            b.delete_inlinks_waiting(self.number, src);
+            b.put_inlinks_placed(src, self.number);
+        }
+        self.number += 1;
+        b.put_inlink_window(self.number);
+        b.write().unwrap();
+    }
+}
 
 /// Queues a URL first found on page `parent`: its `urls`, `seen` and
 /// `frontier` rows, one hop deep, at `priority` in its host's queue.

@@ -45,7 +45,7 @@ pub struct OutLinkKey {
 }
 
 /// `inlinks` key of a pair row (schemas 1–22, still read): target ‖
-/// source, no value. With group rows (see [`InLinkRow`]) a page's
+/// source, no value. With group rows (see [`InLinkRow`]) a target's
 /// in-links are one prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct InLinkKey {

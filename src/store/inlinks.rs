@@ -8,16 +8,18 @@ use std::collections::HashMap;
 use super::{Batch, Cursor, PageLinkRows, Result, Store, StoreError};
 use crate::model::UrlId;
 use crate::schema::{
-    CF_INLINK_PAGES, CF_INLINKS, CF_LINKS, CF_META, InLinkKey, InLinkRow, inlink_pages, meta_keys,
+    CF_INLINK_PAGES, CF_INLINKS, CF_LINKS, CF_META, CodecError, InLinkKey, InLinkRow, inlink_pages,
+    meta_keys,
 };
 
 /// Reads the in-links of one target after another through one cursor (a
 /// new iterator over the live `inlinks` memtable, a vector, sorts a copy
-/// of it). The waiting pages' links are read once, at the first question.
+/// of it). The waiting pages' links are read first, before the cursor: a
+/// window written in between is then read twice (and counted once), never
+/// missed.
 pub struct InLinks<'a> {
-    store: &'a Store,
     cursor: Cursor<'a>,
-    waiting: Option<HashMap<UrlId, Vec<UrlId>>>,
+    waiting: HashMap<UrlId, Vec<UrlId>>,
 }
 
 impl<'a> InLinks<'a> {
@@ -32,10 +34,7 @@ impl<'a> InLinks<'a> {
             }
             found.extend(InLinkRow::read(k, v).into_iter().flat_map(|r| r.sources()));
         }
-        if self.waiting.is_none() {
-            self.waiting = Some(self.store.waiting_inlinks()?);
-        }
-        if let Some(w) = self.waiting.as_ref().and_then(|w| w.get(&dst)) {
+        if let Some(w) = self.waiting.get(&dst) {
             found.extend_from_slice(w);
         }
         found.sort_unstable();
@@ -103,16 +102,17 @@ impl AllInLinks<'_> {
 
 impl Store {
     /// A reader of in-links by target (see [`InLinks`]).
-    pub fn inlinks(&self) -> InLinks<'_> {
-        InLinks {
-            store: self,
+    pub fn inlinks(&self) -> Result<InLinks<'_>> {
+        let waiting = self.waiting_inlinks()?;
+        Ok(InLinks {
             cursor: self.cursor(CF_INLINKS, &[]),
-            waiting: None,
-        }
+            waiting,
+        })
     }
 
     /// Every target's in-links, in target order (see [`AllInLinks`]).
     pub fn all_inlinks(&self) -> Result<AllInLinks<'_>> {
+        // Waiting pages first, then the cursor (see `InLinks`).
         let mut waiting: Vec<_> = self.waiting_inlinks()?.into_iter().collect();
         waiting.sort_unstable_by_key(|w| std::cmp::Reverse(w.0));
         Ok(AllInLinks {
@@ -124,7 +124,7 @@ impl Store {
 
     /// The pages linking to `dst`, in id order.
     pub fn inlinks_to(&self, dst: UrlId) -> Result<Vec<UrlId>> {
-        self.inlinks().sources(dst)
+        self.inlinks()?.sources(dst)
     }
 
     /// The crawl's in-link window being filled (0 before schema 23).
@@ -146,7 +146,9 @@ impl Store {
         Ok(pages)
     }
 
-    /// The targets of each of `pages` (ascending), read through one cursor.
+    /// The targets of each of `pages` (ascending), read through one cursor;
+    /// a links row that cannot be read counts as none (the audit reports
+    /// it), so one bad row stops no reader and no crawl.
     pub fn link_targets(&self, pages: &[UrlId]) -> Result<Vec<(UrlId, Vec<UrlId>)>> {
         let mut cursor = self.cursor(CF_LINKS, &[]);
         let mut out = Vec::with_capacity(pages.len());
@@ -154,9 +156,7 @@ impl Store {
             let page = src.to_bytes();
             cursor.seek(&page);
             let rows = PageLinkRows::read(&mut cursor, &page)?;
-            let links = rows
-                .links_strict()
-                .map_err(|err| StoreError::Codec { cf: CF_LINKS, err })?;
+            let (links, _) = rows.links();
             out.push((*src, links.into_iter().map(|(d, _)| d).collect()));
         }
         Ok(out)
@@ -183,15 +183,21 @@ impl Store {
             .and_then(|v| Some(u64::from_be_bytes(v.get(..8)?.try_into().ok()?))))
     }
 
-    /// The sources in `dst`'s group row of `window`.
+    /// The sources in `dst`'s group row of `window`; an error for a row
+    /// that cannot be read (rewritten without one page, it would lose the
+    /// others).
     pub fn inlink_group(&self, dst: UrlId, window: u64) -> Result<Vec<UrlId>> {
         let key = InLinkRow::group_key(dst, window);
-        Ok(match self.get_raw(CF_INLINKS, &key)? {
-            Some(v) => InLinkRow::read(&key, &v)
-                .map(|r| r.sources().collect())
-                .unwrap_or_default(),
-            None => Vec::new(),
-        })
+        let Some(v) = self.get_raw(CF_INLINKS, &key)? else {
+            return Ok(Vec::new());
+        };
+        match InLinkRow::read(&key, &v) {
+            Some(r) => Ok(r.sources().collect()),
+            None => Err(StoreError::Codec {
+                cf: CF_INLINKS,
+                err: CodecError::Malformed(format!("a group row of {} bytes", v.len())),
+            }),
+        }
     }
 }
 

@@ -150,7 +150,6 @@ impl Batch<'_> {
         self.put_raw(CF_URLS, &id.to_bytes(), url.as_bytes());
     }
 
-    /// The link from `src` to `dst`, in the in-link table.
     /// A page's out-links, as one row.
     pub fn put_links(&mut self, src: UrlId, links: &PageLinksBuilder) {
         self.put_raw(CF_LINKS, &src.to_bytes(), &links.encode());

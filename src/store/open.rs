@@ -22,8 +22,9 @@ const BLOCK_CACHE: usize = 40 << 20;
 /// The CFs read by point lookups (Get, MultiGet), not only by scans.
 const POINT_LOOKUP_CFS: [&str; 6] = [CF_SEEN, CF_URLS, CF_CONTENT, CF_PAGES, CF_DOCS, CF_VERDICTS];
 
-/// The CFs the crawl writes and does not read back: whatever reads them
-/// (the shell, refilter, rank) reads through a bloom filter or a scan.
+/// The CFs the crawl writes and does not read back (but for a revisit's
+/// few lookups): whatever reads them (the shell, refilter, rank) reads
+/// through a bloom filter or a scan.
 const APPEND_CFS: [&str; 7] = [
     CF_INLINKS,
     CF_PAGE_INDEX,
@@ -160,17 +161,19 @@ fn cf_options(name: &str, cache: &Cache) -> Options {
         // the crawl's largest single cost (FindSplice, 9-11 %), and the
         // crawl never reads these rows back while it writes them.
         o.set_memtable_factory(rocksdb::MemtableFactory::Vector);
-        if POINT_LOOKUP_CFS.contains(&name) || name == CF_LINKS {
+        if POINT_LOOKUP_CFS.contains(&name) || name == CF_LINKS || name == CF_INLINKS {
             // A point lookup in a vector memtable sorts a copy of it: a
             // whole-key bloom filter lets every lookup of a key the
-            // memtable lacks (all but the last seconds' pages) skip that.
+            // memtable lacks (all but the last seconds' pages; for
+            // `inlinks`, a revisit's group rows of past windows) skip that.
             o.set_memtable_whole_key_filtering(true);
             o.set_memtable_prefix_bloom_ratio(0.02);
         }
     }
     if name == CF_INLINKS {
-        // ~17 rows a page. A query's iterator sorts a copy of the live
-        // vector memtable, so it stays small (2 MiB, ~35 k rows: a few ms),
+        // Written a window at a time (schema 23: a group row per target,
+        // ~1.6 MiB for a window of 100,000 links). A query's iterator sorts
+        // a copy of the live vector memtable, so it stays small (2 MiB),
         // and four sealed ones (sorted once) flush together into one file
         // the size a 16 MiB memtable made.
         o.set_write_buffer_size(2 << 20);
@@ -417,6 +420,22 @@ pub(super) fn open_secondary(path: &Path, scratch: &Path) -> Result<DB> {
         return Err(StoreError::Open(
             path.into(),
             "no trawl database there".into(),
+        ));
+    }
+    // A secondary cannot create the column families a newer schema added:
+    // say so, not RocksDB's "Column family not found".
+    let present = DB::list_cf(&Options::default(), path).map_err(|e| classify(path, e))?;
+    let missing: Vec<&str> = schema::COLUMN_FAMILIES
+        .into_iter()
+        .filter(|cf| !present.iter().any(|p| p == cf))
+        .collect();
+    if !missing.is_empty() {
+        return Err(StoreError::Open(
+            path.into(),
+            format!(
+                "an older trawl wrote it and a read-only attach cannot add what this one reads ({}); open it read-write once to migrate it (after the crawl that holds it stops), or query it with the trawl that wrote it",
+                missing.join(", ")
+            ),
         ));
     }
     let mut opts = db_options(path);

@@ -241,6 +241,27 @@ async fn opens_migrates_answers_and_refilters(version: u32) {
     assert_eq!(store.counters().unwrap().fetched, pages);
 }
 
+#[test]
+fn a_read_only_attach_to_an_older_db_says_to_migrate_it() {
+    let (dir, db) = fixture(22);
+    let err = Store::open_secondary(&db, &dir.path().join("scratch"))
+        .err()
+        .expect("a v22 db lacks inlink_pages")
+        .to_string();
+    assert!(
+        err.contains("an older trawl wrote it") && err.contains("(inlink_pages)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("open it read-write once to migrate it"),
+        "{err}"
+    );
+    // Migrated, it attaches.
+    drop(Store::open(&db).unwrap());
+    let store = Store::open_secondary(&db, &dir.path().join("scratch")).unwrap();
+    assert!(store.counters().unwrap().fetched > 10);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_earlier_schema_version_migrates_and_answers() {
     for version in 1..schema::SCHEMA_VERSION {

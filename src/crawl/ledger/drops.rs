@@ -35,7 +35,7 @@ impl Ledger {
         let mut rows: Vec<(FrontierKey, FrontierEntry)> = Vec::new();
         let mut queued = store.rows::<Frontier>(&[]);
         // One in-links reader for every candidate (see `InLinks`).
-        let mut inlinks = store.inlinks();
+        let mut inlinks = store.inlinks()?;
         for row in queued.by_ref() {
             let (key, entry) = row?;
             // A revisit's page is fetched: no link change unqueues it.

@@ -268,6 +268,53 @@ mod tests {
     }
 
     #[test]
+    fn an_unreadable_group_row_is_an_error_not_rewritten_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut w = InLinkWindow::load(&store).unwrap();
+        record(&store, &mut w, 1, &[10]);
+        record(&store, &mut w, 2, &[10]);
+        w.write(&store).unwrap();
+        let key = crate::schema::InLinkRow::group_key(id(10), 0);
+        let mut b = store.batch();
+        b.put_raw(crate::schema::CF_INLINKS, &key, &[7; 31]);
+        b.write().unwrap();
+        let mut b = store.batch();
+        let err = w.forget(&store, &mut b, id(1), &ids(&[10]));
+        assert!(
+            err.unwrap_err()
+                .to_string()
+                .contains("group row of 31 bytes")
+        );
+        drop(b);
+        assert!(
+            store
+                .get_raw(crate::schema::CF_INLINKS, &key)
+                .unwrap()
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn a_waiting_page_whose_links_row_is_unreadable_stops_no_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut w = InLinkWindow::load(&store).unwrap();
+        record(&store, &mut w, 1, &[10]);
+        record(&store, &mut w, 2, &[10]);
+        let mut b = store.batch();
+        b.put_raw(crate::schema::CF_LINKS, &id(2).to_bytes(), &[99, 1, 2]);
+        b.write().unwrap();
+        assert_eq!(store.inlinks_to(id(10)).unwrap(), vec![id(1)]);
+        assert_eq!(InLinkWindow::load(&store).unwrap().links, 1);
+        let problems = crate::crawl::audit(&store).unwrap();
+        assert!(
+            problems.iter().any(|p| p.contains("links unreadable")),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
     fn a_window_is_written_when_it_holds_enough_links_or_pages() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();

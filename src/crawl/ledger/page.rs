@@ -378,8 +378,9 @@ impl Ledger {
         Ok(())
     }
 
-    /// The page's links row, an in-link row per link, and the discovery of
-    /// each link the crawl follows (or a link filter drops).
+    /// The page's links row, its in-links (into the ledger's window), and
+    /// the discovery of each link the crawl follows (or a link filter
+    /// drops).
     fn record_links(
         &mut self,
         w: &mut PageWrite<'_>,
@@ -438,8 +439,8 @@ impl Ledger {
                 // followed one gets a `urls` row from `discover` when new.
                 dst_url: link.url.as_str(),
             };
-            // A page's second link to a target is the same in-link row:
-            // 4 in 10 of a documentation page's links repeat one.
+            // A page's second link to a target is the same in-link: 4 in 10
+            // of a documentation page's links repeat one.
             if row.push_own(link.url.id(), &rec) {
                 self.inlinks.add(&mut w.b, link.url.id(), id);
             }

@@ -224,7 +224,10 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
         scanned: 0,
     };
     let unreadable = std::cell::Cell::new(0);
-    let mut inlinks = needs_inlinks.then(|| store.inlinks());
+    let mut inlinks = match needs_inlinks {
+        true => Some(store.inlinks()?),
+        false => None,
+    };
     for row in candidates(&store, plan, light, &unreadable) {
         if sh.interrupted() {
             sh.progress_done();
