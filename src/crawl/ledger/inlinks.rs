@@ -267,13 +267,19 @@ mod tests {
         assert_eq!(read(&store, &targets), vec![(id(11), ids(&[1]))]);
     }
 
-    #[test]
-    fn an_unreadable_group_row_is_an_error_not_rewritten_empty() {
+    /// A new db whose window holds pages 1 and 2, each linking to 10.
+    fn two_pages_linking_to_10() -> (tempfile::TempDir, Store, InLinkWindow) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let mut w = InLinkWindow::load(&store).unwrap();
         record(&store, &mut w, 1, &[10]);
         record(&store, &mut w, 2, &[10]);
+        (dir, store, w)
+    }
+
+    #[test]
+    fn an_unreadable_group_row_is_an_error_not_rewritten_empty() {
+        let (_dir, store, mut w) = two_pages_linking_to_10();
         w.write(&store).unwrap();
         let key = crate::schema::InLinkRow::group_key(id(10), 0);
         let mut b = store.batch();
@@ -297,11 +303,7 @@ mod tests {
 
     #[test]
     fn a_waiting_page_whose_links_row_is_unreadable_stops_no_reader() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let mut w = InLinkWindow::load(&store).unwrap();
-        record(&store, &mut w, 1, &[10]);
-        record(&store, &mut w, 2, &[10]);
+        let (_dir, store, _window) = two_pages_linking_to_10();
         let mut b = store.batch();
         b.put_raw(crate::schema::CF_LINKS, &id(2).to_bytes(), &[99, 1, 2]);
         b.write().unwrap();
