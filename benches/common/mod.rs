@@ -31,18 +31,12 @@ impl InLinkWindow {
         if self.pages.len() < 4096 {
             return;
         }
-        let mut b = store.batch();
-        for (dst, mut srcs) in self.by_target.drain() {
-            srcs.sort_unstable();
-            b.put_inlink_group(dst, self.number, &srcs);
-        }
-        for src in self.pages.drain(..) {
-            b.delete_inlinks_waiting(self.number, src);
-            b.put_inlinks_placed(src, self.number);
-        }
+        let pages = self.pages.drain(..);
+        store
+            .write_inlink_window(self.number, self.by_target.iter_mut(), pages)
+            .unwrap();
+        self.by_target.clear();
         self.number += 1;
-        b.put_inlink_window(self.number);
-        b.write().unwrap();
     }
 }
 

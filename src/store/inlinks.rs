@@ -8,9 +8,12 @@ use std::collections::HashMap;
 use super::{Batch, Cursor, PageLinkRows, Result, Store, StoreError};
 use crate::model::UrlId;
 use crate::schema::{
-    CF_INLINK_PAGES, CF_INLINKS, CF_LINKS, CF_META, CodecError, InLinkKey, InLinkRow, inlink_pages,
-    meta_keys,
+    CF_INLINK_PAGES, CF_INLINKS, CF_LINKS, CF_META, CodecError, InLinkKey, InLinkRow, LinkRecord,
+    inlink_pages, meta_keys,
 };
+
+/// A page and the targets of its links.
+pub type PageTargets = (UrlId, Vec<UrlId>);
 
 /// Reads the in-links of one target after another through one cursor (a
 /// new iterator over the live `inlinks` memtable, a vector, sorts a copy
@@ -42,6 +45,14 @@ impl<'a> InLinks<'a> {
         Ok(found)
     }
 
+    /// The first page linking to `dst` (by id) and its link.
+    pub fn first_link(&mut self, store: &Store, dst: UrlId) -> Result<Option<(UrlId, LinkRecord)>> {
+        let Some(&src) = self.sources(dst)?.first() else {
+            return Ok(None);
+        };
+        Ok(store.link(src, dst)?.map(|l| (src, l)))
+    }
+
     /// How many pages link to `dst`.
     pub fn count(&mut self, dst: UrlId) -> Result<u64> {
         Ok(self.sources(dst)?.len() as u64)
@@ -55,8 +66,6 @@ pub struct AllInLinks<'a> {
     /// The waiting pages' links, by target, in target order, reversed (the
     /// next one is popped).
     waiting: Vec<(UrlId, Vec<UrlId>)>,
-    /// `inlinks` rows read so far (for progress).
-    pub rows: u64,
 }
 
 impl AllInLinks<'_> {
@@ -76,7 +85,6 @@ impl AllInLinks<'_> {
                     None => {}
                 }
                 self.cursor.advance();
-                self.rows += 1;
             }
         }
         if waiting == Some(dst) {
@@ -94,7 +102,6 @@ impl AllInLinks<'_> {
                 return Ok(Some(row.dst));
             }
             self.cursor.advance();
-            self.rows += 1;
         }
         Ok(None)
     }
@@ -118,7 +125,6 @@ impl Store {
         Ok(AllInLinks {
             cursor: self.cursor(CF_INLINKS, &[]),
             waiting,
-            rows: 0,
         })
     }
 
@@ -149,7 +155,7 @@ impl Store {
     /// The targets of each of `pages` (ascending), read through one cursor;
     /// a links row that cannot be read counts as none (the audit reports
     /// it), so one bad row stops no reader and no crawl.
-    pub fn link_targets(&self, pages: &[UrlId]) -> Result<Vec<(UrlId, Vec<UrlId>)>> {
+    pub fn link_targets(&self, pages: &[UrlId]) -> Result<Vec<PageTargets>> {
         let mut cursor = self.cursor(CF_LINKS, &[]);
         let mut out = Vec::with_capacity(pages.len());
         for src in pages {
@@ -162,17 +168,46 @@ impl Store {
         Ok(out)
     }
 
+    /// The crawl's window and each page waiting in it with its targets.
+    pub fn waiting_links(&self) -> Result<(u64, Vec<PageTargets>)> {
+        let window = self.inlink_window()?;
+        let pages = self.waiting_pages(window)?;
+        Ok((window, self.link_targets(&pages)?))
+    }
+
     /// The links of the pages whose in-links wait in the crawl's window,
     /// by target.
     fn waiting_inlinks(&self) -> Result<HashMap<UrlId, Vec<UrlId>>> {
-        let pages = self.waiting_pages(self.inlink_window()?)?;
         let mut by_target: HashMap<UrlId, Vec<UrlId>> = HashMap::new();
-        for (src, targets) in self.link_targets(&pages)? {
+        for (src, targets) in self.waiting_links()?.1 {
             for dst in targets {
                 by_target.entry(dst).or_default().push(src);
             }
         }
         Ok(by_target)
+    }
+
+    /// Writes window `number` in one batch: a group row per target (its
+    /// sources sorted, deduplicated), each page's place instead of its
+    /// waiting mark, and the next window's number.
+    pub fn write_inlink_window<'g>(
+        &self,
+        number: u64,
+        groups: impl Iterator<Item = (&'g UrlId, &'g mut Vec<UrlId>)>,
+        pages: impl Iterator<Item = UrlId>,
+    ) -> Result<()> {
+        let mut b = self.batch();
+        for (dst, srcs) in groups.filter(|(_, s)| !s.is_empty()) {
+            srcs.sort_unstable();
+            srcs.dedup();
+            b.put_inlink_group(*dst, number, srcs);
+        }
+        for src in pages {
+            b.delete_inlinks_waiting(number, src);
+            b.put_inlinks_placed(src, number);
+        }
+        b.put_inlink_window(number + 1);
+        b.write()
     }
 
     /// The window whose group rows hold `src`'s in-links, if they are in

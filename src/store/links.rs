@@ -159,10 +159,7 @@ impl Store {
 
     /// The first stored link to `dst` (by source id) and its source.
     pub fn first_link_to(&self, dst: UrlId) -> Result<Option<(UrlId, LinkRecord)>> {
-        let Some(&src) = self.inlinks_to(dst)?.first() else {
-            return Ok(None);
-        };
-        Ok(self.link(src, dst)?.map(|l| (src, l)))
+        self.inlinks()?.first_link(self, dst)
     }
 }
 

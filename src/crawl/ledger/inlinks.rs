@@ -35,14 +35,14 @@ impl InLinkWindow {
     /// The window the store was filling, with the links of its waiting
     /// pages (a crash left them there).
     pub fn load(store: &Store) -> Result<InLinkWindow, StoreError> {
+        let (number, waiting) = store.waiting_links()?;
         let mut w = InLinkWindow {
-            number: store.inlink_window()?,
+            number,
             by_target: IdMap::default(),
             pages: IdSet::default(),
             links: 0,
         };
-        let pages = store.waiting_pages(w.number)?;
-        for (src, targets) in store.link_targets(&pages)? {
+        for (src, targets) in waiting {
             w.pages.insert(src);
             for dst in targets {
                 w.push(dst, src);
@@ -115,20 +115,8 @@ impl InLinkWindow {
         if self.pages.is_empty() {
             return Ok(());
         }
-        let mut b = store.batch();
-        for (dst, srcs) in self.by_target.iter_mut() {
-            if !srcs.is_empty() {
-                srcs.sort_unstable();
-                srcs.dedup();
-                b.put_inlink_group(*dst, self.number, srcs);
-            }
-        }
-        for src in &self.pages {
-            b.delete_inlinks_waiting(self.number, *src);
-            b.put_inlinks_placed(*src, self.number);
-        }
-        b.put_inlink_window(self.number + 1);
-        b.write()?;
+        let pages = self.pages.iter().copied();
+        store.write_inlink_window(self.number, self.by_target.iter_mut(), pages)?;
         self.number += 1;
         self.by_target.clear();
         self.pages.clear();

@@ -12,7 +12,7 @@ use super::{Call, Command, Sub, no_detail, nothing};
 use crate::graph::{GraphBuilder, LinkGraph, pagerank};
 use crate::model::UrlId;
 use crate::schema::tables::{RankRow, Ranks};
-use crate::schema::{CF_INLINKS, RankRecord, RankRun, SeenRecord, SeenState, Versioned};
+use crate::schema::{RankRecord, RankRun, SeenRecord, SeenState, Versioned};
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
@@ -252,16 +252,19 @@ impl Shell {
                 pages.push(id);
             }
         }
-        let expected = store.estimated_rows(CF_INLINKS) as usize;
+        // In-link rows hold a window's links to a target each: the graph
+        // is sized by the links the counters count.
+        let expected = store.counters()?.links as usize;
         let mut b = GraphBuilder::new(pages, expected);
         let mut all = store.all_inlinks()?;
-        let mut next_check = CHECK_EVERY;
+        let (mut n, mut next_check) = (0u64, CHECK_EVERY);
         while let Some((dst, sources)) = all.next_target()? {
-            if all.rows >= next_check {
-                next_check = all.rows + CHECK_EVERY;
+            n += sources.len() as u64;
+            if n >= next_check {
+                next_check = n + CHECK_EVERY;
                 self.check(&format!(
-                    "rank: reading links: {} rows of about {}",
-                    table::thousands(all.rows),
+                    "rank: reading links: {} of about {}",
+                    table::thousands(n),
                     table::thousands(expected as u64)
                 ))?;
             }
@@ -295,15 +298,20 @@ impl Shell {
         let ids: Vec<UrlId> = nodes.iter().map(|n| g.id(*n)).collect();
         let urls = self.store.urls_many(&ids)?;
         let mut out = Vec::with_capacity(ids.len());
+        // One reader for every node without a URL row (each new one reads
+        // the crawl window's waiting pages).
+        let mut inlinks = None;
         for (id, url) in ids.iter().zip(urls) {
             let url = match url {
                 Some(u) => u,
-                None => self
-                    .store
-                    .first_link_to(*id)?
-                    .map(|(_, l)| l.dst_url)
-                    .filter(|u| !u.is_empty())
-                    .unwrap_or_else(|| id.to_string()),
+                None => match &mut inlinks {
+                    Some(r) => r,
+                    None => inlinks.insert(self.store.inlinks()?),
+                }
+                .first_link(&self.store, *id)?
+                .map(|(_, l)| l.dst_url)
+                .filter(|u| !u.is_empty())
+                .unwrap_or_else(|| id.to_string()),
             };
             out.push(url);
         }
