@@ -5,6 +5,7 @@
 
 use tokio::task::JoinError;
 
+use super::politeness;
 use super::scheduler::{CrawlError, Scheduler};
 use super::worker::{self, Done, PageJob};
 use crate::fetch::{FetchError, RobotsFetch, RobotsRules};
@@ -109,12 +110,8 @@ impl Scheduler {
             self.schedule(id, expires)?;
             return Ok(None);
         }
-        // A second page of a host in flight only when no other host waits
-        // for the slot: spreading over hosts is politer, and a host with
-        // one page in flight keeps one connection (it rejoins the warm
-        // lane when the page is done, see `rejoin`).
         let others_wait = self.ready.next_time().is_some_and(|t| t <= now);
-        if h.queue.in_flight() >= 1 && others_wait {
+        if !politeness::sends_another(h.queue.in_flight(), others_wait) {
             return Ok(None);
         }
         let Some((key, entry)) = h.queue.pop(&self.ledger.store)? else {
@@ -138,7 +135,8 @@ impl Scheduler {
             self.schedule(id, now)?;
             return Ok(None);
         }
-        let more = h.queue.in_flight() < per_host && !h.queue.is_drained() && !others_wait;
+        let (in_flight, drained) = (h.queue.in_flight(), h.queue.is_drained());
+        let more = politeness::ready_for_more(in_flight, per_host, drained, others_wait);
         let delay = self.ledger.delay_ms(id);
         self.pages_in_flight += 1;
         if more {

@@ -18,6 +18,7 @@ pub mod groups;
 mod handle;
 mod ledger;
 mod marks;
+mod politeness;
 pub mod probe;
 mod refilter;
 pub mod revisit;

@@ -162,8 +162,9 @@ impl Probe {
             rec.detail = "robots.txt disallows /: home page not fetched".into();
             return rec;
         }
-        let crawl_delay = super::robots::crawl_delay(rules.crawl_delay(), self.max_crawl_delay)
-            .map_or(Duration::ZERO, |(d, _)| d);
+        let crawl_delay =
+            super::politeness::cap_crawl_delay(rules.crawl_delay(), self.max_crawl_delay)
+                .map_or(Duration::ZERO, |(d, _)| d);
         tokio::time::sleep(self.delay.max(crawl_delay)).await;
         self.home(origin, &mut rec).await;
         rec

@@ -1,14 +1,12 @@
-//! The robots.txt policy: how long rules are kept, how an unreachable
-//! robots.txt is retried (doubling from `robots.retry`, up to the TTL) and
-//! when the crawl gives up on its host (`robots.max_failures`), and how a
-//! Crawl-delay is capped (`robots.max_crawl_delay`). The scheduler applies
-//! it when a robots.txt fetch ends.
+//! A robots.txt fetch's end: its outcome put in the host's record, with
+//! the waits and the Crawl-delay cap `politeness` decides, its sitemaps
+//! listed, and the host scheduled again or given up.
 
 use std::time::Duration;
 
 use super::ledger::Ledger;
+use super::politeness::{Politeness, cap_crawl_delay};
 use super::scheduler::{CrawlError, Scheduler};
-use super::settings::CrawlSettings;
 use crate::fetch::{NetGuard, RobotsFetch, RobotsRules};
 use crate::filter::scope::domain_of;
 use crate::model::{self, CanonicalUrl, HostId};
@@ -45,33 +43,6 @@ pub fn vouch_for_robots_hop(guard: &NetGuard, origin: &str, hops: &[CanonicalUrl
     }
 }
 
-/// How long an outcome holds: the TTL for an answer; for the `failures`-th
-/// unreachable fetch in a row, `robots.retry` doubled per earlier failure,
-/// at most the TTL.
-pub fn expires_after_ms(s: &CrawlSettings, unreachable: bool, failures: u32) -> u64 {
-    let wait = if unreachable {
-        let doublings = failures.saturating_sub(1).min(16);
-        s.robots_retry
-            .saturating_mul(1 << doublings)
-            .min(s.robots_ttl)
-    } else {
-        s.robots_ttl
-    };
-    wait.as_millis() as u64
-}
-
-/// Whether the crawl gives up on a host after `failures` unreachable
-/// robots.txt fetches in a row.
-pub fn gives_up(s: &CrawlSettings, unreachable: bool, failures: u32) -> bool {
-    unreachable && failures >= s.robots_max_failures
-}
-
-/// The Crawl-delay honoured: the one asked for, or the cap when it asks
-/// for more (then `true`).
-pub fn crawl_delay(asked: Option<Duration>, cap: Duration) -> Option<(Duration, bool)> {
-    asked.map(|d| if d > cap { (cap, true) } else { (d, false) })
-}
-
 /// What recording a robots.txt outcome decided.
 struct Recorded {
     unreachable: bool,
@@ -105,7 +76,7 @@ fn record_outcome(
     } else {
         0
     };
-    let wait_ms = expires_after_ms(&s, unreachable, failures);
+    let wait_ms = Politeness::of(&s).robots_wait_ms(unreachable, failures);
     let detail = match &outcome {
         RobotsOutcome::Unreachable { detail } => detail.clone(),
         _ => String::new(),
@@ -119,7 +90,7 @@ fn record_outcome(
     };
     let rules = RobotsRules::from_record(&record, &agent);
     let asked = rules.crawl_delay();
-    let honoured = crawl_delay(asked, s.max_crawl_delay);
+    let honoured = cap_crawl_delay(asked, s.max_crawl_delay);
     h.record.crawl_delay_ms = honoured.map(|(d, _)| d.as_millis() as u64);
     h.record.crawl_delay_capped = honoured.is_some_and(|(_, capped)| capped);
     h.record.robots = Some(record);
@@ -188,7 +159,7 @@ impl Scheduler {
             ));
         }
         let (failures, detail) = (r.failures, r.detail);
-        if gives_up(&s, r.unreachable, failures) {
+        if Politeness::of(&s).robots_gives_up(r.unreachable, failures) {
             l.notice(format!("{origin}: robots.txt unreachable {failures} times ({detail}); its queued URLs are dropped"));
             l.drop_host_queue(id)?;
         } else {
@@ -201,41 +172,5 @@ impl Scheduler {
             self.schedule(id, next)?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unreachable_robots_retries_doubling_up_to_the_ttl_then_gives_up() {
-        let s = CrawlSettings::default();
-        let retry = s.robots_retry.as_millis() as u64;
-        assert_eq!(expires_after_ms(&s, true, 1), retry);
-        assert_eq!(expires_after_ms(&s, true, 2), 2 * retry);
-        assert_eq!(
-            expires_after_ms(&s, true, 60),
-            s.robots_ttl.as_millis() as u64
-        );
-        assert_eq!(
-            expires_after_ms(&s, false, 0),
-            s.robots_ttl.as_millis() as u64
-        );
-        assert!(!gives_up(&s, true, s.robots_max_failures - 1));
-        assert!(gives_up(&s, true, s.robots_max_failures));
-        assert!(!gives_up(&s, false, 99));
-    }
-
-    #[test]
-    fn crawl_delay_is_capped() {
-        let cap = Duration::from_secs(60);
-        assert_eq!(crawl_delay(None, cap), None);
-        let five = Duration::from_secs(5);
-        assert_eq!(crawl_delay(Some(five), cap), Some((five, false)));
-        assert_eq!(
-            crawl_delay(Some(Duration::from_secs(600)), cap),
-            Some((cap, true))
-        );
     }
 }

@@ -15,6 +15,7 @@ use super::dispatch::Running;
 use super::handle::{CrawlHandle, CrawlState, SeedChange, Shared, Snapshot};
 use super::ledger::Ledger;
 use super::marks::{self, Marks};
+use super::politeness;
 use super::settings::CrawlSettings;
 use super::worker::Done;
 use crate::fetch::{ClientError, HttpClient, NetGuard};
@@ -69,9 +70,6 @@ impl Control {
             || self.paused.has_changed().unwrap_or(false)
     }
 }
-
-/// Pages a host may take from the warm lane in a row (see `rejoin`).
-const WARM_PAGES: u32 = 100;
 
 pub(super) struct Scheduler {
     /// What the crawl knows and records; the scheduler's only writer.
@@ -220,24 +218,17 @@ impl Scheduler {
         Ok(())
     }
 
-    /// A host whose fetch just ended goes ahead of the hosts waiting, if it
-    /// may be asked again now (`at_ms`, its next fetch time, has come:
-    /// with no crawl delay, or a fetch that took longer than it): its
-    /// connection is still open. Round-robin
-    /// over 10,000 ready hosts left each host's connection idle for a whole
-    /// cycle, past the pool's bound, so every page paid a new connection.
-    /// After [`WARM_PAGES`] in a row it waits its turn like the others (as
-    /// Heritrix rotates a queue after its `balance-replenish-amount`).
+    /// A host whose fetch just ended, with its next fetch time `at_ms`,
+    /// goes ahead of the hosts waiting when `politeness` gives it the warm
+    /// lane; else it goes to the heap, with the hosts the ledger touched.
     pub(super) fn rejoin(&mut self, id: HostId, at_ms: u64) {
         let now = self.ledger.clock.now_ms();
         let Some(h) = self.ledger.hosts.get_mut(&id) else {
             return;
         };
-        if h.scheduled || h.queue.is_drained() || at_ms > now {
+        let drained = h.queue.is_drained();
+        if h.scheduled || !politeness::takes_warm_lane(at_ms, now, drained, h.warm_pages) {
             return;
-        }
-        if h.warm_pages >= WARM_PAGES {
-            return; // to the heap, with the hosts the ledger touched
         }
         h.warm_pages += 1;
         h.scheduled = true;

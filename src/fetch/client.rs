@@ -12,7 +12,7 @@ use super::dns::CachingResolver;
 use super::guard::NetGuard;
 use super::pool::{ConnPool, PoolLimits, SendError, io_reason};
 use crate::model::FailReason;
-use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use http::{HeaderMap, HeaderValue, Uri, header};
 
 /// Response headers stored with a page.
 pub const KEPT_HEADERS: [&str; 13] = [
@@ -509,11 +509,6 @@ pub fn retry_after_ms(value: &str) -> Option<u64> {
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0),
     )
-}
-
-/// Whether a status asks the client to slow down.
-pub fn is_backoff(status: StatusCode) -> bool {
-    status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE
 }
 
 #[cfg(test)]

@@ -16,8 +16,7 @@ mod robots;
 
 pub use budget::{ByteBudget, FREE_BYTES};
 pub use client::{
-    ClientError, FetchError, FetchSettings, Fetched, HttpClient, KEPT_HEADERS, is_backoff,
-    retry_after_ms,
+    ClientError, FetchError, FetchSettings, Fetched, HttpClient, KEPT_HEADERS, retry_after_ms,
 };
 pub use dns::CachingResolver;
 pub use guard::{AddrClass, NetGuard, classify as classify_addr};

@@ -35,6 +35,7 @@ use super::clock::Clock;
 use super::focus::FocusWindow;
 use super::groups::SiteGroups;
 use super::marks::{self, MarkBook};
+use super::politeness::Politeness;
 use super::settings::CrawlSettings;
 use super::sites::SiteRules;
 use super::traps::QueryVariants;
@@ -295,15 +296,11 @@ impl Ledger {
                     };
                     (fresh, false)
                 });
-            // A stored next fetch past any wait we set (a clock that went
-            // back, a db from another machine) must not hold the host.
-            let longest = self
-                .settings
-                .max_backoff
-                .max(self.settings.delay)
-                .as_millis() as u64;
-            let longest = longest.max(record.crawl_delay_ms.unwrap_or(0));
-            record.next_fetch_ms = record.next_fetch_ms.min(self.clock.now_ms() + longest);
+            record.next_fetch_ms = Politeness::of(&self.settings).clamp_on_load(
+                record.next_fetch_ms,
+                self.clock.now_ms(),
+                record.crawl_delay_ms,
+            );
             let rules = record
                 .robots
                 .as_ref()
@@ -325,14 +322,10 @@ impl Ledger {
         Ok(self.hosts.get_mut(&id).expect("inserted above"))
     }
 
-    /// Delay between two requests to a host: ours or its Crawl-delay.
+    /// The gap between two requests to a host: ours or its Crawl-delay.
     pub fn delay_ms(&self, id: HostId) -> u64 {
         let crawl_delay = self.hosts.get(&id).and_then(|h| h.record.crawl_delay_ms);
-        let d = self.own_delay_ms(id).max(crawl_delay.unwrap_or(0));
-        // The clock counts whole milliseconds: from a truncated now, a wait
-        // of d could end up to 1 ms short of d (a politeness test saw a
-        // 149.x ms gap under a 150 ms delay).
-        if d > 0 { d + 1 } else { 0 }
+        Politeness::of(&self.settings).gap_ms(self.site_delay_ms(id), crawl_delay)
     }
 
     /// The hosts written since the last call.

@@ -8,8 +8,9 @@ use super::discover::ScoreFrom;
 use super::near::Placed;
 use super::revisits::Revisit;
 use super::{Discovery, Ledger, PageWrite, VIA_REDIRECT, bump};
+use crate::crawl::politeness::{Politeness, hold, is_backoff};
 use crate::crawl::worker::{PageData, PageJob, ParsedHtml};
-use crate::fetch::{FetchError, is_backoff, retry_after_ms};
+use crate::fetch::{FetchError, retry_after_ms};
 use crate::filter::denoise::Denoised;
 use crate::filter::judge::{LinkJudge, LinkText, judge_link};
 use crate::filter::links;
@@ -51,7 +52,7 @@ impl Ledger {
                 let at = self.clock.now_ms() + delay;
                 let h = self.host(host, "")?;
                 h.queue.requeue(&mut w.b, job.key, job.entry);
-                hold_until(&mut h.record, at);
+                hold(&mut h.record.next_fetch_ms, at);
                 return self.finish(w.b, &w.touched);
             }
             Err(e) if revisit => {
@@ -61,8 +62,7 @@ impl Ledger {
             Ok(d) => d,
         };
         let mut data = data;
-        let status = http::StatusCode::from_u16(data.fetched.status).unwrap_or_default();
-        let backoff = is_backoff(status);
+        let backoff = is_backoff(data.fetched.status);
         let next_at = if backoff {
             let at = self.backoff_until(&data, delay);
             let h = self.host(host, "")?;
@@ -71,7 +71,7 @@ impl Ledger {
         } else {
             self.clock.now_ms() + delay
         };
-        if backoff && job.entry.attempts + 1 < self.settings.max_attempts {
+        if backoff && Politeness::of(&self.settings).retries_left(job.entry.attempts) {
             return self.commit_retry(w, job, next_at);
         }
         let changed = match self.revisit_of(&mut w, &job, &data, backoff)? {
@@ -155,21 +155,14 @@ impl Ledger {
             h.errors += 1;
             h.error_streak += 1;
         }
-        hold_until(h, next_at);
+        hold(&mut h.next_fetch_ms, next_at);
         Ok(())
     }
 
-    /// When a host that answered 429 or 503 may be asked again: after its
-    /// Retry-After (capped), or the default back-off.
+    /// When a host that answered 429 or 503 may be asked again.
     fn backoff_until(&self, data: &PageData, delay: u64) -> u64 {
-        let wait = data
-            .fetched
-            .retry_after
-            .as_deref()
-            .and_then(retry_after_ms)
-            .unwrap_or(self.settings.backoff.as_millis() as u64);
-        let max = self.settings.max_backoff.as_millis() as u64;
-        self.clock.now_ms() + wait.min(max).max(delay)
+        let asked = data.fetched.retry_after.as_deref().and_then(retry_after_ms);
+        Politeness::of(&self.settings).backoff_until(self.clock.now_ms(), asked, delay)
     }
 
     /// 429 or 503 with attempts left: the URL stays queued and the host
@@ -186,7 +179,7 @@ impl Ledger {
         };
         let h = self.host(job.key.host, "")?;
         h.queue.requeue(&mut w.b, job.key, entry);
-        hold_until(&mut h.record, next_at);
+        hold(&mut h.record.next_fetch_ms, next_at);
         self.finish(w.b, &w.touched)
     }
 
@@ -508,13 +501,6 @@ impl Ledger {
             crate::parse::LINK_BYTES >> 20
         ));
     }
-}
-
-/// Holds a host's next fetch back until at least `at`: pages fetched concurrently commit in any order, and one
-/// that came back after a 429 must not have its back-off cut short by
-/// another page's commit a moment later.
-fn hold_until(host: &mut crate::schema::HostRecord, at: u64) {
-    host.next_fetch_ms = host.next_fetch_ms.max(at);
 }
 
 /// A page's denoising as its `docs` row keeps it.

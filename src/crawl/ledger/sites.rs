@@ -93,12 +93,10 @@ impl Ledger {
             .unwrap_or(self.settings.order.order)
     }
 
-    /// Our pause between two requests to host `h` (before its Crawl-delay).
-    pub(super) fn own_delay_ms(&self, id: HostId) -> u64 {
-        match self.sites.get(id).and_then(|r| r.delay_ms) {
-            Some(ms) => ms,
-            None => self.settings.delay.as_millis() as u64,
-        }
+    /// The pause between two requests to host `id` its seed site sets, if
+    /// any (before its Crawl-delay; else the crawl's).
+    pub(super) fn site_delay_ms(&self, id: HostId) -> Option<u64> {
+        self.sites.get(id).and_then(|r| r.delay_ms)
     }
 
     /// The other hosts of `id`'s site when the site has a page budget: a
