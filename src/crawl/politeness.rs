@@ -94,13 +94,19 @@ impl Politeness {
     }
 
     /// A host's stored next fetch time as loaded at `now_ms`: one past any
-    /// wait this crawl sets (a clock that went back, a db from another
-    /// machine) must not hold the host; it is cut to the longest of them.
-    pub fn clamp_on_load(&self, stored_ms: u64, now_ms: u64, crawl_delay_ms: Option<u64>) -> u64 {
+    /// wait this crawl sets for it (a clock that went back, a db from
+    /// another machine) must not hold the host; it is cut to the longest
+    /// of them: the back-off, its gap (a seed site's own delay counts).
+    pub fn clamp_on_load(
+        &self,
+        stored_ms: u64,
+        now_ms: u64,
+        site_delay_ms: Option<u64>,
+        crawl_delay_ms: Option<u64>,
+    ) -> u64 {
         let longest = self
             .max_backoff_ms
-            .max(self.delay_ms)
-            .max(crawl_delay_ms.unwrap_or(0));
+            .max(self.gap_ms(site_delay_ms, crawl_delay_ms));
         stored_ms.min(now_ms + longest)
     }
 }
@@ -230,15 +236,21 @@ mod tests {
     fn a_stored_next_fetch_is_cut_to_the_longest_wait_on_load() {
         let p = rule();
         let now = 5_000;
-        assert_eq!(p.clamp_on_load(7_000, now, None), 7_000);
-        assert_eq!(p.clamp_on_load(u64::MAX / 2, now, None), 605_000);
-        assert_eq!(p.clamp_on_load(u64::MAX / 2, now, Some(900_000)), 905_000);
+        let far = u64::MAX / 2;
+        assert_eq!(p.clamp_on_load(7_000, now, None, None), 7_000);
+        assert_eq!(p.clamp_on_load(0, now, None, None), 0);
+        assert_eq!(p.clamp_on_load(far, now, None, None), 605_000);
+        assert_eq!(p.clamp_on_load(far, now, None, Some(900_000)), 905_001);
         let slow = Politeness {
             delay_ms: 3_600_000,
             ..p
         };
-        assert_eq!(slow.clamp_on_load(u64::MAX / 2, now, None), 3_605_000);
-        assert_eq!(p.clamp_on_load(0, now, None), 0);
+        assert_eq!(slow.clamp_on_load(far, now, None, None), 3_605_001);
+        // A seed site's own hour-long delay survives a restart (it was cut
+        // to the 10-minute back-off before).
+        let hour = Some(3_600_000);
+        assert_eq!(p.clamp_on_load(far, now, hour, None), 3_605_001);
+        assert_eq!(p.clamp_on_load(3_000_000, now, hour, None), 3_000_000);
     }
 
     #[test]

@@ -299,6 +299,7 @@ impl Ledger {
             record.next_fetch_ms = Politeness::of(&self.settings).clamp_on_load(
                 record.next_fetch_ms,
                 self.clock.now_ms(),
+                self.site_delay_ms(id),
                 record.crawl_delay_ms,
             );
             let rules = record
