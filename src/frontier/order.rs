@@ -51,6 +51,33 @@ impl Order {
     pub fn by_score(self) -> bool {
         matches!(self, Order::Shark | Order::Importance | Order::Learned)
     }
+
+    /// What the crawl computes for this order as it runs (PageRank's need
+    /// depends on a parameter: see [`OrderSettings::needs_as`]).
+    pub fn needs(self) -> Needs {
+        Needs {
+            similarity: self == Order::Shark,
+            inlinks: self == Order::Importance,
+            pagerank: false,
+            model: self == Order::Learned,
+        }
+    }
+}
+
+/// What an order needs computed while the crawl runs; the rest is skipped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// A fetched page's similarity to the query, passed on to its links
+    /// (Shark-search).
+    pub similarity: bool,
+    /// In-links that raise a queued URL's IB (importance).
+    pub inlinks: bool,
+    /// The stored PageRank, as a page's weight (importance with
+    /// `backlinks pagerank`).
+    pub pagerank: bool,
+    /// The link model: its score of each queued URL, trained on verdicts
+    /// from the links' stored contexts (learned).
+    pub model: bool,
 }
 
 /// Whether links of irrelevant pages are followed.
@@ -152,6 +179,19 @@ const LOW: u64 = 1 << 63;
 const MODEL_STEPS: f64 = 128.0;
 
 impl OrderSettings {
+    /// What the crawl's order needs computed, with these parameters.
+    pub fn needs(&self) -> Needs {
+        self.needs_as(self.order)
+    }
+
+    /// What `order` (the crawl's, or a seed site's own) needs computed.
+    pub fn needs_as(&self, order: Order) -> Needs {
+        Needs {
+            pagerank: order == Order::Importance && self.backlinks == Backlinks::Pagerank,
+            ..order.needs()
+        }
+    }
+
     /// What the frontier's keys depend on: when it changes, queues are
     /// re-keyed. Parameters of other orders are left out.
     pub fn fingerprint(&self) -> String {
@@ -218,6 +258,89 @@ pub fn scores_of(k: &FrontierKey, e: &FrontierEntry) -> FrontierScores {
         seq: k.priority & SEQ48,
         ..FrontierScores::default()
     })
+}
+
+/// What a fetched page passes on to the URLs its links queue.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PageScore {
+    /// Similarity to the query (the relevance cosine; 0 without keywords).
+    pub sim: f64,
+    /// The similarity passes the relevance threshold.
+    pub relevant: bool,
+    /// The page filters kept the page.
+    pub kept: bool,
+    /// The page's own inherited score (Shark-search).
+    pub inherited: f32,
+    /// The weight of its links as in-links (its importance score).
+    pub weight: f32,
+    /// Its links are queued behind the rest (an irrelevant page under soft
+    /// focus).
+    pub tunnel: bool,
+}
+
+impl PageScore {
+    /// A page of similarity `sim` (`relevant` past the threshold) queued
+    /// with scores `own`: its weight is its relative `pagerank` when IB
+    /// follows PageRank, else its importance.
+    pub fn new(
+        o: &OrderSettings,
+        (sim, relevant): (f64, bool),
+        kept: bool,
+        own: &FrontierScores,
+        pagerank: Option<f64>,
+        tunnel: bool,
+    ) -> PageScore {
+        let weight = pagerank.unwrap_or_else(|| importance(o.alpha, o.beta, own));
+        PageScore {
+            sim,
+            relevant,
+            kept,
+            inherited: own.inherited,
+            weight: weight as f32,
+            tunnel,
+        }
+    }
+}
+
+/// What one link adds to its page's score: its place in discovery order,
+/// its anchor context's score, its URL's shape and the model's score.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LinkInputs {
+    pub seq: u64,
+    pub anchor: f32,
+    pub url_shape: f32,
+    /// 0 unless the order needs the model.
+    pub model: f32,
+}
+
+/// The scores a link on `page` is queued with, the crawl's and the
+/// replay's alike: it inherits from the page (Shark-search) and takes the
+/// page's weight as an in-link (importance).
+pub fn link_scores(o: &OrderSettings, page: &PageScore, link: LinkInputs) -> FrontierScores {
+    let inherited = shark_inherited(o.delta, page.sim, page.relevant, f64::from(page.inherited));
+    FrontierScores {
+        seq: link.seq,
+        inherited: inherited as f32,
+        anchor: link.anchor,
+        url_shape: link.url_shape,
+        backlinks: page.weight,
+        tunnel: page.tunnel,
+        model: link.model,
+    }
+}
+
+/// A seed's scores: the top of every score but its URL's shape and the
+/// model's (a seed's 1 under the learned order).
+pub fn seed_scores(seq: u64, url_shape: f32, model: f32) -> FrontierScores {
+    FrontierScores {
+        seq,
+        inherited: 1.0,
+        anchor: 1.0,
+        url_shape,
+        backlinks: 1.0,
+        tunnel: false,
+        model,
+    }
 }
 
 /// Shark-search's potential score: γ·inherited + (1 − γ)·anchor-context.
@@ -353,6 +476,80 @@ mod tests {
         assert!((url_shape(&u("http://a.org/index.html"), &p) - 2.5 / 3.0).abs() < 1e-6);
         // Two segments and a query: (1/3 + 0 + 0) / 3.
         assert!((url_shape(&u("http://a.org/x/y?q=1"), &p) - 1.0 / 9.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_link_inherits_from_its_page_and_carries_its_weight() {
+        let o = OrderSettings::default(); // δ 0.5, α 0.5, β 0.5
+        let own = FrontierScores {
+            inherited: 0.4,
+            backlinks: 1.0,
+            url_shape: 0.25,
+            ..FrontierScores::default()
+        };
+        let link = LinkInputs {
+            seq: 7,
+            anchor: 0.3,
+            url_shape: 0.6,
+            model: 0.0,
+        };
+        // A relevant page of similarity 0.8: inherited δ·sim = 0.4; its
+        // weight is its importance, 0.375.
+        let page = PageScore::new(&o, (0.8, true), true, &own, None, false);
+        let s = link_scores(&o, &page, link);
+        assert!((s.inherited - 0.4).abs() < 1e-6);
+        assert!((s.backlinks - 0.375).abs() < 1e-6);
+        assert_eq!(
+            (s.seq, s.anchor, s.url_shape, s.tunnel),
+            (7, 0.3, 0.6, false)
+        );
+        // An irrelevant one under soft focus: δ·its own inherited, tunnelled;
+        // a stored PageRank of 2 (twice the mean) is its weight.
+        let page = PageScore::new(&o, (0.1, false), false, &own, Some(2.0), true);
+        let s = link_scores(&o, &page, link);
+        assert!((s.inherited - 0.2).abs() < 1e-6);
+        assert!((s.backlinks - 2.0).abs() < 1e-6);
+        assert!(s.tunnel);
+        let seed = seed_scores(0, 0.5, 1.0);
+        let top = (seed.inherited, seed.anchor, seed.backlinks, seed.model);
+        assert_eq!(top, (1.0, 1.0, 1.0, 1.0));
+    }
+
+    #[test]
+    fn each_order_needs_only_its_own_inputs() {
+        let none = Needs::default();
+        assert_eq!(Order::Bfs.needs(), none);
+        assert_eq!(Order::Dfs.needs(), none);
+        let shark = Needs {
+            similarity: true,
+            ..none
+        };
+        assert_eq!(Order::Shark.needs(), shark);
+        assert_eq!(
+            Order::Learned.needs(),
+            Needs {
+                model: true,
+                ..none
+            }
+        );
+        let mut o = OrderSettings::default();
+        assert_eq!(
+            o.needs_as(Order::Importance),
+            Needs {
+                inlinks: true,
+                ..none
+            }
+        );
+        o.backlinks = Backlinks::Pagerank;
+        let ranked = Needs {
+            inlinks: true,
+            pagerank: true,
+            ..none
+        };
+        assert_eq!(o.needs_as(Order::Importance), ranked);
+        // PageRank is a parameter of importance only.
+        assert_eq!(o.needs(), none);
+        assert_eq!(o.needs_as(Order::Shark), shark);
     }
 
     #[test]

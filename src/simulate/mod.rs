@@ -18,8 +18,8 @@ pub use graph::{ReplayGraph, ReplayLink};
 use learned::Learner;
 pub use learned::StoredFeatures;
 
-use crate::frontier::order::{importance, shark_inherited};
-use crate::frontier::{Focus, Order, OrderSettings};
+use crate::frontier::order::{LinkInputs, link_scores, seed_scores};
+use crate::frontier::{Focus, OrderSettings, PageScore};
 use crate::schema::FrontierScores;
 
 /// What one replay took, in order.
@@ -79,7 +79,7 @@ pub fn replay(
         nodes: vec![Node::default(); g.len()],
         heap: BinaryHeap::new(),
         order,
-        learner: (order.order == Order::Learned).then(|| Learner::new(g, source)),
+        learner: order.needs().model.then(|| Learner::new(g, source)),
     };
     let mut next_seq = 0u64;
     let mut out = Replay {
@@ -93,15 +93,8 @@ pub fn replay(
         if !seeds.insert(s) {
             continue;
         }
-        let scores = FrontierScores {
-            seq: next_seq,
-            inherited: 1.0,
-            anchor: 1.0,
-            url_shape: g.url_shape(s),
-            backlinks: 1.0,
-            tunnel: false,
-            model: r.learner.as_mut().map_or(0.0, |l| l.queue_seed(g, s)),
-        };
+        let model = r.learner.as_mut().map_or(0.0, |l| l.queue_seed(g, s));
+        let scores = seed_scores(next_seq, g.url_shape(s), model);
         next_seq += 1;
         r.queue(s, 0, scores);
     }
@@ -153,13 +146,10 @@ impl Replayer<'_, '_> {
         let order = self.order;
         let own = self.nodes[n as usize].scores.clone();
         let depth = self.nodes[n as usize].depth.saturating_add(1);
-        let inherited = shark_inherited(
-            order.delta,
-            page.sim,
-            page.relevant,
-            f64::from(own.inherited),
-        ) as f32;
-        let weight = importance(order.alpha, order.beta, &own) as f32;
+        // Kept (by the page filters) and relevant are one verdict here.
+        let sim = (page.sim, page.relevant);
+        let parent = PageScore::new(order, sim, page.relevant, &own, None, tunnel);
+        let weight = parent.weight;
         let nodes = &self.nodes;
         let new = |m: u32| !nodes[m as usize].queued && !nodes[m as usize].taken;
         let mut features = self.learner.as_mut().map(|l| l.links_of(g, n, &new));
@@ -183,15 +173,13 @@ impl Replayer<'_, '_> {
                 }
                 _ => 0.0,
             };
-            let scores = FrontierScores {
+            let inputs = LinkInputs {
                 seq: *next_seq,
-                inherited,
                 anchor: link.anchor,
                 url_shape: g.url_shape(link.target),
-                backlinks: weight,
-                tunnel,
                 model,
             };
+            let scores = link_scores(order, &parent, inputs);
             *next_seq += 1;
             self.queue(link.target, depth, scores);
         }

@@ -4,6 +4,7 @@
 
 use super::{Ledger, PageWrite, bump};
 use crate::crawl::traps;
+use crate::frontier::PageScore;
 use crate::model::{self, CanonicalUrl, HostId, LinkType, UrlId};
 use crate::schema::tables::{LinkLimitsRow, Seen};
 use crate::schema::{
@@ -37,24 +38,6 @@ pub enum ScoreFrom<'a> {
         anchor: &'a str,
         after: &'a str,
     },
-}
-
-/// What a fetched page passes on to the URLs its links queue.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PageScore {
-    /// Similarity to the query (the relevance cosine; 0 without keywords).
-    pub sim: f64,
-    /// The similarity passes the relevance threshold.
-    pub relevant: bool,
-    /// The page filters kept the page.
-    pub kept: bool,
-    /// The page's own inherited score (Shark-search).
-    pub inherited: f32,
-    /// The weight of its links as in-links (its importance score).
-    pub weight: f32,
-    /// Its links are queued behind the rest (an irrelevant page under soft
-    /// focus).
-    pub tunnel: bool,
 }
 
 /// Where a newly discovered URL comes from.

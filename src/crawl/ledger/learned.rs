@@ -7,7 +7,6 @@ use std::sync::Arc;
 use super::discover::ScoreFrom;
 use super::{Discovery, Ledger};
 use crate::crawl::worker::PageJob;
-use crate::frontier::Order;
 use crate::frontier::learned::{LinkModel, link_context};
 use crate::schema::LinkContext;
 use crate::schema::tables::{ModelRow, OrderRow};
@@ -56,7 +55,7 @@ impl Ledger {
     /// raises the order's generation, so queued URLs are scored again
     /// (with the model as it is now, whenever each host comes up).
     pub(super) fn learn(&mut self, b: &mut Batch<'_>, job: &PageJob, kept: bool) {
-        if self.settings.order.order != Order::Learned {
+        if !self.settings.order.needs().model {
             return;
         }
         let epoch = self.model.epoch();
@@ -92,7 +91,7 @@ impl Ledger {
     /// The link a URL discovered as `d` is queued with, kept under the
     /// learned order only (a redirect's target keeps its source's).
     pub(super) fn link_context(&self, d: &Discovery<'_>) -> Option<LinkContext> {
-        if self.settings.order.order != Order::Learned {
+        if !self.settings.order.needs().model {
             return None;
         }
         match d.from() {

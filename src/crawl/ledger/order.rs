@@ -3,11 +3,11 @@
 //! is re-keyed when the host is next scheduled: no whole-frontier pass),
 //! and the scores a URL is queued with.
 
-use super::discover::{PageScore, ScoreFrom};
+use super::discover::ScoreFrom;
 use super::{Discovery, Ledger};
 use crate::frontier::learned::features;
-use crate::frontier::order::{importance, scores_of, shark_inherited, url_shape};
-use crate::frontier::{Backlinks, Focus, Order};
+use crate::frontier::order::{LinkInputs, link_scores, scores_of, seed_scores, url_shape};
+use crate::frontier::{Focus, Order, PageScore};
 use crate::model::{CanonicalUrl, HostId, UrlId};
 use crate::schema::tables::{OrderRow, RankRow, Ranks, Seen};
 use crate::schema::{
@@ -62,7 +62,7 @@ impl Ledger {
         if let Some(run) = self.ranking_in_keys() {
             fingerprint += &format!(" ranks={}", run.computed_ms);
         }
-        if self.settings.order.order == Order::Learned {
+        if self.settings.order.needs().model {
             fingerprint += &format!(" epoch={}", self.model.epoch());
         }
         // A seed site's own order keys its hosts' queues.
@@ -90,7 +90,7 @@ impl Ledger {
         let own = self.order_of(id);
         let store = self.store.clone();
         let ranked = self.ranking_in_keys().map(|r| r.nodes as f64);
-        let model = (order.order == Order::Learned).then(|| self.epoch_model.clone());
+        let model = order.needs().model.then(|| self.epoch_model.clone());
         let epoch_seq = self.epoch_seq;
         let h = self.host(id, "")?;
         if h.record.order_gen == generation {
@@ -136,7 +136,7 @@ impl Ledger {
         // `seen` read each to be skipped (two in three in a 100,000-page
         // crawl). Only a queue keyed by importance rises: the URL's host's
         // (a seed site may set its own order).
-        if self.left_queue.contains(url.id()) || !self.keyed_by(url, Order::Importance) {
+        if self.left_queue.contains(url.id()) || !self.keyed_order(url).needs().inlinks {
             return;
         }
         // A link a link filter dropped is no in-link the crawl follows.
@@ -149,14 +149,14 @@ impl Ledger {
         }
     }
 
-    /// Whether `url`'s host's queue is keyed in `order` (the crawl's, or
-    /// its seed site's own). The host id is worked out only when some
-    /// site sets an order: it costs an origin string a URL.
-    fn keyed_by(&self, url: &CanonicalUrl, order: Order) -> bool {
+    /// The order `url`'s host's queue is keyed in (the crawl's, or its
+    /// seed site's own). The host id is worked out only when some site
+    /// sets an order: it costs an origin string a URL.
+    fn keyed_order(&self, url: &CanonicalUrl) -> Order {
         if !self.sites.set_orders() {
-            return self.settings.order.order == order;
+            return self.settings.order.order;
         }
-        self.order_of(url.host_id()) == order
+        self.order_of(url.host_id())
     }
 
     /// Adds the in-link weights host `id`'s queued URLs gained to their
@@ -260,24 +260,15 @@ impl Ledger {
         link: Option<&LinkContext>,
     ) -> FrontierScores {
         let url_shape = url_shape(url.url(), &self.settings.order.patterns);
-        let model = match self.settings.order.order {
-            Order::Learned => self
-                .model
-                .score_queued(d.depth(), &features(url.url(), link)),
-            _ => 0.0,
+        let model = if self.settings.order.needs().model {
+            self.model
+                .score_queued(d.depth(), &features(url.url(), link))
+        } else {
+            0.0
         };
         match d.from() {
-            ScoreFrom::Nothing => FrontierScores {
-                seq,
-                inherited: 1.0,
-                anchor: 1.0,
-                url_shape,
-                backlinks: 1.0,
-                tunnel: false,
-                // A seed's 1 (depth 0) under the learned order; a link
-                // judged again offline is scored.
-                model,
-            },
+            // A link judged again offline scores as a seed does.
+            ScoreFrom::Nothing => seed_scores(seq, url_shape, model),
             ScoreFrom::Listed => FrontierScores {
                 seq,
                 inherited: 0.0,
@@ -300,18 +291,14 @@ impl Ledger {
                 after,
                 ..
             } => {
-                let o = &self.settings.order;
-                let inherited =
-                    shark_inherited(o.delta, page.sim, page.relevant, f64::from(page.inherited));
-                FrontierScores {
+                let anchor = self.filters.anchor_score(before, anchor, after) as f32;
+                let link = LinkInputs {
                     seq,
-                    inherited: inherited as f32,
-                    anchor: self.filters.anchor_score(before, anchor, after) as f32,
+                    anchor,
                     url_shape,
-                    backlinks: page.weight,
-                    tunnel: page.tunnel,
                     model,
-                }
+                };
+                link_scores(&self.settings.order, &page, link)
             }
         }
     }
@@ -331,32 +318,27 @@ impl Ledger {
         let o = &self.settings.order;
         // Its links inherit from it under Shark-search: mostly into its own
         // host's queue, and into the crawl's.
-        let shark = o.order == Order::Shark || self.order_of(key.host) == Order::Shark;
-        let (sim, relevant) = match relevance {
+        let similarity = o.needs().similarity || o.needs_as(self.order_of(key.host)).similarity;
+        let sim = match relevance {
             Some(cos) => (cos, self.filters.is_relevant(cos)),
-            None if shark => self.filters.similarity(text.0, text.1),
+            None if similarity => self.filters.similarity(text.0, text.1),
             None => (0.0, false),
         };
         let own = scores_of(key, entry);
-        let weight = match o.backlinks {
-            Backlinks::Pagerank if o.order == Order::Importance => self.relative_pagerank(key.url),
-            _ => None,
+        let pagerank = if o.needs().pagerank {
+            self.relative_pagerank(key.url)
+        } else {
+            None
         };
-        PageScore {
-            sim,
-            relevant,
-            kept,
-            inherited: own.inherited,
-            weight: weight.unwrap_or_else(|| importance(o.alpha, o.beta, &own)) as f32,
-            tunnel: tunnel && o.focus == Focus::Soft,
-        }
+        let tunnel = tunnel && o.focus == Focus::Soft;
+        PageScore::new(o, sim, kept, &own, pagerank, tunnel)
     }
 
     /// The stored ranking, when the order's keys follow it
     /// (`importance.backlinks pagerank`).
     fn ranking_in_keys(&self) -> Option<RankRun> {
         let o = &self.settings.order;
-        if o.order != Order::Importance || o.backlinks != Backlinks::Pagerank {
+        if !o.needs().pagerank {
             return None;
         }
         self.ranking.clone()

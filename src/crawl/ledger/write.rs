@@ -5,7 +5,6 @@
 use std::collections::HashSet;
 
 use super::Ledger;
-use crate::frontier::Order;
 use crate::model::{HostId, UrlId};
 use crate::schema::tables::{CountersRow, Details, Frontier, Hosts, Robots, Seen};
 use crate::schema::{
@@ -70,7 +69,7 @@ impl Ledger {
         h.record.queued = h.record.queued.saturating_sub(1);
         h.queue.done(key.url);
         // (An in-link to it would raise nothing: see `boost`.)
-        if self.order_of(key.host) == Order::Importance {
+        if self.order_of(key.host).needs().inlinks {
             self.left_queue.insert(key.url);
         }
         Ok(())
