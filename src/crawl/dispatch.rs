@@ -70,7 +70,7 @@ impl Scheduler {
     /// its robots.txt fetch instead when the rules are missing or old.
     fn next_job(&mut self, id: HostId, now: u64) -> Result<Option<PageJob>, CrawlError> {
         let per_host = self.ledger.settings.per_host.max(1);
-        self.ledger.host(id, "")?;
+        self.ledger.loaded(id)?;
         // A queue keyed under an older order is re-keyed before its pop.
         self.ledger.ensure_keyed(id)?;
         if self.ledger.site_budget_spent(id) || self.ledger.group_waits(id) {
@@ -78,15 +78,11 @@ impl Scheduler {
             // set` that raises them touches the host, which schedules it),
             // or its site waits for a later group (the group's start
             // touches it).
-            self.ledger
-                .hosts
-                .get_mut(&id)
-                .expect("host loaded")
-                .scheduled = false;
+            self.unschedule(id);
             return Ok(None);
         }
+        self.unschedule(id);
         let h = self.ledger.hosts.get_mut(&id).expect("host loaded");
-        h.scheduled = false;
         if h.robots_in_flight || h.queue.in_flight() >= per_host {
             return Ok(None); // rescheduled when that work completes
         }

@@ -68,7 +68,7 @@ fn record_outcome(
     let now = l.clock.now_ms();
     let s = l.settings.clone();
     let agent = l.agent.clone();
-    let h = l.host(id, "")?;
+    let h = l.loaded(id)?;
     h.robots_in_flight = false;
     let unreachable = matches!(outcome, RobotsOutcome::Unreachable { .. });
     let failures = if unreachable {
@@ -128,7 +128,7 @@ impl Scheduler {
         if let Some(why) = blocked {
             // The guard refuses the host's own address: nothing of it can
             // be fetched, now or on a retry.
-            l.host(id, "")?.robots_in_flight = false;
+            l.loaded(id)?.robots_in_flight = false;
             let origin = l.hosts[&id].record.origin.clone();
             l.notice(format!(
                 "{origin}: not fetched, the network guard refuses it ({why})"

@@ -71,6 +71,15 @@ impl Control {
     }
 }
 
+/// A host's place in the ready heap: the scheduler's own, per host.
+#[derive(Clone, Copy, Debug, Default)]
+struct Turn {
+    /// In the ready heap or the warm lane (at most once).
+    scheduled: bool,
+    /// Pages dispatched from the warm lane in a row.
+    warm_pages: u32,
+}
+
 pub(super) struct Scheduler {
     /// What the crawl knows and records; the scheduler's only writer.
     pub ledger: Ledger,
@@ -85,6 +94,8 @@ pub(super) struct Scheduler {
     /// still recorded against its URL or host.
     pub(super) running: HashMap<tokio::task::Id, Running>,
     pub ready: ReadyHeap,
+    /// Each host's place in `ready`.
+    turns: HashMap<HostId, Turn>,
     pub(super) pages_in_flight: u64,
     started: Instant,
     /// (time, run_fetched) over the last 10 s, for the recent rate.
@@ -179,6 +190,7 @@ impl Scheduler {
             tasks: JoinSet::new(),
             running: HashMap::new(),
             ready: ReadyHeap::default(),
+            turns: HashMap::new(),
             pages_in_flight: 0,
             started: Instant::now(),
             rate_samples: Default::default(),
@@ -209,13 +221,19 @@ impl Scheduler {
 
     /// Puts a host in the ready heap at `at_ms` unless it is there already.
     pub(super) fn schedule(&mut self, id: HostId, at_ms: u64) -> Result<(), StoreError> {
-        let h = self.ledger.host(id, "")?;
-        if !h.scheduled {
-            h.scheduled = true;
-            h.warm_pages = 0; // waits its turn: a new run of warm pages
+        self.ledger.loaded(id)?;
+        let turn = self.turns.entry(id).or_default();
+        if !turn.scheduled {
+            turn.scheduled = true;
+            turn.warm_pages = 0; // waits its turn: a new run of warm pages
             self.ready.push(at_ms, id);
         }
         Ok(())
+    }
+
+    /// Host `id` left the ready heap (popped for dispatch).
+    pub(super) fn unschedule(&mut self, id: HostId) {
+        self.turns.entry(id).or_default().scheduled = false;
     }
 
     /// A host whose fetch just ended, with its next fetch time `at_ms`,
@@ -227,11 +245,12 @@ impl Scheduler {
             return;
         };
         let drained = h.queue.is_drained();
-        if h.scheduled || !politeness::takes_warm_lane(at_ms, now, drained, h.warm_pages) {
+        let turn = self.turns.entry(id).or_default();
+        if turn.scheduled || !politeness::takes_warm_lane(at_ms, now, drained, turn.warm_pages) {
             return;
         }
-        h.warm_pages += 1;
-        h.scheduled = true;
+        turn.warm_pages += 1;
+        turn.scheduled = true;
         self.ready.push_warm(id);
     }
 

@@ -399,7 +399,7 @@ impl Ledger {
             revisit: None,
         };
         self.counters.queued += 1;
-        let h = self.host(host, &origin)?;
+        let h = self.load(host, &origin)?;
         h.record.queued += 1;
         h.record.urls += 1;
         h.queue.enqueue(&mut w.b, priority, url.id(), entry);
@@ -420,7 +420,7 @@ impl Ledger {
         }
         let host = url.host_id();
         if let Some(max) = limits.max_host_urls {
-            let h = self.host(host, &url.host_key())?;
+            let h = self.load(host, &url.host_key())?;
             if h.record.urls >= max {
                 return Ok(Some(FilterReason::HostBudget));
             }

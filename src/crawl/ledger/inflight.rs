@@ -81,7 +81,7 @@ impl Ledger {
                     self.suspects.insert(id, rec.deaths);
                 }
                 (Some(key), Some(entry)) if deaths >= CRASH_LOOP_DEATHS => {
-                    self.host(key.host, "")?;
+                    self.loaded(key.host)?;
                     let state = SeenState::Failed(FailReason::CrashLoop);
                     // (A revisit's page stays as stored.)
                     self.leave_queue(&mut b, key, &entry, state)?;

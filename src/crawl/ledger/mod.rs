@@ -63,12 +63,9 @@ pub(super) struct HostState {
     /// resumed host was left with). Checked at dispatch, as the host may
     /// already sit in the ready heap at an earlier time.
     pub hold_until_ms: u64,
-    /// The scheduler's: its robots.txt is being fetched.
+    /// Its robots.txt is being fetched (set at dispatch; the site groups
+    /// count the host busy meanwhile).
     pub robots_in_flight: bool,
-    /// The scheduler's: in the ready heap.
-    pub scheduled: bool,
-    /// The scheduler's: pages dispatched from the warm lane in a row.
-    pub warm_pages: u32,
 }
 
 pub(super) struct Ledger {
@@ -284,8 +281,16 @@ impl Ledger {
         Ok(())
     }
 
-    /// The host's in-memory state, loaded from `hosts` on first use.
-    pub fn host(&mut self, id: HostId, origin: &str) -> Result<&mut HostState, StoreError> {
+    /// The state of a host the crawl has met: in memory, else loaded from
+    /// its `hosts` row (one with neither would start with an empty origin:
+    /// where a new host may be met, callers name it with `load`).
+    pub fn loaded(&mut self, id: HostId) -> Result<&mut HostState, StoreError> {
+        self.load(id, "")
+    }
+
+    /// Host `id`'s in-memory state, loaded from `hosts` on first use; a
+    /// host never stored starts with `origin`.
+    pub fn load(&mut self, id: HostId, origin: &str) -> Result<&mut HostState, StoreError> {
         if !self.hosts.contains_key(&id) {
             let (mut record, robots_unsaved) =
                 self.store.host_and_robots_place(id)?.unwrap_or_else(|| {
@@ -315,8 +320,6 @@ impl Ledger {
                     rules,
                     robots_in_flight: false,
                     queue: HostQueue::new(id),
-                    scheduled: false,
-                    warm_pages: 0,
                 },
             );
         }

@@ -92,7 +92,7 @@ impl Ledger {
         let ranked = self.ranking_in_keys().map(|r| r.nodes as f64);
         let model = order.needs().model.then(|| self.epoch_model.clone());
         let epoch_seq = self.epoch_seq;
-        let h = self.host(id, "")?;
+        let h = self.loaded(id)?;
         if h.record.order_gen == generation {
             return Ok(0);
         }
@@ -197,7 +197,7 @@ impl Ledger {
             })
             .collect();
         let keys: Vec<FrontierKey> = queued.iter().map(|(k, _)| *k).collect();
-        let h = self.host(id, "")?;
+        let h = self.loaded(id)?;
         let entries = h.queue.take_queued(&store, &keys)?;
         let mut b = store.batch();
         let mut moved = 0;
@@ -246,7 +246,7 @@ impl Ledger {
         let store = self.store.clone();
         let head = self
             .ensure_keyed(id)
-            .and_then(|_| self.host(id, "")?.queue.head(&store));
+            .and_then(|_| self.loaded(id)?.queue.head(&store));
         head.ok().flatten().unwrap_or(u64::MAX)
     }
 

@@ -34,7 +34,7 @@ impl Ledger {
     ) -> Result<(), StoreError> {
         let store = self.store.clone();
         let host = job.key.host;
-        self.host(host, &job.url.host_key())?;
+        self.load(host, &job.url.host_key())?;
         let delay = self.delay_ms(host);
         let mut w = PageWrite::new(&store);
         w.pending.insert(job.url.id());
@@ -50,7 +50,7 @@ impl Ledger {
             // fetches held): asked for again, as it was.
             Err(e) if e.later => {
                 let at = self.clock.now_ms() + delay;
-                let h = self.host(host, "")?;
+                let h = self.loaded(host)?;
                 h.queue.requeue(&mut w.b, job.key, job.entry);
                 hold(&mut h.record.next_fetch_ms, at);
                 return self.finish(w.b, &w.touched);
@@ -65,7 +65,7 @@ impl Ledger {
         let backoff = is_backoff(data.fetched.status);
         let next_at = if backoff {
             let at = self.backoff_until(&data, delay);
-            let h = self.host(host, "")?;
+            let h = self.loaded(host)?;
             h.hold_until_ms = h.hold_until_ms.max(at);
             at
         } else {
@@ -148,7 +148,7 @@ impl Ledger {
         answered: bool,
         next_at: u64,
     ) -> Result<(), StoreError> {
-        let h = &mut self.host(host, "")?.record;
+        let h = &mut self.loaded(host)?.record;
         if answered {
             h.error_streak = 0;
         } else {
@@ -177,7 +177,7 @@ impl Ledger {
             attempts: job.entry.attempts + 1,
             ..job.entry
         };
-        let h = self.host(job.key.host, "")?;
+        let h = self.loaded(job.key.host)?;
         h.queue.requeue(&mut w.b, job.key, entry);
         hold(&mut h.record.next_fetch_ms, next_at);
         self.finish(w.b, &w.touched)
@@ -206,7 +206,7 @@ impl Ledger {
         self.counters.bytes += f.wire_len;
         *self.counters.by_status.entry(f.status).or_insert(0) += 1;
         self.host_answered(job.key.host, true, next_at)?;
-        self.host(job.key.host, "")?.record.fetched += 1;
+        self.loaded(job.key.host)?.record.fetched += 1;
         let redirect_to = match &f.location {
             Some(loc) if (300..400).contains(&f.status) => self.follow_redirect(w, job, loc)?,
             _ => None,

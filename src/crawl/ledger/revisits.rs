@@ -406,7 +406,7 @@ impl Ledger {
         };
         self.counters.queued += 1;
         self.counters.revisits_queued += 1;
-        let h = self.host(host, &origin)?;
+        let h = self.load(host, &origin)?;
         h.record.queued += 1;
         h.queue.enqueue(&mut w.b, priority, id, entry);
         w.touch(host);
@@ -492,7 +492,7 @@ impl Ledger {
                 c.by_status.remove(&old.status);
             }
         }
-        let h = self.host(job.key.host, "")?;
+        let h = self.loaded(job.key.host)?;
         h.record.fetched = h.record.fetched.saturating_sub(1);
         w.b.delete_page_index(old.status, job.url.host(), id);
         if old.md5 != md5 && self.store.content_owner(&old.md5)? == Some(id) {

@@ -41,7 +41,7 @@ impl Ledger {
         if !self.settings.sitemaps.enabled || !self.seed_hosts.contains(&id) {
             return Ok(());
         }
-        let origin = self.host(id, "")?.record.origin.clone();
+        let origin = self.loaded(id)?.record.origin.clone();
         let guess = [format!("{origin}/sitemap.xml")];
         let (urls, via) = match listed {
             [] => (&guess[..], "guess"),

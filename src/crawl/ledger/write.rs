@@ -65,7 +65,7 @@ impl Ledger {
             let c = &mut self.counters;
             c.revisits_queued = c.revisits_queued.saturating_sub(1);
         }
-        let h = self.host(key.host, "")?;
+        let h = self.loaded(key.host)?;
         h.record.queued = h.record.queued.saturating_sub(1);
         h.queue.done(key.url);
         // (An in-link to it would raise nothing: see `boost`.)
@@ -218,7 +218,7 @@ impl Ledger {
         let store = self.store.clone();
         loop {
             let mut popped = Vec::new();
-            let h = self.host(id, "")?;
+            let h = self.loaded(id)?;
             while popped.len() < 1000 {
                 match h.queue.pop(&store)? {
                     Some(p) => popped.push(p),
