@@ -6,6 +6,8 @@
 //! reads time only from its [`Clock`]: the scheduler drives it, and
 //! `refilter` uses it offline.
 
+#[cfg(test)]
+mod commit_tests;
 mod discover;
 mod drops;
 mod groups;
