@@ -73,15 +73,14 @@ impl Scheduler {
         self.ledger.loaded(id)?;
         // A queue keyed under an older order is re-keyed before its pop.
         self.ledger.ensure_keyed(id)?;
+        self.unschedule(id);
         if self.ledger.site_budget_spent(id) || self.ledger.group_waits(id) {
             // Held while its seed site's max_pages are fetched (a `seed
             // set` that raises them touches the host, which schedules it),
             // or its site waits for a later group (the group's start
             // touches it).
-            self.unschedule(id);
             return Ok(None);
         }
-        self.unschedule(id);
         let h = self.ledger.hosts.get_mut(&id).expect("host loaded");
         if h.robots_in_flight || h.queue.in_flight() >= per_host {
             return Ok(None); // rescheduled when that work completes

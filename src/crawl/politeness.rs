@@ -2,8 +2,8 @@
 //! requests, after a 429 or 503, after an unreachable robots.txt and when
 //! a resumed crawl loads it; when a second page of it may be in flight;
 //! and how long it keeps the warm lane. The ledger, dispatch, the
-//! scheduler and the robots code ask here, and the numbers are tested
-//! here. Times are milliseconds on the crawl's clock.
+//! scheduler, the robots code and the probe ask here, and the numbers are
+//! tested here. Times are milliseconds on the crawl's clock.
 
 use std::time::Duration;
 
@@ -26,9 +26,9 @@ pub struct Politeness {
     /// Answers of 429 or 503 a URL gets before the answer is stored.
     pub max_attempts: u8,
     /// The first wait after an unreachable robots.txt; doubles per failure.
-    pub robots_retry_ms: u64,
+    pub robots_retry: Duration,
     /// How long a robots.txt answer holds.
-    pub robots_ttl_ms: u64,
+    pub robots_ttl: Duration,
     /// Unreachable robots.txt fetches in a row before the host is given up.
     pub robots_max_failures: u32,
 }
@@ -41,8 +41,8 @@ impl Politeness {
             backoff_ms: ms(s.backoff),
             max_backoff_ms: ms(s.max_backoff),
             max_attempts: s.max_attempts,
-            robots_retry_ms: ms(s.robots_retry),
-            robots_ttl_ms: ms(s.robots_ttl),
+            robots_retry: s.robots_retry,
+            robots_ttl: s.robots_ttl,
             robots_max_failures: s.robots_max_failures,
         }
     }
@@ -78,13 +78,15 @@ impl Politeness {
     /// `failures`-th unreachable fetch in a row, the first retry wait
     /// doubled per earlier failure, at most the TTL.
     pub fn robots_wait_ms(&self, unreachable: bool, failures: u32) -> u64 {
-        if !unreachable {
-            return self.robots_ttl_ms;
-        }
-        let doublings = failures.saturating_sub(1).min(16);
-        self.robots_retry_ms
-            .saturating_mul(1 << doublings)
-            .min(self.robots_ttl_ms)
+        let wait = if unreachable {
+            let doublings = failures.saturating_sub(1).min(16);
+            self.robots_retry
+                .saturating_mul(1 << doublings)
+                .min(self.robots_ttl)
+        } else {
+            self.robots_ttl
+        };
+        wait.as_millis() as u64
     }
 
     /// Whether the crawl gives up on a host (drops its queued URLs) after
@@ -165,8 +167,8 @@ mod tests {
             backoff_ms: 30_000,
             max_backoff_ms: 600_000,
             max_attempts: 3,
-            robots_retry_ms: 30_000,
-            robots_ttl_ms: 86_400_000,
+            robots_retry: Duration::from_secs(30),
+            robots_ttl: Duration::from_secs(86_400),
             robots_max_failures: 3,
         }
     }
@@ -227,6 +229,12 @@ mod tests {
         assert_eq!(p.robots_wait_ms(true, 3), 120_000);
         assert_eq!(p.robots_wait_ms(true, 60), 86_400_000);
         assert_eq!(p.robots_wait_ms(false, 0), 86_400_000);
+        // Doubled before it is counted in whole ms.
+        let half = Politeness {
+            robots_retry: Duration::from_micros(500),
+            ..p
+        };
+        assert_eq!(half.robots_wait_ms(true, 2), 1);
         assert!(!p.robots_gives_up(true, 2));
         assert!(p.robots_gives_up(true, 3));
         assert!(!p.robots_gives_up(false, 99));
@@ -251,6 +259,10 @@ mod tests {
         let hour = Some(3_600_000);
         assert_eq!(p.clamp_on_load(far, now, hour, None), 3_605_001);
         assert_eq!(p.clamp_on_load(3_000_000, now, hour, None), 3_000_000);
+        // It replaces the crawl's delay there too, when shorter: the longest
+        // wait set for the host is then the back-off.
+        let second = Some(1_000);
+        assert_eq!(slow.clamp_on_load(far, now, second, None), 605_000);
     }
 
     #[test]

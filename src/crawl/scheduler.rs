@@ -233,7 +233,10 @@ impl Scheduler {
 
     /// Host `id` left the ready heap (popped for dispatch).
     pub(super) fn unschedule(&mut self, id: HostId) {
-        self.turns.entry(id).or_default().scheduled = false;
+        // A host in the heap has its turn: `schedule` and `rejoin` made it.
+        if let Some(turn) = self.turns.get_mut(&id) {
+            turn.scheduled = false;
+        }
     }
 
     /// A host whose fetch just ended, with its next fetch time `at_ms`,

@@ -11,6 +11,6 @@ mod seen;
 pub mod order;
 
 pub use boosts::Boosts;
-pub use order::{Backlinks, Focus, Needs, Order, OrderSettings, PageScore};
+pub use order::{Backlinks, Focus, Order, OrderSettings, PageScore};
 pub use queue::{HostQueue, ReadyHeap};
 pub use seen::{SeenFront, SettledSet};

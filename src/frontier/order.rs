@@ -52,9 +52,10 @@ impl Order {
         matches!(self, Order::Shark | Order::Importance | Order::Learned)
     }
 
-    /// What the crawl computes for this order as it runs (PageRank's need
-    /// depends on a parameter: see [`OrderSettings::needs_as`]).
-    pub fn needs(self) -> Needs {
+    /// What the crawl computes for this order as it runs, but PageRank,
+    /// whose need depends on a parameter: callers ask
+    /// [`OrderSettings::needs_as`].
+    fn needs(self) -> Needs {
         Needs {
             similarity: self == Order::Shark,
             inlinks: self == Order::Importance,

@@ -136,7 +136,9 @@ impl Ledger {
         // `seen` read each to be skipped (two in three in a 100,000-page
         // crawl). Only a queue keyed by importance rises: the URL's host's
         // (a seed site may set its own order).
-        if self.left_queue.contains(url.id()) || !self.keyed_order(url).needs().inlinks {
+        if self.left_queue.contains(url.id())
+            || !self.settings.order.needs_as(self.keyed_order(url)).inlinks
+        {
             return;
         }
         // A link a link filter dropped is no in-link the crawl follows.

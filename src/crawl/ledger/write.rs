@@ -69,7 +69,12 @@ impl Ledger {
         h.record.queued = h.record.queued.saturating_sub(1);
         h.queue.done(key.url);
         // (An in-link to it would raise nothing: see `boost`.)
-        if self.order_of(key.host).needs().inlinks {
+        if self
+            .settings
+            .order
+            .needs_as(self.order_of(key.host))
+            .inlinks
+        {
             self.left_queue.insert(key.url);
         }
         Ok(())
