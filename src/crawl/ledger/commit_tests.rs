@@ -3,10 +3,11 @@
 //! audit (rows and counters agree).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::Ledger;
 use crate::crawl::audit;
-use crate::crawl::settings::CrawlSettings;
+use crate::crawl::settings::{CrawlSettings, RecrawlMode, RecrawlSettings};
 use crate::crawl::worker::{PageJob, TextWork, process};
 use crate::fetch::Fetched;
 use crate::model::{self, CanonicalUrl, SeenState};
@@ -28,9 +29,16 @@ fn url(s: &str) -> CanonicalUrl {
 
 impl Crawl {
     fn new(seeds: &[&str]) -> Crawl {
+        Crawl::with(CrawlSettings::default(), seeds)
+    }
+
+    fn with(settings: CrawlSettings, seeds: &[&str]) -> Crawl {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(dir.path()).unwrap());
-        let mut ledger = Ledger::offline(store.clone(), CrawlSettings::default()).unwrap();
+        let mut ledger = Ledger::offline(store.clone(), settings).unwrap();
+        // As a crawl starts: pages timed under the recrawl policy.
+        ledger.retime_revisits().unwrap();
+        while ledger.retime_step().unwrap() {}
         let seeds: Vec<_> = seeds.iter().map(|s| url(s)).collect();
         ledger.add_seeds(&seeds).unwrap();
         Crawl {
@@ -57,7 +65,10 @@ impl Crawl {
     /// into a page as a fetch task makes it.
     fn answer(&mut self, job: PageJob, status: u16, headers: &[(&str, &str)], body: &str) {
         let fetched = Fetched::offline(status, headers, body.as_bytes());
-        let work = TextWork::default();
+        let work = TextWork {
+            simhash: self.ledger.settings.dedup.near,
+            ..TextWork::default()
+        };
         let data = process(
             fetched,
             job.url.url(),
@@ -76,6 +87,19 @@ impl Crawl {
     fn audited(&self) {
         assert_eq!(audit(&self.store).unwrap(), Vec::<String>::new());
     }
+}
+
+/// ~800 words from a fixed generator, the `changed`-th replaced.
+fn prose(changed: usize) -> String {
+    let mut x = 7u64;
+    let mut words: Vec<String> = (0..800)
+        .map(|_| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            format!("w{}", (x >> 33) % 600)
+        })
+        .collect();
+    words[changed] = "different".into();
+    words.join(" ")
 }
 
 fn page(links: &[&str]) -> String {
@@ -184,5 +208,76 @@ fn a_body_seen_before_is_a_duplicate_and_its_links_are_not_followed() {
     assert_eq!(c.state("http://a.test/three"), Some(SeenState::Queued));
     let from = c.store.inlinks_to(url("http://a.test/three").id()).unwrap();
     assert_eq!(from, vec![url("http://a.test/one").id()]);
+    c.audited();
+}
+
+#[test]
+fn a_near_duplicate_past_its_clusters_budget_is_stored_but_not_followed() {
+    let mut settings = CrawlSettings::default();
+    settings.dedup.near = true;
+    settings.dedup.cluster_budget = 1;
+    let mut c = Crawl::with(settings, &["http://a.test/"]);
+    let job = c.take("http://a.test/");
+    c.answer(job, 200, &[HTML], &page(&["/one", "/two"]));
+    let near = |n: usize, link: &str| {
+        format!(
+            "<html><body><p>{}</p><a href=\"{link}\">on</a></body></html>",
+            prose(n)
+        )
+    };
+    let job = c.take("http://a.test/");
+    c.answer(job, 200, &[HTML], &near(10, "/x1"));
+    let job = c.take("http://a.test/");
+    assert_eq!(job.url.url().path(), "/two");
+    c.answer(job, 200, &[HTML], &near(400, "/x2"));
+    assert_eq!(c.state("http://a.test/x1"), Some(SeenState::Queued));
+    assert_eq!(
+        c.state("http://a.test/x2"),
+        None,
+        "past the budget: not followed"
+    );
+    let two = c
+        .store
+        .row::<Docs>(&url("http://a.test/two").id())
+        .unwrap()
+        .unwrap();
+    let place = two.near.expect("a near-duplicate");
+    assert_eq!(place.of, url("http://a.test/one").id().0);
+    assert!(!place.expanded);
+    let counters = c.store.counters().unwrap();
+    assert_eq!((counters.near_duplicates, counters.unexpanded), (1, 1));
+    c.audited();
+}
+
+#[test]
+fn a_revisit_keeps_an_unchanged_page_and_stores_a_changed_one() {
+    let mut settings = CrawlSettings::default();
+    settings.recrawl = RecrawlSettings {
+        mode: RecrawlMode::Uniform,
+        every: Duration::from_millis(1),
+        ..RecrawlSettings::default()
+    };
+    let mut c = Crawl::with(settings, &["http://a.test/"]);
+    let job = c.take("http://a.test/");
+    c.answer(job, 200, &[HTML], &page(&["/x"]));
+    let mut revisit = |c: &mut Crawl, body: &str| {
+        std::thread::sleep(Duration::from_millis(20));
+        c.ledger.queue_due().unwrap();
+        let job = c.take("http://a.test/");
+        assert!(
+            job.entry.revisit.is_some(),
+            "{} is a revisit",
+            job.url.url()
+        );
+        c.answer(job, 200, &[HTML], body);
+        c.store.counters().unwrap()
+    };
+    let after = revisit(&mut c, &page(&["/x"]));
+    assert_eq!((after.revisits, after.revisits_changed), (1, 0));
+    assert_eq!(after.fetched, 1, "a revisit is no new page");
+    c.audited();
+    let after = revisit(&mut c, &page(&["/x", "/y"]));
+    assert_eq!((after.revisits, after.revisits_changed), (2, 1));
+    assert_eq!(c.state("http://a.test/y"), Some(SeenState::Queued));
     c.audited();
 }
