@@ -251,16 +251,18 @@ fn a_near_duplicate_past_its_clusters_budget_is_stored_but_not_followed() {
 
 #[test]
 fn a_revisit_keeps_an_unchanged_page_and_stores_a_changed_one() {
-    let mut settings = CrawlSettings::default();
-    settings.recrawl = RecrawlSettings {
-        mode: RecrawlMode::Uniform,
-        every: Duration::from_millis(1),
-        ..RecrawlSettings::default()
+    let settings = CrawlSettings {
+        recrawl: RecrawlSettings {
+            mode: RecrawlMode::Uniform,
+            every: Duration::from_millis(1),
+            ..RecrawlSettings::default()
+        },
+        ..CrawlSettings::default()
     };
     let mut c = Crawl::with(settings, &["http://a.test/"]);
     let job = c.take("http://a.test/");
     c.answer(job, 200, &[HTML], &page(&["/x"]));
-    let mut revisit = |c: &mut Crawl, body: &str| {
+    let revisit = |c: &mut Crawl, body: &str| {
         std::thread::sleep(Duration::from_millis(20));
         c.ledger.queue_due().unwrap();
         let job = c.take("http://a.test/");
