@@ -7,6 +7,8 @@
 use super::*;
 use crate::filter::denoise::{DenoiseRules, Denoiser, clean_text, denoise};
 use crate::parse::html_links::*;
+use crate::parse::page::ParsedLink;
+use crate::parse::text::HEADING_BYTES;
 
 const DEPTH: usize = 100_000;
 

@@ -9,7 +9,8 @@ use std::hash::BuildHasherDefault;
 
 use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
-use super::html::{collapse, decode_entities};
+use super::page::{ParsedLink, ParsedPage};
+use super::text::{collapse, decode_entities, floor_char};
 use crate::model::{self, CanonicalUrl, IdHasher, UrlId};
 
 /// URLs a page linked already, by id.
@@ -31,26 +32,6 @@ pub const CONTEXT_BYTES: usize = 50;
 /// (on a char boundary). Unclosed or nested anchors span the rest of a page;
 /// 6,000 of them over 180 KB of text were ~1 GB of anchor strings.
 pub const ANCHOR_BYTES: usize = 1024;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ParsedLink {
-    pub url: CanonicalUrl,
-    pub anchor: String,
-    pub before: String,
-    pub after: String,
-    pub nofollow: bool,
-}
-
-impl ParsedLink {
-    /// What the link holds, its record included.
-    pub fn heap_bytes(&self) -> usize {
-        std::mem::size_of::<ParsedLink>()
-            + self.url.as_str().len()
-            + self.anchor.len()
-            + self.before.len()
-            + self.after.len()
-    }
-}
 
 /// A link as the walk found it: its href as written and where its anchor
 /// text lies in the page's text.
@@ -84,15 +65,6 @@ impl RawLink {
             nofollow: self.nofollow,
         }
     }
-}
-
-/// `at`, or the char boundary of `s` before it.
-pub(super) fn floor_char(s: &str, mut at: usize) -> usize {
-    at = at.min(s.len());
-    while !s.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }
 
 /// Links a page yields at most by default: real index pages (API indexes,
@@ -135,7 +107,7 @@ fn href_of(raw: &RawLink) -> Option<Cow<'_, str>> {
 /// the anchors point into), within [`LINK_BYTES`]; a URL linked again is
 /// the same link, its first anchor kept.
 pub(super) fn take_links(
-    page: &mut super::ParsedPage,
+    page: &mut ParsedPage,
     raw_links: Vec<RawLink>,
     text: &str,
     base: &url::Url,

@@ -1,6 +1,8 @@
 //! Tests of the HTML walk (the masking pass has its own).
 use super::*;
 use crate::parse::html_links::*;
+use crate::parse::page::ParsedLink;
+use crate::parse::text::{TextBuf, space_len};
 use crate::parse::walk::{DOM_CHUNK_BYTES, dom_chunks};
 
 #[test]
@@ -240,12 +242,7 @@ fn space_len_matches_char_is_whitespace_for_every_char() {
     for c in (0u32..=0x10_FFFF).filter_map(char::from_u32) {
         let s = format!("x{c}y");
         let want = if c.is_whitespace() { c.len_utf8() } else { 0 };
-        assert_eq!(
-            super::space_len(s.as_bytes(), 1),
-            want,
-            "U+{:04X}",
-            c as u32
-        );
+        assert_eq!(space_len(s.as_bytes(), 1), want, "U+{:04X}", c as u32);
     }
 }
 

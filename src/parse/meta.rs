@@ -1,8 +1,8 @@
 //! `<meta>` directives a crawler acts on: robots (noindex, nofollow) and
 //! refresh (a link browsers follow).
 
-use super::html::{ParsedPage, decode_entities, heading};
 use super::scan::Tag;
+use super::text::{decode_entities, heading};
 
 /// The target of `<meta http-equiv=refresh content="5; url=…">`, which
 /// browsers follow like a link.
@@ -30,19 +30,19 @@ pub(super) fn meta_refresh(tag: &Tag<'_, '_>) -> Option<String> {
     (!target.is_empty()).then(|| target.to_string())
 }
 
-pub(super) fn meta_robots(tag: &Tag<'_, '_>, agent: &str, page: &mut ParsedPage) {
-    let Some(name) = tag.attr("name") else {
-        return;
-    };
-    let name = name.trim();
+/// The directives of a `<meta name=robots>` tag, or of one named for
+/// `agent`; None for any other tag.
+pub(super) fn meta_robots(tag: &Tag<'_, '_>, agent: &str) -> Option<RobotsDirectives> {
+    let name = tag.attr("name")?.trim();
     if !(name.eq_ignore_ascii_case("robots")
         || (!agent.is_empty() && name.eq_ignore_ascii_case(agent)))
     {
-        return;
+        return None;
     }
-    let d = robots_directives(tag.attr("content").unwrap_or_default(), &[',', ' ']);
-    page.noindex |= d.noindex;
-    page.nofollow |= d.nofollow;
+    Some(robots_directives(
+        tag.attr("content").unwrap_or_default(),
+        &[',', ' '],
+    ))
 }
 
 /// The page's own statements of its title, author and date.

@@ -2,25 +2,28 @@
 //!
 //! `decode` picks the charset (BOM ▸ HTTP header ▸ `<meta>` ▸ sniffing);
 //! `scan` tokenizes a page and `walk` reads its tokens once for everything
-//! later stages need, which `html` and `html_links` hand out.
+//! later stages need (`page`), with `text`'s collapse and bounds, which
+//! `html` and `html_links` hand out.
 
 mod decode;
 mod html;
 mod html_links;
 mod mask;
 mod meta;
+mod page;
 mod scan;
 pub mod sitemap;
 mod sitemap_scan;
+mod text;
 mod walk;
 
 pub use decode::{CharsetSource, Decoded, decode, decode_owned};
-pub use html::{ParsedPage, collapse, find_link, parse_html};
-pub use html_links::{
-    CONTEXT_BYTES, DEFAULT_MAX_LINKS, LINK_BYTES, LinkPlace, ParsedLink, RICH_LINKS,
-};
+pub use html::{find_link, parse_html};
+pub use html_links::{CONTEXT_BYTES, DEFAULT_MAX_LINKS, LINK_BYTES, LinkPlace, RICH_LINKS};
 pub use meta::PageHead;
 pub use meta::{RobotsDirectives, robots_directives};
+pub use page::{ParsedLink, ParsedPage};
+pub use text::collapse;
 
 /// Whether a Content-Type names something we parse as HTML.
 pub fn is_html(content_type: &str) -> bool {

@@ -8,8 +8,8 @@
 use super::sitemap_scan::{Stream, Token, clip};
 use crate::model::{self, CanonicalUrl};
 
-/// The protocol's bounds on one sitemap file.
-pub const MAX_BYTES: usize = 50 * 1024 * 1024;
+pub use super::sitemap_scan::MAX_BYTES;
+/// The protocol's bound on one sitemap file's URLs.
 pub const MAX_URLS: usize = 50_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,7 +7,8 @@
 
 use std::io::Read;
 
-use super::sitemap::MAX_BYTES;
+/// The protocol's bound on one sitemap file's bytes (decompressed).
+pub const MAX_BYTES: usize = 50 * 1024 * 1024;
 
 /// Bytes read from the source at a time.
 const BLOCK: usize = 64 << 10;

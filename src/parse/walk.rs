@@ -7,11 +7,12 @@
 
 use std::borrow::Cow;
 
-use super::html::{HEADING_BYTES, ParsedPage, TextBuf, decode_entities, heading};
 use super::html_links::RawLink;
 use super::mask::{RCDATA_LT, mask_raw_text, unmask_rcdata};
 use super::meta::{Slots, meta_head, meta_refresh, meta_robots};
+use super::page::ParsedPage;
 use super::scan::{Sink, Tag, VOID_TAGS, scan};
+use super::text::{HEADING_BYTES, TextBuf, decode_entities, heading};
 
 /// The walk over `html`'s pieces, keeping the first `max_links` links.
 pub(super) fn walk_html<'a>(
@@ -285,7 +286,10 @@ impl Walk<'_> {
                 }
             }
             "meta" => {
-                meta_robots(tag, self.agent, &mut self.page);
+                if let Some(d) = meta_robots(tag, self.agent) {
+                    self.page.noindex |= d.noindex;
+                    self.page.nofollow |= d.nofollow;
+                }
                 meta_head(tag, &mut self.page.head);
                 if let Some(target) = meta_refresh(tag) {
                     self.add_link(target, false, false);
