@@ -6,18 +6,12 @@
 use tokio::task::JoinError;
 
 use super::politeness;
-use super::scheduler::{CrawlError, Scheduler};
+use super::scheduler::{CrawlError, Running, Scheduler};
 use super::worker::{self, Done, PageJob};
 use crate::fetch::{FetchError, RobotsFetch, RobotsRules};
 use crate::model::{self, HostId};
 use crate::schema::{FailReason, RobotsOutcome};
 use crate::store::StoreError;
-
-/// What a running task works on.
-pub(super) enum Running {
-    Page(Box<PageJob>),
-    Robots(HostId),
-}
 
 impl Scheduler {
     /// Starts fetches for every host whose time has come, up to the limits.

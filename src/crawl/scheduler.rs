@@ -11,13 +11,12 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::dictionary::PageDictionary;
-use super::dispatch::Running;
 use super::handle::{CrawlHandle, CrawlState, SeedChange, Shared, Snapshot};
 use super::ledger::Ledger;
 use super::marks::{self, Marks};
 use super::politeness;
 use super::settings::CrawlSettings;
-use super::worker::Done;
+use super::worker::{Done, PageJob};
 use crate::fetch::{ClientError, HttpClient, NetGuard};
 use crate::frontier::ReadyHeap;
 use crate::model::{self, HostId, UrlError};
@@ -69,6 +68,12 @@ impl Control {
             || self.settings.has_changed().unwrap_or(false)
             || self.paused.has_changed().unwrap_or(false)
     }
+}
+
+/// What a running task works on.
+pub(super) enum Running {
+    Page(Box<PageJob>),
+    Robots(HostId),
 }
 
 /// A host's place in the ready heap: the scheduler's own, per host.

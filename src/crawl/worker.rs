@@ -120,7 +120,10 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
         sitemap,
     } = work;
     let fetched = match &job.entry.revisit {
-        Some(stored) => client.revalidate(job.url.as_str(), stored).await,
+        Some(stored) => {
+            let (etag, modified) = (stored.etag.as_deref(), stored.last_modified.as_deref());
+            client.revalidate(job.url.as_str(), etag, modified).await
+        }
         None => client.get(job.url.as_str()).await,
     };
     let result = match fetched {

@@ -341,20 +341,22 @@ impl HttpClient {
     }
 
     /// GETs `url` as a revisit: with `If-None-Match` and
-    /// `If-Modified-Since` from the stored version's validators (a value
-    /// that is not a valid header is not sent).
+    /// `If-Modified-Since` from the stored version's validators, its
+    /// `etag` and `last_modified` (a value that is not a valid header is
+    /// not sent).
     pub async fn revalidate(
         &self,
         url: &str,
-        stored: &crate::schema::Revalidate,
+        etag: Option<&str>,
+        last_modified: Option<&str>,
     ) -> Result<Fetched, FetchError> {
         let mut headers = self.headers.clone();
         let pairs = [
-            (header::IF_NONE_MATCH, &stored.etag),
-            (header::IF_MODIFIED_SINCE, &stored.last_modified),
+            (header::IF_NONE_MATCH, etag),
+            (header::IF_MODIFIED_SINCE, last_modified),
         ];
         for (name, value) in pairs {
-            if let Some(v) = value.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+            if let Some(v) = value.and_then(|v| HeaderValue::from_str(v).ok()) {
                 headers.insert(name, v);
             }
         }

@@ -7,7 +7,7 @@
 //! Errors name the column (1-based, in the whole command line) of the problem.
 
 use super::fields::FIELDS;
-pub use super::fields::Type;
+pub use super::fields::{Type, Val};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Lit {
@@ -48,30 +48,6 @@ pub struct Query {
     pub filter: Expr,
     pub order: Option<(&'static str, bool)>,
     pub limit: Option<usize>,
-}
-
-/// A field's value on one row.
-#[derive(Clone, Debug, PartialEq, PartialOrd)]
-pub enum Val {
-    Str(String),
-    Num(f64),
-    Bool(bool),
-}
-
-impl std::fmt::Display for Val {
-    /// As a table cell: a number to 4 significant digits, "-" for none.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Val::Str(s) => f.write_str(s),
-            Val::Num(n) if n.is_nan() => f.write_str("-"),
-            Val::Num(n) if *n == n.trunc() && n.abs() < 1e15 => write!(f, "{n}"),
-            Val::Num(n) if n.abs() >= 1e-3 => {
-                write!(f, "{}", format!("{n:.4}").trim_end_matches('0'))
-            }
-            Val::Num(n) => write!(f, "{n:.3e}"),
-            Val::Bool(b) => write!(f, "{b}"),
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

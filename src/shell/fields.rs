@@ -3,10 +3,33 @@
 //! page index answers), the light count (which fields the `seen` and `urls`
 //! rows hold), completion and `help pages` all read.
 
-use super::expr::Val;
 use crate::frontier::order::backlink_importance;
 use crate::model;
 use crate::schema::{DocRecord, FrontierScores, PageRecord, VisitRecord};
+
+/// A field's value on one row.
+#[derive(Clone, Debug, PartialEq, PartialOrd)]
+pub enum Val {
+    Str(String),
+    Num(f64),
+    Bool(bool),
+}
+
+impl std::fmt::Display for Val {
+    /// As a table cell: a number to 4 significant digits, "-" for none.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Val::Str(s) => f.write_str(s),
+            Val::Num(n) if n.is_nan() => f.write_str("-"),
+            Val::Num(n) if *n == n.trunc() && n.abs() < 1e15 => write!(f, "{n}"),
+            Val::Num(n) if n.abs() >= 1e-3 => {
+                write!(f, "{}", format!("{n:.4}").trim_end_matches('0'))
+            }
+            Val::Num(n) => write!(f, "{n:.3e}"),
+            Val::Bool(b) => write!(f, "{b}"),
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Type {
