@@ -11,12 +11,16 @@
 //!          ─► one WriteBatch per page
 //! ```
 //!
-//! Modules, lowest first: [`model`] (ids, canonical URLs), [`schema`] (the
-//! on-disk format, mirrored by `schema/v23.md`), [`store`] (the only code
-//! that touches RocksDB), [`fetch`], [`parse`], [`frontier`], [`crawl`]
-//! (the engine and its handle), [`graph`] (the link graph in memory:
-//! PageRank), [`shell`] (the query shell and `.crawlrc`
-//! batches), [`site`] (servers on loopback for the demo and tests), [`cli`].
+//! Modules, each using only those before it (or, within a group joined by
+//! "and", each other): [`model`] (ids, canonical URLs); [`site`] (servers
+//! on loopback for the demo and tests); [`fetch`]; [`parse`], [`filter`]
+//! (scope, page and link filters, denoising) and [`dedup`] (simhash
+//! near-duplicates); [`schema`] (the on-disk format, mirrored by
+//! `schema/v23.md`) and [`store`] (the only code that touches RocksDB);
+//! [`frontier`] (queues and crawl orders); [`graph`] (the link graph in
+//! memory: PageRank, co-links); [`crawl`] (the crawl loop and its handle);
+//! [`simulate`] (crawl orders replayed over a crawl's graph); [`shell`]
+//! (the query shell and `.crawlrc` batches); [`cli`].
 
 pub mod cli;
 pub mod crawl;

@@ -17,7 +17,7 @@ pub enum CrawlState {
     Done,
 }
 
-/// Progress as of the engine's last publication (at most ~250 ms old).
+/// Progress as of the scheduler's last publication (at most ~250 ms old).
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
     pub state: CrawlState,

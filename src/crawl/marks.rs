@@ -1,6 +1,6 @@
-//! The channel between fetch tasks and the engine for in-flight marks (see
+//! The channel between fetch tasks and the scheduler for in-flight marks (see
 //! `inflight`). A task asks for its page's mark and waits for the answer;
-//! the engine puts the marks it grants into its next batch and answers
+//! the scheduler puts the marks it grants into its next batch and answers
 //! each once that batch is written. A suspect — a URL that was in flight
 //! when a run died — is marked alone: only when no other page is marked,
 //! and no other page is marked until it is done, so a second death points
@@ -32,7 +32,7 @@ pub(super) struct Marks {
     requests: mpsc::UnboundedSender<MarkRequest>,
 }
 
-/// The engine's side: requests waiting, and the marks written and not yet
+/// The scheduler's side: requests waiting, and the marks written and not yet
 /// taken back.
 pub(super) struct MarkBook {
     pub requests: mpsc::UnboundedReceiver<MarkRequest>,
@@ -63,7 +63,7 @@ pub(super) fn marks() -> (Marks, MarkBook) {
 
 impl Marks {
     /// Marks `id` in flight; returns once the mark is in the db (false when
-    /// the engine is gone).
+    /// the scheduler is gone).
     pub async fn mark(&self, id: UrlId, key: FrontierKey, deaths: u8) -> bool {
         let (done, answer) = oneshot::channel();
         let req = MarkRequest {

@@ -53,7 +53,7 @@ impl Summary {
     }
 }
 
-/// What the handle can change while the engine runs.
+/// What the handle can change while the crawl runs.
 struct Control {
     stop: watch::Receiver<bool>,
     paused: watch::Receiver<bool>,
@@ -142,19 +142,19 @@ pub fn start(
         .iter()
         .map(|s| model::normalize(s))
         .collect::<Result<Vec<_>, _>>()?;
-    let (mut engine, rx) = Scheduler::new(store, settings)?;
-    engine.ledger.recover_in_flight()?;
-    engine.ledger.add_seeds(&seeds)?;
-    engine.ledger.rejudge_if_limits_changed()?;
-    engine.schedule_touched()?;
-    engine.resume_hosts()?;
-    let shared = engine.shared.clone();
-    let store = engine.ledger.store.clone();
-    let dictionary = engine.dictionary.clone();
+    let (mut scheduler, rx) = Scheduler::new(store, settings)?;
+    scheduler.ledger.recover_in_flight()?;
+    scheduler.ledger.add_seeds(&seeds)?;
+    scheduler.ledger.rejudge_if_limits_changed()?;
+    scheduler.schedule_touched()?;
+    scheduler.resume_hosts()?;
+    let shared = scheduler.shared.clone();
+    let store = scheduler.ledger.store.clone();
+    let dictionary = scheduler.dictionary.clone();
     let join = tokio::spawn(async move {
-        let ended = engine.run(rx).await;
+        let ended = scheduler.run(rx).await;
         let _ = tokio::task::spawn_blocking(move || dictionary.finish()).await;
-        // An engine error (a failed write) is not a page's crash: its
+        // A scheduler error (a failed write) is not a page's crash: its
         // fetches must not count as deaths on the next run.
         if ended.is_err() {
             let _ = super::forget_in_flight(&store);

@@ -1,6 +1,6 @@
 //! One unit of network work, run as its own task: fetch a page and do the
 //! CPU work on it (decode, parse, hash, compress) before it goes back to
-//! the engine, or fetch a host's robots.txt.
+//! the scheduler, or fetch a host's robots.txt.
 
 use std::sync::Arc;
 
@@ -291,7 +291,7 @@ pub struct TextWork<'a> {
 /// MD5, zstd (with `dict`, the db's dictionary, if any), charset decoding,
 /// parsing (at most `max_links` links), and what `work` asks of the text
 /// (denoising, the simhash) of one fetched body: the CPU work a fetch task
-/// does before the engine commits the page.
+/// does before the ledger commits the page.
 pub fn process(
     fetched: Fetched,
     url: &url::Url,
@@ -357,7 +357,7 @@ fn framed(
         .map_or(&b""[..], |p| p.page.text.as_bytes());
     let text_len = text.len() as u64;
     let body_zstd = frame.finish(text);
-    // The engine keeps the compressed copy and the parse; the body's memory
+    // The ledger keeps the compressed copy and the parse; the body's memory
     // goes now, not after the commit, and only what is kept stays counted.
     let kept = body_zstd.len() + parsed.as_ref().map_or(0, |p| p.page.heap_bytes());
     fetched.release_body(kept);

@@ -1,5 +1,5 @@
 //! A byte budget over every body in flight: bytes read, their decoded
-//! copy, and what processing keeps until the engine commits the page. A
+//! copy, and what processing keeps until the crawl commits the page. A
 //! fetch holds a [`Ticket`] and grows it as bytes arrive; when the budget
 //! is spent it waits (its connection stalls, within its own timeout).
 //!

@@ -97,7 +97,7 @@ pub struct Fetched {
     pub truncated: bool,
     pub elapsed: Duration,
     /// The body's share of the client's byte budget, held until the
-    /// response is dropped (after the engine has recorded it).
+    /// response is dropped (after the crawl has recorded it).
     ticket: Ticket,
     /// Bytes counted since the body was released.
     kept: usize,
@@ -213,7 +213,7 @@ impl FetchError {
 /// Idle keep-alive connections kept per host. A host never has more idle
 /// connections than the crawl had in flight to it, so this only bounds a
 /// lowered per-host limit. At 8, a crawl with 16 per host closed and
-/// reopened a connection every ~7 pages (between the engine's bursts of
+/// reopened a connection every ~7 pages (between the scheduler's bursts of
 /// dispatches more than 8 sat idle).
 const MAX_IDLE_PER_HOST: usize = 64;
 /// Idle keep-alive connections kept across hosts: eight times the default

@@ -2,8 +2,8 @@
 //! overflow in a library, an OOM kill) would kill every resumed run too.
 //! Every fetched page is marked in `inflight` before its body is processed
 //! — the work a page's content can crash — and unmarked in the batch that
-//! records it. A fetch task asks the engine for the mark (`marks`); the
-//! engine writes it in its next batch (usually another page's, so a mark
+//! records it. A fetch task asks the scheduler for the mark (`marks`); the
+//! ledger writes it in its next batch (usually another page's, so a mark
 //! costs no write of its own) and the task processes the body once the
 //! mark is durable.
 //! A run that finds marks left by a dead run counts one death for each of
