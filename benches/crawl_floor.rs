@@ -42,11 +42,12 @@ use md5::{Digest, Md5};
 use tokio::sync::{Semaphore, mpsc};
 use trawl::crawl::{FrameWriter, PageData, process_page};
 use trawl::fetch::{FetchSettings, HttpClient, NetGuard};
+use trawl::model::SeenState;
 use trawl::model::{CanonicalUrl, UrlId};
 use trawl::schema::dictionary::Dictionary;
 use trawl::schema::{
     CF_DOCS, CF_FRONTIER, CF_LINKS, CF_PAGES, CF_SEEN, DocRecord, FrontierKey, LinkView,
-    PageLinksBuilder, PageRecord, SeenRecord, SeenState,
+    PageLinksBuilder, PageRecord, SeenRecord,
 };
 use trawl::site::bench::{BenchUrls, BenchWeb};
 use trawl::store::Store;

@@ -32,8 +32,9 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
 use trawl::frontier::{SeenFront, SettledSet};
+use trawl::model::SeenState;
 use trawl::model::UrlId;
-use trawl::schema::{CF_SEEN, SeenRecord, SeenState};
+use trawl::schema::{CF_SEEN, SeenRecord};
 use trawl::site::bench::BenchUrls;
 use trawl::store::Store;
 

@@ -1,9 +1,8 @@
 //! Rows the per-page benchmarks write the way the engine does.
 
+use trawl::model::SeenState;
 use trawl::model::{CanonicalUrl, UrlId};
-use trawl::schema::{
-    CF_FRONTIER, CF_SEEN, CF_URLS, FrontierEntry, FrontierKey, SeenRecord, SeenState,
-};
+use trawl::schema::{CF_FRONTIER, CF_SEEN, CF_URLS, FrontierEntry, FrontierKey, SeenRecord};
 use trawl::store::{Batch, Store};
 
 /// The in-links the way the engine writes them (schema 23): each page

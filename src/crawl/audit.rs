@@ -5,9 +5,10 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use crate::model::SeenState;
 use crate::model::UrlId;
+use crate::schema::FrontierKey;
 use crate::schema::tables::{Docs, Due, Frontier, InFlight, Pages, Seen};
-use crate::schema::{FrontierKey, SeenState};
 use crate::store::{Store, StoreError};
 
 /// What a full scan found that disagrees (empty: consistent).

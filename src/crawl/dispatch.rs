@@ -10,7 +10,7 @@ use super::scheduler::{CrawlError, Running, Scheduler};
 use super::worker::{self, Done, PageJob};
 use crate::fetch::{FetchError, RobotsFetch, RobotsRules};
 use crate::model::{self, HostId};
-use crate::schema::{FailReason, RobotsOutcome};
+use crate::model::{FailReason, RobotsOutcome};
 use crate::store::StoreError;
 
 impl Scheduler {

@@ -10,7 +10,7 @@ use super::scheduler::{CrawlError, Scheduler};
 use crate::fetch::{NetGuard, RobotsFetch, RobotsRules};
 use crate::filter::scope::domain_of;
 use crate::model::{self, CanonicalUrl, HostId};
-use crate::schema::{FailReason, RobotsOutcome, RobotsRecord};
+use crate::model::{FailReason, RobotsOutcome, RobotsRecord};
 use crate::store::StoreError;
 
 /// How many of a robots.txt's redirect hops, from the first, stay within

@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
+use crate::model::FilterReason;
 use crate::model::{CanonicalUrl, HostId};
-use crate::schema::FilterReason;
 use crate::store::{Batch, Store, StoreError};
 
 /// The limits; `None` turns one off.

@@ -144,7 +144,7 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
                 process_off_reactor(fetched, &job, how).await
             } else {
                 Err(FetchError::new(
-                    crate::schema::FailReason::Internal,
+                    crate::model::FailReason::Internal,
                     "the crawl ended before the page could be processed",
                 ))
             }
@@ -272,7 +272,7 @@ pub async fn fetch_robots(
 
 fn internal(what: &str) -> FetchError {
     FetchError::new(
-        crate::schema::FailReason::Internal,
+        crate::model::FailReason::Internal,
         format!("processing the page panicked: {what}"),
     )
 }

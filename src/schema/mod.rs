@@ -231,6 +231,7 @@ pub(crate) fn malformed(e: postcard::Error) -> CodecError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::SeenState;
 
     /// `schema/v23.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.

@@ -12,10 +12,10 @@ use super::{
     ClusterRecord, ClusterSiteKey, ConfigEntries, Counters, DetailRecord, DocRecord, DueKey,
     DueReason, FrontierEntry, FrontierKey, HostRankRecord, HostRecord, InFlightRecord,
     LastmodRecord, LinkLimits, ModelRecord, OrderState, PageRecord, RankRecord, RankRun,
-    RecrawlState, RobotsRecord, RunRecord, SeedList, SeenRecord, SiteRecord, SitemapRecord,
-    TargetRecord, VerdictRecord, Versioned, VisitRecord, meta_keys,
+    RecrawlState, RunRecord, SeedList, SeenRecord, SiteRecord, SitemapRecord, TargetRecord,
+    VerdictRecord, Versioned, VisitRecord, meta_keys,
 };
-use crate::model::{HostId, UrlId};
+use crate::model::{HostId, RobotsRecord, UrlId};
 
 /// A row key: its bytes (on the stack for the fixed-width keys, as every
 /// page writes several rows), and back.

@@ -9,7 +9,7 @@ use super::Versioned;
 
 // What a URL became and how a robots.txt fetch ended are the crawl's and
 // the fetcher's words (in `model`); their encoding is part of this schema.
-pub use crate::model::{FailReason, FilterReason, RobotsOutcome, RobotsRecord, SeenState};
+use crate::model::{RobotsRecord, SeenState};
 
 /// `seen` value: the URL-seen set with each URL's fate.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

@@ -7,9 +7,10 @@ use std::collections::HashSet;
 
 use crate::filter::Filters;
 use crate::frontier::order::url_shape;
+use crate::model::SeenState;
 use crate::model::{self, LinkVerdict, UrlId, Verdict};
 use crate::schema::tables::Verdicts;
-use crate::schema::{SeenRecord, SeenState, Versioned};
+use crate::schema::{SeenRecord, Versioned};
 use crate::store::{Store, StoreError};
 
 /// What a replay knows of a fetched page.

@@ -12,10 +12,11 @@
 use std::time::Instant;
 
 use super::{Batch, Result, Store, StoreError};
+use crate::model::SeenState;
 use crate::model::{HostId, now_ms};
 use crate::schema::{
     CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_META, CF_ROBOTS, CF_SEEN, CF_VERDICTS, DocView, FrontierKey,
-    HostRecord, MigrationRecord, SCHEMA_VERSION, SeenState, VerdictRecord, Versioned, meta_keys,
+    HostRecord, MigrationRecord, SCHEMA_VERSION, VerdictRecord, Versioned, meta_keys,
 };
 
 /// One schema version's conversion.

@@ -11,7 +11,7 @@ use crate::common;
 use std::sync::Arc;
 
 use common::{Fixture, id, trawl_cmd, why};
-use trawl::schema::{FailReason, SeenState};
+use trawl::model::{FailReason, SeenState};
 use trawl::site::Response;
 use trawl::store::Store;
 

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use bytes::Bytes;
 use common::{Db, Fixture, fast, page};
-use trawl::schema::{FilterReason, SeenState};
+use trawl::model::{FilterReason, SeenState};
 use trawl::site::{Body, Response};
 
 fn no_robots(
@@ -321,7 +321,7 @@ async fn https_with_a_self_signed_root() {
         .unwrap()
         .unwrap();
     match host.robots.unwrap().outcome {
-        trawl::schema::RobotsOutcome::Unreachable { detail } => {
+        trawl::model::RobotsOutcome::Unreachable { detail } => {
             assert!(detail.starts_with("tls:"), "{detail}")
         }
         o => panic!("expected unreachable, got {o:?}"),

@@ -8,7 +8,8 @@ use common::Db;
 use common::by_host::ByHost;
 use trawl::crawl::{CrawlSettings, Scope};
 use trawl::filter::Mode;
-use trawl::schema::{FilterReason, LinkRecord, SeenState};
+use trawl::model::{FilterReason, SeenState};
+use trawl::schema::LinkRecord;
 use trawl::site::Response;
 
 /// Neutral text that keeps keywords of one link out of the next one's context.

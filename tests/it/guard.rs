@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{Db, fast, why};
 use trawl::crawl::Scope;
-use trawl::schema::{FailReason, FilterReason, SeenState};
+use trawl::model::{FailReason, FilterReason, SeenState};
 use trawl::site::{Request, Response, Server, handler};
 
 /// A listener on `addr` that counts the connections it accepts.

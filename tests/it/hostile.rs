@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 
 use common::raw::{RawServer, Script, Step, head, response};
 use common::{Fixture, id, run_measured, trawl_cmd, why};
-use trawl::schema::{FailReason, FilterReason, SeenState};
+use trawl::model::{FailReason, FilterReason, SeenState};
 use trawl::site::{Body, Response, Server, handler};
 use trawl::store::Store;
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use common::raw::{RawServer, Script, Step, head, response};
 use common::{id, run_measured, trawl_cmd, why};
-use trawl::schema::{FailReason, SeenState};
+use trawl::model::{FailReason, SeenState};
 use trawl::store::Store;
 
 const DEPTH: usize = 100_000;

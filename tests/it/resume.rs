@@ -8,7 +8,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::Fixture;
-use trawl::schema::{self, SeenRecord, SeenState, Versioned};
+use trawl::model::SeenState;
+use trawl::schema::{self, SeenRecord, Versioned};
 use trawl::site::Response;
 use trawl::store::Store;
 

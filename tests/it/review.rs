@@ -15,7 +15,8 @@ use std::time::Duration;
 use common::{Db, Fixture, fast, id, shell, trawl_cmd, why};
 use trawl::crawl::{CrawlSettings, Scope};
 use trawl::filter::Mode;
-use trawl::schema::{self, FilterReason, SeenState};
+use trawl::model::{FilterReason, SeenState};
+use trawl::schema::{self};
 use trawl::site::Response;
 use trawl::store::Store;
 

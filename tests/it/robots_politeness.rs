@@ -5,7 +5,7 @@ use crate::common;
 use std::time::Duration;
 
 use common::{Db, Fixture, fast, page};
-use trawl::schema::{FilterReason, SeenState};
+use trawl::model::{FilterReason, SeenState};
 use trawl::site::Response;
 
 fn site(robots: Response) -> impl Fn(&str) -> Response + Send + Sync + 'static {
@@ -315,7 +315,8 @@ async fn a_back_off_holds_while_other_pages_of_the_host_finish() {
 /// write.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_robots_txt_is_stored_once_apart_from_the_host_row() {
-    use trawl::schema::{CF_HOSTS, CF_ROBOTS, HostRecord, RobotsOutcome, RobotsRecord};
+    use trawl::model::{RobotsOutcome, RobotsRecord};
+    use trawl::schema::{CF_HOSTS, CF_ROBOTS, HostRecord};
 
     let mut robots = String::from("User-agent: *\nDisallow: /private\n");
     while robots.len() < 300_000 {

@@ -10,8 +10,8 @@ use std::sync::{Arc, OnceLock};
 
 use common::{Db, Fixture};
 use trawl::crawl::{CrawlSettings, Scope};
+use trawl::model::{FilterReason, SeenState};
 use trawl::schema::tables::{Lastmods, Sitemaps};
-use trawl::schema::{FilterReason, SeenState};
 use trawl::site::Response;
 
 fn gzip(text: &str) -> Vec<u8> {

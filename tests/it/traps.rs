@@ -7,7 +7,7 @@ use crate::common;
 
 use common::{Db, Fixture, fast, shell, why};
 use trawl::crawl::CrawlSettings;
-use trawl::schema::{FilterReason, SeenState};
+use trawl::model::{FilterReason, SeenState};
 use trawl::site::Response;
 
 fn trap(path: &str) -> Response {

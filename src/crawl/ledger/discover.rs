@@ -6,10 +6,9 @@ use super::{Ledger, PageWrite, bump};
 use crate::crawl::traps;
 use crate::frontier::PageScore;
 use crate::model::{self, CanonicalUrl, HostId, LinkType, UrlId};
+use crate::model::{FilterReason, SeenState};
 use crate::schema::tables::{LinkLimitsRow, Seen};
-use crate::schema::{
-    FilterReason, FrontierEntry, FrontierScores, LinkContext, LinkLimits, SeenRecord, SeenState,
-};
+use crate::schema::{FrontierEntry, FrontierScores, LinkContext, LinkLimits, SeenRecord};
 use crate::store::{Batch, StoreError};
 
 /// What a discovered URL's frontier scores come from (read only when the

@@ -8,8 +8,9 @@ use std::collections::HashSet;
 use super::Ledger;
 use super::bump;
 use crate::model::UrlId;
+use crate::model::{FilterReason, SeenState};
 use crate::schema::tables::Frontier;
-use crate::schema::{FilterReason, FrontierEntry, FrontierKey, SeenRecord, SeenState};
+use crate::schema::{FrontierEntry, FrontierKey, SeenRecord};
 use crate::store::{Store, StoreError};
 
 impl Ledger {

@@ -14,8 +14,9 @@
 
 use super::Ledger;
 use crate::model::UrlId;
+use crate::model::{FailReason, SeenState};
 use crate::schema::tables::{Details, Frontier, InFlight};
-use crate::schema::{DetailRecord, FailReason, FrontierKey, InFlightRecord, SeenState};
+use crate::schema::{DetailRecord, FrontierKey, InFlightRecord};
 use crate::store::{Batch, Store, StoreError};
 
 /// Runs in a row that may die with a URL in flight before it is skipped.

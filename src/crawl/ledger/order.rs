@@ -8,11 +8,11 @@ use super::{Discovery, Ledger};
 use crate::frontier::learned::features;
 use crate::frontier::order::{LinkInputs, link_scores, scores_of, seed_scores, url_shape};
 use crate::frontier::{Focus, Order, PageScore};
+use crate::model::SeenState;
 use crate::model::{CanonicalUrl, HostId, UrlId};
 use crate::schema::tables::{OrderRow, RankRow, Ranks, Seen};
 use crate::schema::{
     FrontierEntry, FrontierKey, FrontierScores, LinkContext, OrderState, RankRun, SeenRecord,
-    SeenState,
 };
 use crate::store::{Batch, StoreError};
 

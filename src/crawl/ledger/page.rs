@@ -16,11 +16,12 @@ use crate::filter::judge::{LinkJudge, LinkText, judge_link};
 use crate::filter::links;
 use crate::frontier::Focus;
 use crate::model::{self, HostId};
+use crate::model::{FilterReason, SeenState};
 use crate::parse::ParsedPage;
 use crate::schema::tables::{Capped, Details, Docs, Pages, Verdicts};
 use crate::schema::{
-    CappedRecord, DenoiseRecord, DetailRecord, DocRecord, FilterReason, FrontierEntry, LinkView,
-    NearRecord, PageLinksBuilder, PageRecord, SeenState,
+    CappedRecord, DenoiseRecord, DetailRecord, DocRecord, FrontierEntry, LinkView, NearRecord,
+    PageLinksBuilder, PageRecord,
 };
 use crate::store::StoreError;
 

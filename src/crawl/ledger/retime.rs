@@ -5,9 +5,10 @@
 
 use super::Ledger;
 use crate::crawl::revisit::{RETIME_CHUNK, observe};
+use crate::model::SeenState;
 use crate::model::UrlId;
 use crate::schema::tables::{RecrawlRow, Seen, Visits};
-use crate::schema::{DueReason, RecrawlState, SeenRecord, SeenState, VisitRecord};
+use crate::schema::{DueReason, RecrawlState, SeenRecord, VisitRecord};
 use crate::store::StoreError;
 
 impl Ledger {

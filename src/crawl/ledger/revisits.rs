@@ -12,11 +12,12 @@
 use super::{Ledger, PageWrite};
 use crate::crawl::revisit::observe;
 use crate::crawl::worker::{PageData, PageJob};
+use crate::model::SeenState;
 use crate::model::{self, UrlId};
 use crate::schema::tables::{Docs, Due, Pages, Verdicts, Visits};
 use crate::schema::{
     Compared, DueKey, DueReason, FrontierEntry, NearRecord, PageRecord, PastVersion, Revalidate,
-    SeenState, VisitRecord,
+    VisitRecord,
 };
 use crate::store::{Batch, StoreError};
 
@@ -314,7 +315,7 @@ impl Ledger {
         };
         v.failures += 1;
         v.last_error = why.to_string();
-        if why == crate::schema::FailReason::CrashLoop.name() {
+        if why == crate::model::FailReason::CrashLoop.name() {
             // It took the process down: never asked for again.
             v.last_error += ": not revisited again";
             v.queued = false;

@@ -8,7 +8,8 @@ use crate::filter::Filters;
 use crate::frontier::Order;
 use crate::frontier::SettledSet;
 use crate::model::{CanonicalUrl, HostId, UrlId};
-use crate::schema::{FilterReason, LinkLimits, SeedList, SeenState};
+use crate::model::{FilterReason, SeenState};
+use crate::schema::{LinkLimits, SeedList};
 use crate::store::StoreError;
 
 impl Ledger {

@@ -5,11 +5,10 @@
 use std::collections::HashSet;
 
 use super::Ledger;
+use crate::model::{FailReason, FilterReason, SeenState};
 use crate::model::{HostId, UrlId};
 use crate::schema::tables::{CountersRow, Details, Frontier, Hosts, Robots, Seen};
-use crate::schema::{
-    DetailRecord, FailReason, FilterReason, FrontierEntry, FrontierKey, SeenRecord, SeenState,
-};
+use crate::schema::{DetailRecord, FrontierEntry, FrontierKey, SeenRecord};
 use crate::store::{Batch, Store, StoreError};
 
 /// One atomic change in the making: the batch, the URLs it has judged

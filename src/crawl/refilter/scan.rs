@@ -15,8 +15,9 @@ use crate::filter::denoise::{clean_text, noise_of};
 use crate::filter::judge::{LinkDecision, LinkJudge, LinkText, judge_link};
 use crate::filter::links::{self, LinkType};
 use crate::filter::{Filters, Mode, PageVerdict};
+use crate::model::FilterReason;
 use crate::model::{self, CanonicalUrl, LinkVerdict, UrlId, Verdict};
-use crate::schema::{DocView, FilterReason, LinkView, PageLinksBuilder, VerdictRecord, Versioned};
+use crate::schema::{DocView, LinkView, PageLinksBuilder, VerdictRecord, Versioned};
 use crate::store::{Cursor, PageLinkRows, Store, StoreError};
 
 /// What a scanner thread worked out for one page: its new verdict, the

@@ -3,8 +3,9 @@
 use serde_json::json;
 
 use super::{Call, Command, hosts, no_detail};
+use crate::model::RobotsOutcome;
+use crate::schema::HostRecord;
 use crate::schema::tables::{HostRankRow, HostRanks};
-use crate::schema::{HostRecord, RobotsOutcome};
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};

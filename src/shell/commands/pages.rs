@@ -6,10 +6,11 @@
 use serde_json::json;
 
 use super::{Call, Command, Known, Sub};
+use crate::model::SeenState;
 use crate::model::{UrlId, now_ms};
 use crate::schema::tables::Pages;
 use crate::schema::tables::{Ranks, Visits};
-use crate::schema::{DocRecord, PageRecord, SeenState};
+use crate::schema::{DocRecord, PageRecord};
 use crate::shell::error::{Result, bail};
 use crate::shell::expr::{self, Query};
 use crate::shell::fields::{self, Extra, Reads, Row};

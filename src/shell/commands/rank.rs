@@ -10,9 +10,10 @@ use serde_json::json;
 
 use super::{Call, Command, Sub, no_detail, nothing};
 use crate::graph::{GraphBuilder, LinkGraph, pagerank};
+use crate::model::SeenState;
 use crate::model::UrlId;
 use crate::schema::tables::{RankRow, Ranks};
-use crate::schema::{RankRecord, RankRun, SeenRecord, SeenState, Versioned};
+use crate::schema::{RankRecord, RankRun, SeenRecord, Versioned};
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};

@@ -10,10 +10,9 @@ use crate::crawl::sites::SiteRules;
 use crate::crawl::traps;
 use crate::fetch::RobotsRules;
 use crate::model::{self, LinkVerdict, UrlId, Verdict};
+use crate::model::{FailReason, FilterReason, RobotsOutcome, SeenState};
 use crate::schema::tables::{Due, Lastmods, LinkLimitsRow, Sitemaps, Visits};
-use crate::schema::{
-    DueKey, DueReason, FailReason, FilterReason, LinkLimits, RobotsOutcome, SeenState,
-};
+use crate::schema::{DueKey, DueReason, LinkLimits};
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
