@@ -148,29 +148,28 @@ impl Fetched {
     /// tests): `headers` as the client keeps them, its own budget.
     #[cfg(test)]
     pub(crate) fn offline(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Fetched {
-        let find = |name: &str| {
-            headers
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.to_string())
-        };
-        Fetched {
+        let mut f = Fetched {
             status,
             http_version: "HTTP/1.1",
             headers: headers
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
-            content_type: find("content-type").unwrap_or_default(),
-            location: find("location"),
-            retry_after: find("retry-after"),
+            content_type: String::new(),
+            location: None,
+            retry_after: None,
             wire_len: body.len() as u64,
             body: body.to_vec(),
             truncated: false,
             elapsed: Duration::from_millis(1),
             ticket: ByteBudget::new(usize::MAX / 2).ticket(0),
             kept: 0,
-        }
+        };
+        let named = |f: &Fetched, name| f.header(name).map(str::to_string);
+        f.content_type = named(&f, "content-type").unwrap_or_default();
+        f.location = named(&f, "location");
+        f.retry_after = named(&f, "retry-after");
+        f
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {

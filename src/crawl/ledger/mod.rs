@@ -303,7 +303,7 @@ impl Ledger {
                     };
                     (fresh, false)
                 });
-            record.next_fetch_ms = Politeness::of(&self.settings).clamp_on_load(
+            record.next_fetch_ms = self.politeness().clamp_on_load(
                 record.next_fetch_ms,
                 self.clock.now_ms(),
                 self.site_delay_ms(id),
@@ -328,10 +328,16 @@ impl Ledger {
         Ok(self.hosts.get_mut(&id).expect("inserted above"))
     }
 
+    /// The politeness rule's numbers under the settings in force.
+    pub fn politeness(&self) -> Politeness {
+        Politeness::of(&self.settings)
+    }
+
     /// The gap between two requests to a host: ours or its Crawl-delay.
     pub fn delay_ms(&self, id: HostId) -> u64 {
         let crawl_delay = self.hosts.get(&id).and_then(|h| h.record.crawl_delay_ms);
-        Politeness::of(&self.settings).gap_ms(self.site_delay_ms(id), crawl_delay)
+        self.politeness()
+            .gap_ms(self.site_delay_ms(id), crawl_delay)
     }
 
     /// The hosts written since the last call.

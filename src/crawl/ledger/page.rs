@@ -8,7 +8,7 @@ use super::discover::ScoreFrom;
 use super::near::Placed;
 use super::revisits::Revisit;
 use super::{Discovery, Ledger, PageWrite, VIA_REDIRECT, bump};
-use crate::crawl::politeness::{Politeness, hold, is_backoff};
+use crate::crawl::politeness::{hold, is_backoff};
 use crate::crawl::worker::{PageData, PageJob, ParsedHtml};
 use crate::fetch::{FetchError, retry_after_ms};
 use crate::filter::denoise::Denoised;
@@ -72,7 +72,7 @@ impl Ledger {
         } else {
             self.clock.now_ms() + delay
         };
-        if backoff && Politeness::of(&self.settings).retries_left(job.entry.attempts) {
+        if backoff && self.politeness().retries_left(job.entry.attempts) {
             return self.commit_retry(w, job, next_at);
         }
         let changed = match self.revisit_of(&mut w, &job, &data, backoff)? {
@@ -163,7 +163,8 @@ impl Ledger {
     /// When a host that answered 429 or 503 may be asked again.
     fn backoff_until(&self, data: &PageData, delay: u64) -> u64 {
         let asked = data.fetched.retry_after.as_deref().and_then(retry_after_ms);
-        Politeness::of(&self.settings).backoff_until(self.clock.now_ms(), asked, delay)
+        self.politeness()
+            .backoff_until(self.clock.now_ms(), asked, delay)
     }
 
     /// 429 or 503 with attempts left: the URL stays queued and the host
