@@ -305,7 +305,7 @@ impl Scheduler {
                 self.ledger.queue_due()?;
             }
             self.schedule_touched()?;
-            if !stopping && let Some(rule) = self.ledger.stop_fired.clone() {
+            if !stopping && let Some(rule) = self.ledger.stop_fired().map(str::to_string) {
                 // As a stop: in-flight fetches finish within the grace.
                 stopping = true;
                 grace_deadline =
@@ -395,9 +395,10 @@ impl Scheduler {
         l.save_model()?;
         l.record_run(started_ms, self.started.elapsed(), Some(stopping))?;
         l.store.flush()?;
+        let run = l.run_figures();
         let summary = Summary {
-            run_fetched: l.run_fetched,
-            run_links: l.run_links,
+            run_fetched: run.fetched,
+            run_links: run.links,
             elapsed: self.started.elapsed(),
             counters: l.counters.clone(),
             interrupted: stopping,
@@ -504,7 +505,8 @@ impl Scheduler {
             .filter(|h| !h.queue.is_idle() || h.robots_in_flight)
             .count();
         let now = Instant::now();
-        self.rate_samples.push_back((now, l.run_fetched));
+        let run = l.run_figures();
+        self.rate_samples.push_back((now, run.fetched));
         while self
             .rate_samples
             .front()
@@ -513,7 +515,7 @@ impl Scheduler {
             self.rate_samples.pop_front();
         }
         let recent_rate = match self.rate_samples.front() {
-            Some((t, n)) if now > *t => (l.run_fetched - n) as f64 / (now - *t).as_secs_f64(),
+            Some((t, n)) if now > *t => (run.fetched - n) as f64 / (now - *t).as_secs_f64(),
             _ => 0.0,
         };
         let wait = self.revisit_wait.filter(|_| running);
@@ -526,12 +528,12 @@ impl Scheduler {
                 counters: l.counters.clone(),
                 in_flight: self.tasks.len(),
                 active_hosts: active,
-                run_fetched: l.run_fetched,
-                run_links: l.run_links,
-                run_capped_links: l.run_capped_links,
+                run_fetched: run.fetched,
+                run_links: run.links,
+                run_capped_links: run.capped_links,
                 elapsed: self.started.elapsed(),
-                recent_focus: l.focus.recent(),
-                targets: (l.targets.len() as u64, l.targets_fetched),
+                recent_focus: run.recent,
+                targets: run.targets,
                 groups: l.group_counts(),
                 revisit_due: wait
                     .map(|at| now + Duration::from_millis(at.saturating_sub(l.clock.now_ms()))),

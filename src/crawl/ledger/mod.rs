@@ -11,6 +11,7 @@ mod commit_tests;
 mod discover;
 mod drops;
 mod groups;
+mod harvest;
 mod inflight;
 mod inlinks;
 mod learned;
@@ -20,6 +21,7 @@ mod page;
 mod retime;
 mod revisits;
 mod seeds;
+mod sitemap_book;
 mod sitemaps;
 mod sites;
 mod write;
@@ -28,13 +30,13 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 pub(super) use discover::{Discovery, rejudge_reconsiders};
+pub(in crate::crawl) use harvest::RunFigures;
 pub use inflight::{CRASH_LOOP_DEATHS, forget_in_flight};
 pub(crate) use page::denoise_record;
 pub(super) use seeds::VIA_REDIRECT;
 pub(super) use write::{PageWrite, bump};
 
 use super::clock::Clock;
-use super::focus::FocusWindow;
 use super::groups::SiteGroups;
 use super::marks::{self, MarkBook};
 use super::politeness::Politeness;
@@ -98,13 +100,11 @@ pub(super) struct Ledger {
     pub suspects: HashMap<UrlId, u8>,
     /// In-flight marks fetch tasks asked for, written with the next batch.
     pub marks: MarkBook,
-    pub run_fetched: u64,
-    pub run_links: u64,
-    /// Links past a page's caps this run (see `Snapshot::run_capped_links`).
-    pub run_capped_links: u64,
     /// This run's `started_ms` (0 offline): batches carry its progress in
     /// the counters.
-    pub run_started_ms: u64,
+    run_started_ms: u64,
+    /// This run's figures, the harvest window and the targets' recall.
+    harvest: harvest::Harvest,
     /// Hosts whose rows the last batches wrote: the scheduler puts those
     /// with queued URLs in its ready heap.
     touched: HashSet<HostId>,
@@ -129,14 +129,6 @@ pub(super) struct Ledger {
     epoch_seq: u64,
     saved_updates: u64,
     saved_ms: u64,
-    /// The last pages' verdicts, for the recent harvest rate and the stop
-    /// rules.
-    pub focus: FocusWindow,
-    /// The target list (`targets import`) and how many of it are fetched.
-    pub targets: HashSet<UrlId>,
-    pub targets_fetched: u64,
-    /// The `crawl.stop_when` rule that fired, with its figures.
-    pub stop_fired: Option<String>,
     /// What fetch tasks denoise pages with (shared: no copy a page).
     pub denoise: Option<Arc<Denoiser>>,
     /// The near-duplicate band index, loaded when a page is first hashed.
@@ -147,8 +139,7 @@ pub(super) struct Ledger {
     /// Which seed sites are finished, for `crawl.site_batch`.
     groups: SiteGroups,
     /// The sitemap files found, and how many each host has.
-    sitemaps: HashSet<UrlId>,
-    sitemap_hosts: HashMap<HostId, u32>,
+    sitemaps: sitemap_book::SitemapBook,
     /// When the first `due` row is due.
     next_due_ms: Option<u64>,
     /// No `due` row has a lower key: the scan for due rows starts here.
@@ -173,8 +164,7 @@ impl Ledger {
             sites: SiteRules::default(),
             site_filters: Vec::new(),
             groups: SiteGroups::default(),
-            sitemaps: HashSet::new(),
-            sitemap_hosts: HashMap::new(),
+            sitemaps: sitemap_book::SitemapBook::load(&store)?,
             next_due_ms: None,
             due_floor: revisits::NO_DUE,
             retime_next: None,
@@ -195,10 +185,8 @@ impl Ledger {
             seed_hosts: HashSet::new(),
             suspects: HashMap::new(),
             marks,
-            run_fetched: 0,
-            run_links: 0,
-            run_capped_links: 0,
             run_started_ms: 0,
+            harvest: harvest::Harvest::default(),
             touched: HashSet::new(),
             notices: Vec::new(),
             order: OrderState::default(),
@@ -210,10 +198,6 @@ impl Ledger {
             epoch_seq: 0,
             saved_updates: 0,
             saved_ms: 0,
-            focus: FocusWindow::default(),
-            targets: HashSet::new(),
-            targets_fetched: 0,
-            stop_fired: None,
         };
         l.load_model();
         // The sites' orders are part of the order's fingerprint.
@@ -222,7 +206,6 @@ impl Ledger {
         l.load_targets()?;
         l.load_seen_front()?;
         l.load_seeds()?;
-        l.load_sitemaps()?;
         l.load_due()?;
         l.regroup();
         Ok(l)
@@ -236,10 +219,7 @@ impl Ledger {
 
     /// Loads the target list and counts the targets fetched so far.
     pub fn load_targets(&mut self) -> Result<(), StoreError> {
-        let (targets, fetched) = self.store.targets_and_fetched()?;
-        self.targets = targets;
-        self.targets_fetched = fetched;
-        Ok(())
+        self.harvest.load_targets(&self.store)
     }
 
     /// A page was judged by the page filters: the harvest figures and
@@ -248,19 +228,25 @@ impl Ledger {
         let run = &mut self.counters.run;
         run.judged += 1;
         run.relevant += u64::from(relevant);
-        let rules = &self.settings.stop_when;
-        self.focus.judged(relevant, text, rules);
-        if self.stop_fired.is_none() {
-            self.stop_fired = self.focus.fired(rules);
+        self.harvest.judged(relevant, text, &self.settings.stop_when);
+    }
+
+    /// A new page (not a revisit) was fetched: this run's figures and a
+    /// target's counts.
+    fn fetched_new(&mut self, id: UrlId) {
+        if self.harvest.fetched(id) {
+            self.counters.run.targets += 1;
         }
     }
 
-    /// Page `id` was fetched: a target's counts.
-    pub fn fetched_target(&mut self, id: UrlId) {
-        if self.targets.contains(&id) {
-            self.targets_fetched += 1;
-            self.counters.run.targets += 1;
-        }
+    /// This run's figures as the scheduler publishes them.
+    pub fn run_figures(&self) -> RunFigures {
+        self.harvest.figures()
+    }
+
+    /// The `crawl.stop_when` rule that fired, with its figures.
+    pub fn stop_fired(&self) -> Option<&str> {
+        self.harvest.stop_fired()
     }
 
     fn load_seen_front(&mut self) -> Result<(), StoreError> {
@@ -425,6 +411,7 @@ impl Ledger {
         elapsed: std::time::Duration,
         ended: Option<bool>,
     ) -> Result<(), StoreError> {
+        let run = self.harvest.figures();
         let rec = RunRecord {
             started_ms,
             ended_ms: if ended.is_some() {
@@ -434,10 +421,10 @@ impl Ledger {
             },
             settings: self.settings.summary(),
             seeds: self.store.seeds()?.urls.len() as u32,
-            fetched: self.run_fetched,
-            links: self.run_links,
+            fetched: run.fetched,
+            links: run.links,
             elapsed_ms: elapsed.as_millis() as u64,
-            tlp: elapsed.as_secs_f64() * self.run_fetched as f64,
+            tlp: elapsed.as_secs_f64() * run.fetched as f64,
             interrupted: ended.unwrap_or(false),
             // At the start the counters still hold the last run's.
             judged: if ended.is_some() {
@@ -450,11 +437,11 @@ impl Ledger {
             } else {
                 0
             },
-            recent_judged: self.focus.recent().0,
-            recent_relevant: self.focus.recent().1,
-            targets: self.targets.len() as u64,
-            targets_fetched: self.targets_fetched,
-            stopped_by: self.stop_fired.clone().unwrap_or_default(),
+            recent_judged: run.recent.0,
+            recent_relevant: run.recent.1,
+            targets: run.targets.0,
+            targets_fetched: run.targets.1,
+            stopped_by: self.harvest.stop_fired().unwrap_or_default().to_string(),
         };
         let mut b = self.store.batch();
         if ended.is_none() {

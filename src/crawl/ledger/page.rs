@@ -85,8 +85,9 @@ impl Ledger {
             Revisit::Changed(c) => Some(c),
         };
         self.record_response(&mut w, &job, &mut data, next_at)?;
+        // A revisit is counted apart (`counters.revisits`).
         if !revisit {
-            self.fetched_target(job.url.id());
+            self.fetched_new(job.url.id());
         }
         let text_hash = data.parsed.as_ref().map(|p| p.text_hash);
         let PageData {
@@ -201,10 +202,6 @@ impl Ledger {
         let state = SeenState::Fetched { status: f.status };
         self.mark(&mut w.b, id, &job.entry, state);
         self.counters.fetched += 1;
-        // A revisit is counted apart (`counters.revisits`).
-        if job.entry.revisit.is_none() {
-            self.run_fetched += 1;
-        }
         self.counters.bytes += f.wire_len;
         *self.counters.by_status.entry(f.status).or_insert(0) += 1;
         self.host_answered(job.key.host, true, next_at)?;
@@ -457,7 +454,7 @@ impl Ledger {
             w.b.put_links(id, &row);
         }
         self.counters.links += page.links.len() as u64;
-        self.run_links += page.links.len() as u64;
+        self.harvest.links(page.links.len() as u64, 0);
         self.counters.invalid_links += u64::from(page.skipped_links);
         self.record_capped(w, job, page);
         if page.too_long_links > 0 {
@@ -485,7 +482,7 @@ impl Ledger {
             return;
         }
         let cut = u64::from(page.capped_links);
-        self.run_capped_links += cut;
+        self.harvest.links(0, cut);
         self.counters.links_cut += cut;
         let rec = CappedRecord {
             kept: u32::try_from(page.links.len()).unwrap_or(u32::MAX),

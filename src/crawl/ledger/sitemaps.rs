@@ -18,22 +18,10 @@ use crate::schema::{LastmodRecord, SitemapRecord};
 use crate::store::StoreError;
 
 impl Ledger {
-    /// The sitemap files known, and how many each host has.
-    pub(super) fn load_sitemaps(&mut self) -> Result<(), StoreError> {
-        for row in self.store.rows::<Sitemaps>(&[]) {
-            let (id, rec) = row?;
-            self.sitemaps.insert(id);
-            if let Ok(u) = model::normalize(&rec.url) {
-                *self.sitemap_hosts.entry(u.host_id()).or_default() += 1;
-            }
-        }
-        Ok(())
-    }
-
     /// Whether URL `id` is a sitemap file to read as one when fetched
     /// (with sitemaps off, a queued one is fetched as a page).
     pub fn is_sitemap(&self, id: UrlId) -> bool {
-        self.settings.sitemaps.enabled && !self.sitemaps.is_empty() && self.sitemaps.contains(&id)
+        self.settings.sitemaps.enabled && self.sitemaps.contains(id)
     }
 
     /// Host `id`'s robots.txt was read and names `listed` sitemaps.
@@ -73,19 +61,17 @@ impl Ledger {
     ) -> Result<bool, StoreError> {
         let id = url.id();
         let host = url.host_id();
-        let count = self.sitemap_hosts.get(&host).copied().unwrap_or(0);
         // Nothing is recorded for a URL out of scope or past its host's
         // share (a hostile index's thousands of entries: judged without a
         // read), or already seen as a page.
-        if count >= self.settings.sitemaps.max_per_host
+        if self.sitemaps.host_is_full(host, self.settings.sitemaps.max_per_host)
             || !self.scope.allows(self.settings.scope, url)
-            || self.sitemaps.contains(&id)
+            || self.sitemaps.contains(id)
             || self.front.may_contain(id) && self.store.seen(id)?.is_some()
         {
             return Ok(false);
         }
-        self.sitemap_hosts.insert(host, count + 1);
-        self.sitemaps.insert(id);
+        self.sitemaps.add(host, id);
         let rec = SitemapRecord {
             url: url.as_str().to_string(),
             via: via.to_string(),
