@@ -83,6 +83,8 @@ struct Turn {
     scheduled: bool,
     /// Pages dispatched from the warm lane in a row.
     warm_pages: u32,
+    /// Its robots.txt is being fetched (the host waits for it).
+    robots_in_flight: bool,
 }
 
 pub(super) struct Scheduler {
@@ -149,7 +151,7 @@ pub fn start(
     scheduler.schedule_touched()?;
     scheduler.resume_hosts()?;
     let shared = scheduler.shared.clone();
-    let store = scheduler.ledger.store.clone();
+    let store = scheduler.ledger.store().clone();
     let dictionary = scheduler.dictionary.clone();
     let join = tokio::spawn(async move {
         let ended = scheduler.run(rx).await;
@@ -218,7 +220,7 @@ impl Scheduler {
 
     /// Every host with queued URLs left by an earlier run is ready now.
     fn resume_hosts(&mut self) -> Result<(), StoreError> {
-        for host in self.ledger.store.frontier_hosts()? {
+        for host in self.ledger.store().frontier_hosts()? {
             self.schedule(host, 0)?;
         }
         Ok(())
@@ -226,7 +228,7 @@ impl Scheduler {
 
     /// Puts a host in the ready heap at `at_ms` unless it is there already.
     pub(super) fn schedule(&mut self, id: HostId, at_ms: u64) -> Result<(), StoreError> {
-        self.ledger.loaded(id)?;
+        self.ledger.load_host(id)?;
         let turn = self.turns.entry(id).or_default();
         if !turn.scheduled {
             turn.scheduled = true;
@@ -234,6 +236,15 @@ impl Scheduler {
             self.ready.push(at_ms, id);
         }
         Ok(())
+    }
+
+    /// Whether host `id`'s robots.txt is being fetched.
+    pub(super) fn robots_in_flight(&self, id: HostId) -> bool {
+        self.turns.get(&id).is_some_and(|t| t.robots_in_flight)
+    }
+
+    pub(super) fn set_robots_in_flight(&mut self, id: HostId, on: bool) {
+        self.turns.entry(id).or_default().robots_in_flight = on;
     }
 
     /// Host `id` left the ready heap (popped for dispatch).
@@ -248,11 +259,11 @@ impl Scheduler {
     /// goes ahead of the hosts waiting when `politeness` gives it the warm
     /// lane; else it goes to the heap, with the hosts the ledger touched.
     pub(super) fn rejoin(&mut self, id: HostId, at_ms: u64) {
-        let now = self.ledger.clock.now_ms();
-        let Some(h) = self.ledger.hosts.get_mut(&id) else {
+        let now = self.ledger.clock().now_ms();
+        let Some(h) = self.ledger.host_view(id) else {
             return;
         };
-        let drained = h.queue.is_drained();
+        let drained = h.drained;
         let turn = self.turns.entry(id).or_default();
         if turn.scheduled || !politeness::takes_warm_lane(at_ms, now, drained, turn.warm_pages) {
             return;
@@ -266,12 +277,11 @@ impl Scheduler {
     /// go in the ready heap, at the host's next fetch time.
     pub(super) fn schedule_touched(&mut self) -> Result<(), StoreError> {
         for id in self.ledger.take_touched() {
-            let Some(h) = self.ledger.hosts.get(&id) else {
+            let Some(h) = self.ledger.host_view(id) else {
                 continue;
             };
-            if !h.queue.is_idle() {
-                let at = h.record.next_fetch_ms;
-                self.schedule(id, at)?;
+            if !h.idle {
+                self.schedule(id, h.next_fetch_ms)?;
             }
         }
         for n in self.ledger.take_notices() {
@@ -282,9 +292,9 @@ impl Scheduler {
 
     pub(super) fn limit_reached(&self) -> bool {
         let l = &self.ledger;
-        l.settings
+        l.settings()
             .max_pages
-            .is_some_and(|m| l.counters.fetched + self.pages_in_flight >= m)
+            .is_some_and(|m| l.counters().fetched + self.pages_in_flight >= m)
     }
 
     async fn run(mut self, mut control: Control) -> Result<Summary, CrawlError> {
@@ -292,7 +302,7 @@ impl Scheduler {
         let mut paused = *control.paused.borrow();
         let mut grace_deadline: Option<tokio::time::Instant> = None;
         let mut last_publish = Instant::now();
-        let started_ms = self.ledger.clock.now_ms();
+        let started_ms = self.ledger.clock().now_ms();
         self.ledger
             .record_run(started_ms, self.started.elapsed(), None)?;
         self.publish(CrawlState::Running);
@@ -309,7 +319,7 @@ impl Scheduler {
                 // As a stop: in-flight fetches finish within the grace.
                 stopping = true;
                 grace_deadline =
-                    Some(tokio::time::Instant::now() + self.ledger.settings.shutdown_grace);
+                    Some(tokio::time::Instant::now() + self.ledger.settings().shutdown_grace);
                 self.notice(format!("crawl.stop_when: stopping: {rule}"));
                 self.publish(CrawlState::Stopping);
             }
@@ -318,11 +328,11 @@ impl Scheduler {
             }
             // Fetch tasks wait for their marks, written with the next
             // page's batch; when every task waits for one, at once.
-            let waiting = self.ledger.marks.grantable();
+            let waiting = self.ledger.marks().grantable();
             if waiting > 0 && waiting >= self.tasks.len() {
                 self.ledger.write_marks()?;
             }
-            let marks_due = self.ledger.marks.due();
+            let marks_due = self.ledger.marks().due();
             let out_of_work = self.ready.is_empty() || stopping || self.limit_reached();
             if self.tasks.is_empty() && out_of_work {
                 if !stopping && self.next_group() {
@@ -345,7 +355,7 @@ impl Scheduler {
                 changed = control.stop.changed(), if !stopping => {
                     if changed.is_err() || *control.stop.borrow() {
                         stopping = true;
-                        grace_deadline = Some(tokio::time::Instant::now() + self.ledger.settings.shutdown_grace);
+                        grace_deadline = Some(tokio::time::Instant::now() + self.ledger.settings().shutdown_grace);
                         self.publish(CrawlState::Stopping);
                     }
                 }
@@ -361,7 +371,7 @@ impl Scheduler {
                     self.apply_settings(new);
                 }
                 Some(joined) = self.tasks.join_next_with_id() => self.joined(joined)?,
-                Some(m) = self.ledger.marks.requests.recv() => self.ledger.marks.take(m),
+                Some(m) = self.ledger.marks().requests.recv() => self.ledger.marks().take(m),
                 _ = tokio::time::sleep_until(marks_due.unwrap_or_else(tokio::time::Instant::now)), if marks_due.is_some() => {
                     self.ledger.write_marks()?;
                 }
@@ -394,13 +404,13 @@ impl Scheduler {
         l.write_inlinks()?;
         l.save_model()?;
         l.record_run(started_ms, self.started.elapsed(), Some(stopping))?;
-        l.store.flush()?;
+        l.store().flush()?;
         let run = l.run_figures();
         let summary = Summary {
             run_fetched: run.fetched,
             run_links: run.links,
             elapsed: self.started.elapsed(),
-            counters: l.counters.clone(),
+            counters: l.counters().clone(),
             interrupted: stopping,
         };
         self.publish(CrawlState::Done);
@@ -431,7 +441,7 @@ impl Scheduler {
     /// When the loop should wake: at the next host's time (not when
     /// stopping or paused, or at the limits), or the next revisit's.
     fn wake_at(&self, stopping: bool, paused: bool) -> Option<tokio::time::Instant> {
-        let room = self.tasks.len() < self.ledger.settings.concurrency && !self.limit_reached();
+        let room = self.tasks.len() < self.ledger.settings().concurrency && !self.limit_reached();
         let page = match stopping || paused || !room {
             true => None,
             false => self.ready.next_time(),
@@ -439,14 +449,14 @@ impl Scheduler {
         // A revisit falling due moves its page into the frontier; a
         // retiming under way goes on at once.
         let due = match self.ledger.retiming() {
-            true if !stopping => Some(self.ledger.clock.now_ms()),
+            true if !stopping => Some(self.ledger.clock().now_ms()),
             _ => self.ledger.next_due_ms().filter(|_| !stopping),
         };
         let at = match (page, due) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b)?,
         };
-        Some(self.ledger.clock.instant_of(at))
+        Some(self.ledger.clock().instant_of(at))
     }
 
     /// Nothing queued and nothing in flight: whether the crawl ends. With
@@ -461,7 +471,7 @@ impl Scheduler {
         };
         if self.wait_noticed != Some(at) {
             self.wait_noticed = Some(at);
-            let wait = Duration::from_millis(at.saturating_sub(self.ledger.clock.now_ms()));
+            let wait = Duration::from_millis(at.saturating_sub(self.ledger.clock().now_ms()));
             self.notice(format!(
                 "nothing queued: waiting for the next revisit, due in {}",
                 super::wait_text(wait)
@@ -473,10 +483,10 @@ impl Scheduler {
 
     /// Takes new settings from the handle; they apply from the next decision.
     fn apply_settings(&mut self, new: CrawlSettings) {
-        if new.fetch != self.ledger.settings.fetch {
+        if new.fetch != self.ledger.settings().fetch {
             match self
                 .client
-                .retuned(new.fetch.clone(), self.ledger.guard.clone())
+                .retuned(new.fetch.clone(), self.ledger.guard().clone())
             {
                 Ok(c) => self.client = c,
                 Err(e) => {
@@ -499,11 +509,7 @@ impl Scheduler {
     fn publish_with(&mut self, state: CrawlState, control: Option<&Control>) {
         let l = &self.ledger;
         let running = matches!(state, CrawlState::Running | CrawlState::Paused);
-        let active = l
-            .hosts
-            .values()
-            .filter(|h| !h.queue.is_idle() || h.robots_in_flight)
-            .count();
+        let active = l.active_hosts(|id| self.robots_in_flight(id));
         let now = Instant::now();
         let run = l.run_figures();
         self.rate_samples.push_back((now, run.fetched));
@@ -525,7 +531,7 @@ impl Scheduler {
             *s = Snapshot {
                 recent_rate,
                 state,
-                counters: l.counters.clone(),
+                counters: l.counters().clone(),
                 in_flight: self.tasks.len(),
                 active_hosts: active,
                 run_fetched: run.fetched,
@@ -536,7 +542,7 @@ impl Scheduler {
                 targets: run.targets,
                 groups: l.group_counts(),
                 revisit_due: wait
-                    .map(|at| now + Duration::from_millis(at.saturating_sub(l.clock.now_ms()))),
+                    .map(|at| now + Duration::from_millis(at.saturating_sub(l.clock().now_ms()))),
             };
         }
     }

@@ -13,7 +13,11 @@ impl Ledger {
             return HostLoad {
                 queued: s.record.queued,
                 fetched: s.record.fetched,
-                busy: s.queue.in_flight() > 0 || s.robots_in_flight,
+                // A robots.txt in flight (the scheduler's to know) is not
+                // counted: its host has URLs queued, unless they were
+                // dropped or its site's budget ran out meanwhile, and then
+                // the site is done whatever the file says.
+                busy: s.queue.in_flight() > 0,
             };
         }
         HostLoad::stored(&self.store, h)

@@ -12,14 +12,18 @@ mod discover;
 mod drops;
 mod groups;
 mod harvest;
+mod hosts;
 mod inflight;
 mod inlinks;
 mod learned;
 mod near;
+#[cfg(test)]
+mod next_tests;
 mod order;
 mod page;
 mod retime;
 mod revisits;
+mod robots;
 mod seeds;
 mod sitemap_book;
 mod sitemaps;
@@ -31,6 +35,8 @@ use std::sync::Arc;
 
 pub(super) use discover::{Discovery, rejudge_reconsiders};
 pub(in crate::crawl) use harvest::RunFigures;
+use hosts::HostState;
+pub(in crate::crawl) use hosts::{Ask, Next};
 pub use inflight::{CRASH_LOOP_DEATHS, forget_in_flight};
 pub(crate) use page::denoise_record;
 pub(super) use seeds::VIA_REDIRECT;
@@ -39,7 +45,6 @@ pub(super) use write::{PageWrite, bump};
 use super::clock::Clock;
 use super::groups::SiteGroups;
 use super::marks::{self, MarkBook};
-use super::politeness::Politeness;
 use super::settings::CrawlSettings;
 use super::sites::SiteRules;
 use super::traps::QueryVariants;
@@ -49,57 +54,40 @@ use crate::filter::denoise::Denoiser;
 use crate::filter::scope::ScopeRule;
 use crate::filter::{FilterSettings, Filters};
 use crate::frontier::learned::LinkModel;
-use crate::frontier::{Boosts, HostQueue, SeenFront, SettledSet};
+use crate::frontier::{Boosts, SeenFront, SettledSet};
 use crate::model::{HostId, UrlId};
 use crate::schema::tables::{CountersRow, RunKey, Runs};
-use crate::schema::{Counters, HostRecord, OrderState, RankRun, RunProgress, RunRecord};
+use crate::schema::{Counters, OrderState, RankRun, RunProgress, RunRecord};
 use crate::store::{Store, StoreError};
 
-pub(super) struct HostState {
-    pub record: HostRecord,
-    /// `record.robots` is not in the `robots` column family yet: fetched
-    /// since the host was last written, or read from inside the host's row
-    /// of a db older than schema 6.
-    pub robots_unsaved: bool,
-    pub rules: Option<RobotsRules>,
-    pub queue: HostQueue,
-    /// No fetch before this: a 429/503 back-off (or the next fetch time a
-    /// resumed host was left with). Checked at dispatch, as the host may
-    /// already sit in the ready heap at an earlier time.
-    pub hold_until_ms: u64,
-    /// Its robots.txt is being fetched (set at dispatch; the site groups
-    /// count the host busy meanwhile).
-    pub robots_in_flight: bool,
-}
-
 pub(super) struct Ledger {
-    pub store: Arc<Store>,
+    store: Arc<Store>,
     /// The crawl's clock: every time the ledger records or compares.
-    pub clock: Clock,
-    pub settings: CrawlSettings,
+    clock: Clock,
+    settings: CrawlSettings,
     /// The robots.txt product token of the User-Agent.
-    pub agent: String,
-    pub counters: Counters,
-    pub scope: ScopeRule,
+    agent: String,
+    counters: Counters,
+    scope: ScopeRule,
     /// The focused-crawl filters, built from the settings and the seeds.
-    pub filters: Filters,
+    filters: Filters,
     /// Learns the seeds' addresses (shared with the client's connector).
-    pub guard: NetGuard,
-    pub hosts: HashMap<HostId, HostState>,
-    pub front: SeenFront,
+    guard: NetGuard,
+    hosts: HashMap<HostId, HostState>,
+    front: SeenFront,
     /// Recently seen URLs no ordinary link can change: skips their lookup.
-    pub settled: SettledSet,
+    settled: SettledSet,
     /// Query strings queued per path (`crawl.max_query_variants`).
-    pub variants: QueryVariants,
+    variants: QueryVariants,
     /// Seeds and the URLs seeds redirected to: their redirects are seeds.
-    pub seed_ids: HashSet<UrlId>,
+    seed_ids: HashSet<UrlId>,
     /// Hosts of those: their robots.txt redirects widen the scope.
-    pub seed_hosts: HashSet<HostId>,
+    seed_hosts: HashSet<HostId>,
     /// URLs a dead run left in flight once, with how many runs in a row
     /// died with them (see `inflight`).
-    pub suspects: HashMap<UrlId, u8>,
+    suspects: HashMap<UrlId, u8>,
     /// In-flight marks fetch tasks asked for, written with the next batch.
-    pub marks: MarkBook,
+    marks: MarkBook,
     /// This run's `started_ms` (0 offline): batches carry its progress in
     /// the counters.
     run_started_ms: u64,
@@ -130,7 +118,7 @@ pub(super) struct Ledger {
     saved_updates: u64,
     saved_ms: u64,
     /// What fetch tasks denoise pages with (shared: no copy a page).
-    pub denoise: Option<Arc<Denoiser>>,
+    denoise: Option<Arc<Denoiser>>,
     /// The near-duplicate band index, loaded when a page is first hashed.
     bands: Option<BandIndex>,
     /// The seed sites' own settings, and the page filters of their modes.
@@ -217,6 +205,57 @@ impl Ledger {
         Ledger::open(store, settings, NetGuard::default(), marks::marks().1)
     }
 
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    pub fn settings(&self) -> &CrawlSettings {
+        &self.settings
+    }
+
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The robots.txt product token of the User-Agent.
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    /// Learns the seeds' addresses (shared with the client's connector).
+    pub fn guard(&self) -> &NetGuard {
+        &self.guard
+    }
+
+    /// What fetch tasks denoise pages with, when denoising is on.
+    pub fn denoiser(&self) -> Option<Arc<Denoiser>> {
+        self.denoise.clone()
+    }
+
+    /// Seeds and the URLs seeds redirected to.
+    pub fn seed_ids(&self) -> &HashSet<UrlId> {
+        &self.seed_ids
+    }
+
+    /// How many runs in a row died with URL `id` in flight.
+    pub fn deaths_of(&self, id: UrlId) -> u8 {
+        self.suspects.get(&id).copied().unwrap_or(0)
+    }
+
+    /// The in-flight marks fetch tasks ask for (the scheduler grants them).
+    pub fn marks(&mut self) -> &mut MarkBook {
+        &mut self.marks
+    }
+
+    /// `counter` of the filtered counts moves by `by`.
+    pub fn count_filtered(&mut self, counter: &str, by: i64) {
+        bump(&mut self.counters.filtered, counter, by);
+    }
+
     /// Loads the target list and counts the targets fetched so far.
     pub fn load_targets(&mut self) -> Result<(), StoreError> {
         self.harvest.load_targets(&self.store)
@@ -228,7 +267,8 @@ impl Ledger {
         let run = &mut self.counters.run;
         run.judged += 1;
         run.relevant += u64::from(relevant);
-        self.harvest.judged(relevant, text, &self.settings.stop_when);
+        self.harvest
+            .judged(relevant, text, &self.settings.stop_when);
     }
 
     /// A new page (not a revisit) was fetched: this run's figures and a
@@ -267,63 +307,6 @@ impl Ledger {
             self.load_seen_front()?;
         }
         Ok(())
-    }
-
-    /// The state of a host the crawl has met: in memory, else loaded from
-    /// its `hosts` row (one with neither would start with an empty origin:
-    /// where a new host may be met, callers name it with `load`).
-    pub fn loaded(&mut self, id: HostId) -> Result<&mut HostState, StoreError> {
-        self.load(id, "")
-    }
-
-    /// Host `id`'s in-memory state, loaded from `hosts` on first use; a
-    /// host never stored starts with `origin`.
-    pub fn load(&mut self, id: HostId, origin: &str) -> Result<&mut HostState, StoreError> {
-        if !self.hosts.contains_key(&id) {
-            let (mut record, robots_unsaved) =
-                self.store.host_and_robots_place(id)?.unwrap_or_else(|| {
-                    let fresh = HostRecord {
-                        origin: origin.to_string(),
-                        order_gen: self.order.generation,
-                        ..Default::default()
-                    };
-                    (fresh, false)
-                });
-            record.next_fetch_ms = self.politeness().clamp_on_load(
-                record.next_fetch_ms,
-                self.clock.now_ms(),
-                self.site_delay_ms(id),
-                record.crawl_delay_ms,
-            );
-            let rules = record
-                .robots
-                .as_ref()
-                .map(|r| RobotsRules::from_record(r, &self.agent));
-            self.hosts.insert(
-                id,
-                HostState {
-                    robots_unsaved,
-                    hold_until_ms: record.next_fetch_ms,
-                    record,
-                    rules,
-                    robots_in_flight: false,
-                    queue: HostQueue::new(id),
-                },
-            );
-        }
-        Ok(self.hosts.get_mut(&id).expect("inserted above"))
-    }
-
-    /// The politeness rule's numbers under the settings in force.
-    pub fn politeness(&self) -> Politeness {
-        Politeness::of(&self.settings)
-    }
-
-    /// The gap between two requests to a host: ours or its Crawl-delay.
-    pub fn delay_ms(&self, id: HostId) -> u64 {
-        let crawl_delay = self.hosts.get(&id).and_then(|h| h.record.crawl_delay_ms);
-        self.politeness()
-            .gap_ms(self.site_delay_ms(id), crawl_delay)
     }
 
     /// The hosts written since the last call.

@@ -64,7 +64,9 @@ impl Ledger {
         // Nothing is recorded for a URL out of scope or past its host's
         // share (a hostile index's thousands of entries: judged without a
         // read), or already seen as a page.
-        if self.sitemaps.host_is_full(host, self.settings.sitemaps.max_per_host)
+        if self
+            .sitemaps
+            .host_is_full(host, self.settings.sitemaps.max_per_host)
             || !self.scope.allows(self.settings.scope, url)
             || self.sitemaps.contains(id)
             || self.front.may_contain(id) && self.store.seen(id)?.is_some()

@@ -15,7 +15,7 @@ mod scan;
 use redenoise::{Outcome, Redenoise};
 use scan::{Cursors, Judging, PageWork, Scan, judge_page};
 
-use super::ledger::{Discovery, Ledger, PageWrite, bump};
+use super::ledger::{Discovery, Ledger, PageWrite};
 use super::scheduler::CrawlError;
 use super::settings::CrawlSettings;
 use crate::frontier::Focus;
@@ -83,7 +83,7 @@ pub fn refilter(
         return Err(CrawlError::DenoiseOff);
     }
     let mut ledger = Ledger::offline(store, settings)?;
-    Ok(ledger.refilter(run, progress)?)
+    Ok(run_refilter(&mut ledger, run, progress)?)
 }
 
 /// Pages per chunk sent from a scanner to the applier.
@@ -147,193 +147,188 @@ fn scan_part(
 /// Scanner threads: each takes a share of the `docs` key space.
 const SCANNERS: u8 = 2;
 
-impl Ledger {
-    fn refilter(
-        &mut self,
-        run: RefilterRun,
-        progress: &mut dyn FnMut(u64, u64) -> bool,
-    ) -> Result<RefilterReport, StoreError> {
-        let dry_run = run.dry_run;
-        let start = Instant::now();
-        let store = self.store.clone();
-        let total = self.counters.fetched;
-        let queued_before = self.counters.queued;
-        let mut report = RefilterReport {
-            dry_run,
-            denoise: run.denoise.then(DenoiseCounts::default),
-            ..RefilterReport::default()
+fn run_refilter(
+    l: &mut Ledger,
+    run: RefilterRun,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<RefilterReport, StoreError> {
+    let dry_run = run.dry_run;
+    let start = Instant::now();
+    let store = l.store().clone();
+    let total = l.counters().fetched;
+    let queued_before = l.counters().queued;
+    let mut report = RefilterReport {
+        dry_run,
+        denoise: run.denoise.then(DenoiseCounts::default),
+        ..RefilterReport::default()
+    };
+    let mut unfollowed: HashSet<UrlId> = HashSet::new();
+    let stop = AtomicBool::new(false);
+    let filters = l.all_page_filters();
+    let judging = Judging {
+        follow_nofollow: l.settings().follow_nofollow,
+        soft_focus: l.settings().order.focus == Focus::Soft,
+        denoised_text: l.settings().denoise.filters_read_denoised(),
+        dry_run,
+    };
+    // Owned here: the scanners run while the applier borrows the ledger.
+    let (denoiser, agent) = (l.denoiser().filter(|_| run.denoise), l.agent().to_string());
+    let seeds = if l.settings().follow_seed_links {
+        l.seed_ids().clone()
+    } else {
+        HashSet::new()
+    };
+    let scan = Scan {
+        store: &store,
+        filters: &filters,
+        judging,
+        seeds: &seeds,
+        redenoise: denoiser.as_deref().map(|denoiser| Redenoise {
+            denoiser,
+            agent: &agent,
+            max_links: l.settings().max_outlinks,
+        }),
+    };
+    // Work crosses threads in chunks: one wake-up per chunk, not per page.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(64);
+    std::thread::scope(|scope| -> Result<(), StoreError> {
+        for part in 0..SCANNERS {
+            let (tx, scan, stop) = (tx.clone(), &scan, &stop);
+            scope.spawn(move || scan_part(scan, part, stop, &tx));
+        }
+        drop(tx);
+        let mut applying = Applying {
+            report: &mut report,
+            unfollowed: &mut unfollowed,
+            stop: &stop,
+            total,
         };
-        let mut unfollowed: HashSet<UrlId> = HashSet::new();
-        let stop = AtomicBool::new(false);
-        let filters = self.all_page_filters();
-        let judging = Judging {
-            follow_nofollow: self.settings.follow_nofollow,
-            soft_focus: self.settings.order.focus == Focus::Soft,
-            denoised_text: self.settings.denoise.filters_read_denoised(),
-            dry_run,
-        };
-        // Owned here: the scanners run while the applier borrows the ledger.
-        let (denoiser, agent) = (
-            self.denoise.clone().filter(|_| run.denoise),
-            self.agent.clone(),
-        );
-        let seeds = if self.settings.follow_seed_links {
-            self.seed_ids.clone()
-        } else {
-            HashSet::new()
-        };
-        let scan = Scan {
-            store: &store,
-            filters: &filters,
-            judging,
-            seeds: &seeds,
-            redenoise: denoiser.as_deref().map(|denoiser| Redenoise {
-                denoiser,
-                agent: &agent,
-                max_links: self.settings.max_outlinks,
-            }),
-        };
-        // Work crosses threads in chunks: one wake-up per chunk, not per page.
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(64);
-        std::thread::scope(|scope| -> Result<(), StoreError> {
-            for part in 0..SCANNERS {
-                let (tx, scan, stop) = (tx.clone(), &scan, &stop);
-                scope.spawn(move || scan_part(scan, part, stop, &tx));
+        apply_all(l, &store, rx, &mut applying, progress)
+    })?;
+    if !report.interrupted {
+        // Targets an earlier, interrupted refilter left to judge too.
+        let left = l.pending_drops()?;
+        unfollowed.extend(left.iter().copied());
+        report.dropped = l.drop_unlinked(&unfollowed, dry_run)?;
+    }
+    progress(report.pages, total);
+    report.enqueued = (l.counters().queued + report.dropped).saturating_sub(queued_before);
+    report.elapsed = start.elapsed();
+    report.notices = l.take_notices();
+    Ok(report)
+}
+
+/// Applies the scanners' work as it comes, in batches of
+/// [`BATCH_PAGES`], reporting progress (which may stop the run).
+fn apply_all(
+    l: &mut Ledger,
+    store: &Store,
+    rx: std::sync::mpsc::Receiver<Chunk>,
+    a: &mut Applying<'_>,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<(), StoreError> {
+    let dry_run = a.report.dry_run;
+    let mut write = PageWrite::new(store);
+    let mut in_batch = 0usize;
+    for chunk in rx.iter() {
+        if a.report.interrupted {
+            continue; // drain so the scanners can finish
+        }
+        for work in chunk? {
+            apply_page(l, &mut write, a.report, a.unfollowed, work)?;
+            in_batch += 1;
+            if in_batch >= BATCH_PAGES {
+                let full = std::mem::replace(&mut write, PageWrite::new(store));
+                flush_batch(l, full, dry_run)?;
+                in_batch = 0;
+                if !progress(a.report.pages, a.total) {
+                    a.report.interrupted = true;
+                    a.stop.store(true, Ordering::Relaxed);
+                    break;
+                }
             }
-            drop(tx);
-            let mut applying = Applying {
-                report: &mut report,
-                unfollowed: &mut unfollowed,
-                stop: &stop,
-                total,
+        }
+    }
+    flush_batch(l, write, dry_run)
+}
+
+/// Applies one page's work: counters, rewrites, and queueing.
+fn apply_page(
+    l: &mut Ledger,
+    write: &mut PageWrite<'_>,
+    report: &mut RefilterReport,
+    unfollowed: &mut HashSet<UrlId>,
+    w: PageWork,
+) -> Result<(), StoreError> {
+    let b = &mut write.b;
+    report.pages += 1;
+    let new = w.verdict;
+    tally(&mut report.before, w.old.name());
+    tally(&mut report.after, new.name());
+    if w.old != new {
+        report.changed += 1;
+        if report.sample.len() < 10 {
+            let url = match &w.src {
+                Some(u) => u.as_str().to_string(),
+                None => l.store().url(w.id)?.unwrap_or_default(),
             };
-            self.apply_all(&store, rx, &mut applying, progress)
-        })?;
-        if !report.interrupted {
-            // Targets an earlier, interrupted refilter left to judge too.
-            let left = self.pending_drops()?;
-            unfollowed.extend(left.iter().copied());
-            report.dropped = self.drop_unlinked(&unfollowed, dry_run)?;
+            let names = (w.old.name().to_string(), new.name().to_string());
+            report.sample.push((url, names.0, names.1));
         }
-        progress(report.pages, total);
-        report.enqueued = (self.counters.queued + report.dropped).saturating_sub(queued_before);
-        report.elapsed = start.elapsed();
-        report.notices = self.take_notices();
-        Ok(report)
+        if let Some(counter) = w.old.counter() {
+            l.count_filtered(counter, -1);
+        }
+        if let Some(counter) = new.counter() {
+            l.count_filtered(counter, 1);
+        }
     }
-
-    /// Applies the scanners' work as it comes, in batches of
-    /// [`BATCH_PAGES`], reporting progress (which may stop the run).
-    fn apply_all(
-        &mut self,
-        store: &Store,
-        rx: std::sync::mpsc::Receiver<Chunk>,
-        a: &mut Applying<'_>,
-        progress: &mut dyn FnMut(u64, u64) -> bool,
-    ) -> Result<(), StoreError> {
-        let dry_run = a.report.dry_run;
-        let mut write = PageWrite::new(store);
-        let mut in_batch = 0usize;
-        for chunk in rx.iter() {
-            if a.report.interrupted {
-                continue; // drain so the scanners can finish
-            }
-            for work in chunk? {
-                self.apply_page(&mut write, a.report, a.unfollowed, work)?;
-                in_batch += 1;
-                if in_batch >= BATCH_PAGES {
-                    let full = std::mem::replace(&mut write, PageWrite::new(store));
-                    self.flush_batch(full, dry_run)?;
-                    in_batch = 0;
-                    if !progress(a.report.pages, a.total) {
-                        a.report.interrupted = true;
-                        a.stop.store(true, Ordering::Relaxed);
-                        break;
-                    }
-                }
-            }
-        }
-        self.flush_batch(write, dry_run)
+    report.links_changed += w.links_changed;
+    if let (Some(counts), Some(outcome)) = (&mut report.denoise, w.denoised) {
+        counts.add(outcome);
     }
+    if let Some(v) = &w.doc_value {
+        b.put_doc_encoded(&w.key, v);
+    }
+    report.unreadable_links += w.unreadable_links;
+    // A dry run never writes its batches: skip encoding into them.
+    // Encoded by the scanners; a dry run's are never encoded.
+    if let Some(v) = &w.verdict_value {
+        b.put_verdict_encoded(&w.key, v);
+    }
+    for (lk, rec) in &w.links {
+        b.put_links_encoded(lk, rec);
+    }
+    // The page's depth is read once, for its first queued link.
+    let mut depth: Option<Option<u16>> = None;
+    for (text, forced) in w.queue {
+        if let Ok(d) = model::normalize(&text) {
+            let parent_depth = match depth {
+                Some(d) => d,
+                None => *depth.insert(l.store().seen(w.id)?.map(|s| s.depth)),
+            };
+            let mut disc = Discovery::rejudged(w.id, parent_depth, forced);
+            if let Some(src) = &w.src {
+                disc = disc.found_on(src.host_id());
+            }
+            l.discover(write, &d, disc)?;
+        }
+    }
+    // Kept in the page's batch too: if this run stops before its drop
+    // step, the next one still judges these targets.
+    if !report.dry_run {
+        for dst in &w.unfollowed {
+            write.b.put_refilter_drop(*dst);
+        }
+    }
+    unfollowed.extend(w.unfollowed);
+    Ok(())
+}
 
-    /// Applies one page's work: counters, rewrites, and queueing.
-    fn apply_page(
-        &mut self,
-        write: &mut PageWrite<'_>,
-        report: &mut RefilterReport,
-        unfollowed: &mut HashSet<UrlId>,
-        w: PageWork,
-    ) -> Result<(), StoreError> {
-        let b = &mut write.b;
-        report.pages += 1;
-        let new = w.verdict;
-        tally(&mut report.before, w.old.name());
-        tally(&mut report.after, new.name());
-        if w.old != new {
-            report.changed += 1;
-            if report.sample.len() < 10 {
-                let url = match &w.src {
-                    Some(u) => u.as_str().to_string(),
-                    None => self.store.url(w.id)?.unwrap_or_default(),
-                };
-                let names = (w.old.name().to_string(), new.name().to_string());
-                report.sample.push((url, names.0, names.1));
-            }
-            if let Some(counter) = w.old.counter() {
-                bump(&mut self.counters.filtered, counter, -1);
-            }
-            if let Some(counter) = new.counter() {
-                bump(&mut self.counters.filtered, counter, 1);
-            }
-        }
-        report.links_changed += w.links_changed;
-        if let (Some(counts), Some(outcome)) = (&mut report.denoise, w.denoised) {
-            counts.add(outcome);
-        }
-        if let Some(v) = &w.doc_value {
-            b.put_doc_encoded(&w.key, v);
-        }
-        report.unreadable_links += w.unreadable_links;
-        // A dry run never writes its batches: skip encoding into them.
-        // Encoded by the scanners; a dry run's are never encoded.
-        if let Some(v) = &w.verdict_value {
-            b.put_verdict_encoded(&w.key, v);
-        }
-        for (lk, rec) in &w.links {
-            b.put_links_encoded(lk, rec);
-        }
-        // The page's depth is read once, for its first queued link.
-        let mut depth: Option<Option<u16>> = None;
-        for (text, forced) in w.queue {
-            if let Ok(d) = model::normalize(&text) {
-                let parent_depth = match depth {
-                    Some(d) => d,
-                    None => *depth.insert(self.store.seen(w.id)?.map(|s| s.depth)),
-                };
-                let mut disc = Discovery::rejudged(w.id, parent_depth, forced);
-                if let Some(src) = &w.src {
-                    disc = disc.found_on(src.host_id());
-                }
-                self.discover(write, &d, disc)?;
-            }
-        }
-        // Kept in the page's batch too: if this run stops before its drop
-        // step, the next one still judges these targets.
-        if !report.dry_run {
-            for dst in &w.unfollowed {
-                write.b.put_refilter_drop(*dst);
-            }
-        }
-        unfollowed.extend(w.unfollowed);
+fn flush_batch(l: &mut Ledger, w: PageWrite<'_>, dry_run: bool) -> Result<(), StoreError> {
+    if dry_run {
         Ok(())
-    }
-
-    fn flush_batch(&mut self, w: PageWrite<'_>, dry_run: bool) -> Result<(), StoreError> {
-        if dry_run {
-            Ok(())
-        } else {
-            self.finish(w.b, &w.touched)
-        }
+    } else {
+        l.finish(w.b, &w.touched)
     }
 }
 
