@@ -301,7 +301,7 @@ impl Ledger {
         let limit = self.depth_limit(d.found_on, url);
         let within_depth = d.seed || limit.is_none_or(|m| d.depth <= m);
         if let Some(prior) = &prior {
-            let site_filters = !self.site_filters.is_empty();
+            let site_filters = self.sites.has_mode_filters();
             if !reopens(prior, &d, within_depth, site_filters) {
                 if ordinary {
                     self.settle(id, prior.state);

@@ -85,7 +85,7 @@ impl Ledger {
                 self.store.host_and_robots_place(id)?.unwrap_or_else(|| {
                     let fresh = HostRecord {
                         origin: origin.to_string(),
-                        order_gen: self.order.generation,
+                        order_gen: self.order.generation(),
                         ..Default::default()
                     };
                     (fresh, false)

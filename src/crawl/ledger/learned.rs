@@ -2,8 +2,6 @@
 //! page (whether the page filters kept the page its link led to), saved
 //! in `meta/model`, and the link context a URL is queued with.
 
-use std::sync::Arc;
-
 use super::discover::ScoreFrom;
 use super::{Discovery, Ledger};
 use crate::crawl::worker::PageJob;
@@ -11,11 +9,6 @@ use crate::frontier::learned::{LinkModel, link_context};
 use crate::schema::LinkContext;
 use crate::schema::tables::{ModelRow, OrderRow};
 use crate::store::{Batch, StoreError};
-
-/// Time between saves of the model (it is also saved at each epoch and
-/// when the run ends): a crash loses at most this much training. A save
-/// writes every feature (up to a few MB), so it is not done per page.
-const SAVE_EVERY_MS: u64 = 60_000;
 
 impl Ledger {
     /// Loads the stored link model (none: an untrained one). One that
@@ -31,23 +24,18 @@ impl Ledger {
                 LinkModel::default()
             }
         };
-        self.model = Arc::new(model);
-        self.start_epoch();
-        self.saved_updates = self.model.updates;
+        self.order.load_model(model, self.counters.next_seq);
     }
 
     /// Queues are re-scored from now on with the model as it is, except
     /// URLs queued after this (a newer model scored them).
     pub(super) fn start_epoch(&mut self) {
-        self.epoch_model = self.model.clone();
-        self.epoch_seq = self.counters.next_seq;
+        self.order.start_epoch(self.counters.next_seq);
     }
 
     /// Puts the model in `b` and notes it saved.
     fn put_model(&mut self, b: &mut Batch<'_>) {
-        b.put_meta::<ModelRow>(&self.model.to_record());
-        self.saved_updates = self.model.updates;
-        self.saved_ms = self.clock.now_ms();
+        b.put_meta::<ModelRow>(&self.order.save(self.clock.now_ms()));
     }
 
     /// Under the learned order, trains the model on a judged page: the
@@ -58,11 +46,10 @@ impl Ledger {
         if !self.settings.order.needs().model {
             return;
         }
-        let epoch = self.model.epoch();
-        let model = Arc::make_mut(&mut self.model);
-        model.train(job.url.url(), job.entry.link.as_ref(), kept);
-        let new_epoch = model.epoch() != epoch;
-        if new_epoch || self.clock.now_ms() >= self.saved_ms + SAVE_EVERY_MS {
+        let new_epoch = self
+            .order
+            .train(job.url.url(), job.entry.link.as_ref(), kept);
+        if new_epoch || self.order.save_due(self.clock.now_ms()) {
             self.put_model(b);
         }
         if new_epoch {
@@ -71,7 +58,7 @@ impl Ledger {
             self.start_epoch();
             if let Some(order) = self.next_order() {
                 b.put_meta::<OrderRow>(&order);
-                self.order = order;
+                self.order.enter(order);
             }
         }
     }
@@ -79,7 +66,7 @@ impl Ledger {
     /// Writes the model if it learned since it was last saved (at the
     /// end of a run).
     pub fn save_model(&mut self) -> Result<(), StoreError> {
-        if self.model.updates == self.saved_updates || self.store.is_read_only() {
+        if !self.order.unsaved() || self.store.is_read_only() {
             return Ok(());
         }
         let store = self.store.clone();

@@ -20,11 +20,13 @@ mod near;
 #[cfg(test)]
 mod next_tests;
 mod order;
+mod order_book;
 mod page;
 mod retime;
 mod revisits;
 mod robots;
 mod seeds;
+mod site_book;
 mod sitemap_book;
 mod sitemaps;
 mod sites;
@@ -43,21 +45,18 @@ pub(super) use seeds::VIA_REDIRECT;
 pub(super) use write::{PageWrite, bump};
 
 use super::clock::Clock;
-use super::groups::SiteGroups;
 use super::marks::{self, MarkBook};
 use super::settings::CrawlSettings;
-use super::sites::SiteRules;
 use super::traps::QueryVariants;
 use crate::dedup::BandIndex;
 use crate::fetch::{NetGuard, RobotsRules};
 use crate::filter::denoise::Denoiser;
 use crate::filter::scope::ScopeRule;
 use crate::filter::{FilterSettings, Filters};
-use crate::frontier::learned::LinkModel;
-use crate::frontier::{Boosts, SeenFront, SettledSet};
+use crate::frontier::{SeenFront, SettledSet};
 use crate::model::{HostId, UrlId};
 use crate::schema::tables::{CountersRow, RunKey, Runs};
-use crate::schema::{Counters, OrderState, RankRun, RunProgress, RunRecord};
+use crate::schema::{Counters, RunProgress, RunRecord};
 use crate::store::{Store, StoreError};
 
 pub(super) struct Ledger {
@@ -98,34 +97,16 @@ pub(super) struct Ledger {
     touched: HashSet<HostId>,
     /// Messages for the user, taken by the scheduler.
     notices: Vec<String>,
-    /// The frontier order new keys are computed in, and its generation.
-    order: OrderState,
-    /// In-links of queued URLs waiting to raise their IB (importance).
-    boosts: Boosts,
-    /// URLs that left the queue lately (importance only): an in-link to
-    /// one raises nothing.
-    left_queue: SettledSet,
-    /// The last `rank pagerank` stored (read with the order).
-    ranking: Option<RankRun>,
-    /// The learned order's link model; the model as it was when its epoch
-    /// last rose (queues are re-scored with that one); the model's updates
-    /// and the time when it was last saved.
-    model: Arc<LinkModel>,
-    epoch_model: Arc<LinkModel>,
-    /// The first sequence number queued after the epoch rose: a URL queued
-    /// since was scored with a model at least as new, and keeps its score.
-    epoch_seq: u64,
-    saved_updates: u64,
-    saved_ms: u64,
+    /// The crawl order's state: generation, ranking, in-link boosts and
+    /// the learned model.
+    order: order_book::OrderBook,
     /// What fetch tasks denoise pages with (shared: no copy a page).
     denoise: Option<Arc<Denoiser>>,
     /// The near-duplicate band index, loaded when a page is first hashed.
     bands: Option<BandIndex>,
-    /// The seed sites' own settings, and the page filters of their modes.
-    sites: SiteRules,
-    site_filters: Vec<(crate::filter::Mode, Filters)>,
-    /// Which seed sites are finished, for `crawl.site_batch`.
-    groups: SiteGroups,
+    /// The seed sites' own settings, the page filters of their modes, and
+    /// which sites are finished (`crawl.site_batch`).
+    sites: site_book::SiteBook,
     /// The sitemap files found, and how many each host has.
     sitemaps: sitemap_book::SitemapBook,
     /// When the first `due` row is due.
@@ -149,9 +130,7 @@ impl Ledger {
         let mut l = Ledger {
             denoise: settings.denoise.denoiser().map(Arc::new),
             bands: None,
-            sites: SiteRules::default(),
-            site_filters: Vec::new(),
-            groups: SiteGroups::default(),
+            sites: site_book::SiteBook::default(),
             sitemaps: sitemap_book::SitemapBook::load(&store)?,
             next_due_ms: None,
             due_floor: revisits::NO_DUE,
@@ -177,15 +156,7 @@ impl Ledger {
             harvest: harvest::Harvest::default(),
             touched: HashSet::new(),
             notices: Vec::new(),
-            order: OrderState::default(),
-            boosts: Boosts::default(),
-            left_queue: SettledSet::default(),
-            ranking: None,
-            model: Arc::default(),
-            epoch_model: Arc::default(),
-            epoch_seq: 0,
-            saved_updates: 0,
-            saved_ms: 0,
+            order: order_book::OrderBook::default(),
         };
         l.load_model();
         // The sites' orders are part of the order's fingerprint.
@@ -312,7 +283,7 @@ impl Ledger {
     /// The hosts written since the last call.
     pub fn take_touched(&mut self) -> Vec<HostId> {
         let hosts: Vec<HostId> = self.touched.drain().collect();
-        if !self.groups.is_on() {
+        if !self.sites.groups_on() {
             return hosts;
         }
         // A group that ends touches the next one's hosts.

@@ -20,13 +20,11 @@ impl Ledger {
     /// Loads the stored order; a db from before schema 12 keyed its
     /// frontier breadth-first, generation 0.
     pub(super) fn load_order(&mut self) -> Result<(), StoreError> {
-        self.order = match self.store.meta::<OrderRow>()? {
-            Some(o) => o,
-            None => OrderState {
-                fingerprint: crate::frontier::OrderSettings::default().fingerprint(),
-                generation: 0,
-            },
-        };
+        let stored = self.store.meta::<OrderRow>()?;
+        self.order.enter(stored.unwrap_or_else(|| OrderState {
+            fingerprint: crate::frontier::OrderSettings::default().fingerprint(),
+            generation: 0,
+        }));
         self.note_order()
     }
 
@@ -35,11 +33,12 @@ impl Ledger {
     pub(super) fn note_order(&mut self) -> Result<(), StoreError> {
         // The last ranking stored: read here, as a shell's `rank pagerank`
         // tells a running crawl with a settings change.
-        self.ranking = self.store.meta::<RankRow>().ok().flatten();
+        let ranking = self.store.meta::<RankRow>().ok().flatten();
+        self.order.set_ranking(ranking);
         let Some(order) = self.next_order() else {
             return Ok(());
         };
-        self.order = order;
+        self.order.enter(order);
         // Under the learned order, every URL queued so far is scored again
         // with the model as it is now.
         self.start_epoch();
@@ -50,7 +49,7 @@ impl Ledger {
             return Ok(());
         }
         let mut b = self.store.batch();
-        b.put_meta::<OrderRow>(&self.order);
+        b.put_meta::<OrderRow>(self.order.state());
         b.write()
     }
 
@@ -63,17 +62,14 @@ impl Ledger {
             fingerprint += &format!(" ranks={}", run.computed_ms);
         }
         if self.settings.order.needs().model {
-            fingerprint += &format!(" epoch={}", self.model.epoch());
+            fingerprint += &format!(" epoch={}", self.order.model().epoch());
         }
         // A seed site's own order keys its hosts' queues.
-        let orders = self.sites.orders();
+        let orders = self.sites.rules().orders();
         if !orders.is_empty() {
             fingerprint += &format!(" sites={orders}");
         }
-        (fingerprint != self.order.fingerprint).then(|| OrderState {
-            fingerprint,
-            generation: self.order.generation + 1,
-        })
+        self.order.after(fingerprint)
     }
 
     /// Re-keys host `id`'s queue when it was keyed under an older order
@@ -85,13 +81,13 @@ impl Ledger {
     }
 
     fn rekey(&mut self, id: HostId) -> Result<u64, StoreError> {
-        let generation = self.order.generation;
+        let generation = self.order.generation();
         let order = self.settings.order.clone();
         let own = self.order_of(id);
         let store = self.store.clone();
         let ranked = self.ranking_in_keys().map(|r| r.nodes as f64);
-        let model = order.needs().model.then(|| self.epoch_model.clone());
-        let epoch_seq = self.epoch_seq;
+        let (epoch_model, epoch_seq) = self.order.epoch_model();
+        let model = order.needs().model.then_some(epoch_model);
         let h = self.loaded(id)?;
         if h.record.order_gen == generation {
             return Ok(0);
@@ -136,7 +132,7 @@ impl Ledger {
         // `seen` read each to be skipped (two in three in a 100,000-page
         // crawl). Only a queue keyed by importance rises: the URL's host's
         // (a seed site may set its own order).
-        if self.left_queue.contains(url.id())
+        if self.order.has_left(url.id())
             || !self.settings.order.needs_as(self.keyed_order(url)).inlinks
         {
             return;
@@ -147,7 +143,7 @@ impl Ledger {
             && !d.is_filtered()
         {
             let now = self.clock.now_ms();
-            self.boosts.add(url.host_id(), url.id(), page.weight, now);
+            self.order.note_inlink(url, page.weight, now);
         }
     }
 
@@ -155,7 +151,7 @@ impl Ledger {
     /// seed site's own). The host id is worked out only when some site
     /// sets an order: it costs an origin string a URL.
     fn keyed_order(&self, url: &CanonicalUrl) -> Order {
-        if !self.sites.set_orders() {
+        if !self.sites.rules().set_orders() {
             return self.settings.order.order;
         }
         self.order_of(url.host_id())
@@ -169,7 +165,9 @@ impl Ledger {
     /// its next page).
     fn apply_boosts(&mut self, id: HostId, all: bool) -> Result<u64, StoreError> {
         let in_memory = self.hosts.get(&id).is_some_and(|h| h.queue.is_in_memory());
-        let boosts = self.boosts.take(id, self.clock.now_ms(), all || in_memory);
+        let boosts = self
+            .order
+            .take_boosts(id, self.clock.now_ms(), all || in_memory);
         // A link to a URL of a host the crawl never queued for (out of
         // scope): nothing of it is queued, and no state is made for it.
         if boosts.is_empty() || !self.known_host(id)? {
@@ -181,7 +179,7 @@ impl Ledger {
         // URLs fetched since their in-link was noted have nothing to raise.
         let boosts: Vec<_> = boosts
             .into_iter()
-            .filter(|(u, _)| !self.left_queue.contains(*u))
+            .filter(|(u, _)| !self.order.has_left(*u))
             .collect();
         let ids: Vec<UrlId> = boosts.iter().map(|(u, _)| *u).collect();
         let seen = store.seen_many(&ids)?;
@@ -232,7 +230,7 @@ impl Ledger {
     /// Applies every host's waiting boosts (when too many wait, and when
     /// the run ends).
     pub fn apply_all_boosts(&mut self) -> Result<(), StoreError> {
-        for host in self.boosts.hosts() {
+        for host in self.order.boosted_hosts() {
             if self.known_host(host)? {
                 self.rekey(host)?;
             }
@@ -263,7 +261,8 @@ impl Ledger {
     ) -> FrontierScores {
         let url_shape = url_shape(url.url(), &self.settings.order.patterns);
         let model = if self.settings.order.needs().model {
-            self.model
+            self.order
+                .model()
                 .score_queued(d.depth(), &features(url.url(), link))
         } else {
             0.0
@@ -343,13 +342,13 @@ impl Ledger {
         if !o.needs().pagerank {
             return None;
         }
-        self.ranking.clone()
+        self.order.ranking().cloned()
     }
 
     /// Page `id`'s stored PageRank times the nodes ranked (1 = the mean),
     /// if it was ranked (a read error counts as not ranked).
     fn relative_pagerank(&self, id: UrlId) -> Option<f64> {
-        let nodes = self.ranking.as_ref()?.nodes as f64;
+        let nodes = self.order.ranking()?.nodes as f64;
         let rank = self.store.row::<Ranks>(&id).ok().flatten()?;
         Some(rank.pagerank * nodes)
     }

@@ -113,7 +113,7 @@ impl Ledger {
         self.visited(&mut w.b, &job, changed, &fetched.headers, text_hash);
         self.finish(w.b, &w.touched)?;
         drop(fetched); // its budget share goes once the page is written
-        if self.boosts.is_full() {
+        if self.order.boosts_full() {
             self.apply_all_boosts()?;
         }
         Ok(())

@@ -3,7 +3,7 @@
 //! site sets, and the per-host answers the crawl's decisions ask for.
 
 use super::Ledger;
-use crate::crawl::sites::{self, PageFilters, SiteRules};
+use crate::crawl::sites::{PageFilters, SiteRules};
 use crate::filter::Filters;
 use crate::frontier::Order;
 use crate::frontier::SettledSet;
@@ -20,8 +20,8 @@ impl Ledger {
         for p in problems {
             self.notice(format!("seed site settings not obeyed: {p}"));
         }
-        self.touched.extend(rules.changed_hosts(&self.sites));
-        self.sites = rules;
+        let changed = self.sites.replace_rules(rules);
+        self.touched.extend(changed);
         Ok(())
     }
 
@@ -33,7 +33,7 @@ impl Ledger {
         self.regroup();
         self.note_order()?;
         self.rebuild_filters()?;
-        if !self.site_filters.is_empty() {
+        if self.sites.has_mode_filters() {
             // URLs the domain filter dropped were settled under one mode.
             self.settled = SettledSet::default();
         }
@@ -46,6 +46,7 @@ impl Ledger {
         let global = self.settings.filter.mode;
         let by_mode = self
             .sites
+            .rules()
             .modes(global)
             .into_iter()
             .map(|mode| {
@@ -55,33 +56,29 @@ impl Ledger {
                 (mode, Filters::for_seeds(&settings, seeds))
             })
             .collect();
-        self.site_filters = by_mode;
+        self.sites.set_mode_filters(by_mode);
     }
 
     /// The page filters a page of `host` is judged by (and its links).
     pub fn page_filters(&self, host: HostId) -> &Filters {
-        sites::filters_for(&self.filters, &self.site_filters, &self.sites, host)
+        self.sites.filters(&self.filters, host)
     }
 
     /// The crawl's page filters and the sites' own, owned.
     pub fn all_page_filters(&self) -> PageFilters {
-        PageFilters {
-            global: self.filters.clone(),
-            by_mode: self.site_filters.clone(),
-            rules: self.sites.clone(),
-        }
+        self.sites.all_filters(&self.filters)
     }
 
     /// The depth limit of `url`, found on a page of `found_on` (None: its
     /// own host's). The host id is worked out only when some site sets
     /// something: it costs an origin string a URL.
     pub(super) fn depth_limit(&self, found_on: Option<HostId>, url: &CanonicalUrl) -> Option<u16> {
-        if self.sites.is_empty() {
+        if self.sites.rules().is_empty() {
             return self.settings.max_depth;
         }
         let host = found_on.unwrap_or_else(|| url.host_id());
         self.sites
-            .get(host)
+            .rule(host)
             .and_then(|r| r.depth)
             .or(self.settings.max_depth)
     }
@@ -89,7 +86,7 @@ impl Ledger {
     /// The order `host`'s queue is keyed in.
     pub fn order_of(&self, host: HostId) -> Order {
         self.sites
-            .get(host)
+            .rule(host)
             .and_then(|r| r.order)
             .unwrap_or(self.settings.order.order)
     }
@@ -97,32 +94,29 @@ impl Ledger {
     /// The pause between two requests to host `id` its seed site sets, if
     /// any (before its Crawl-delay; else the crawl's).
     pub(super) fn site_delay_ms(&self, id: HostId) -> Option<u64> {
-        self.sites.get(id).and_then(|r| r.delay_ms)
+        self.sites.rule(id).and_then(|r| r.delay_ms)
     }
 
     /// The other hosts of `id`'s site when the site has a page budget: a
     /// page of one that ends (perhaps failed) may free budget for them.
     pub(super) fn budget_siblings(&self, id: HostId) -> Vec<HostId> {
-        if self.sites.get(id).and_then(|r| r.max_pages).is_none() {
+        if self.sites.rule(id).and_then(|r| r.max_pages).is_none() {
             return Vec::new();
         }
-        match self.sites.site(id) {
-            Some(s) => s.hosts.iter().copied().filter(|h| *h != id).collect(),
-            None => Vec::new(),
-        }
+        self.sites.siblings(id)
     }
 
     /// Whether host `id` may not be asked for another page: its site's
     /// `max_pages` are fetched (or in flight) over the site's hosts.
     pub fn site_budget_spent(&self, id: HostId) -> bool {
-        let Some(max) = self.sites.get(id).and_then(|r| r.max_pages) else {
+        let Some(max) = self.sites.rule(id).and_then(|r| r.max_pages) else {
             return false;
         };
-        let Some(site) = self.sites.site(id) else {
+        let hosts = self.sites.site_hosts(id);
+        if hosts.is_empty() {
             return false;
-        };
-        let used: u64 = site
-            .hosts
+        }
+        let used: u64 = hosts
             .iter()
             .map(|h| match self.hosts.get(h) {
                 Some(s) => s.record.fetched + s.queue.in_flight() as u64,
@@ -138,7 +132,7 @@ impl Ledger {
     /// mode: a link from a site without that filter may still queue it.
     pub(super) fn settle(&mut self, id: UrlId, state: SeenState) {
         let domain = state == SeenState::Filtered(FilterReason::Domain);
-        if domain && !self.site_filters.is_empty() {
+        if domain && self.sites.has_mode_filters() {
             self.settled.remove(id);
         } else {
             self.settled.record(id, state);
@@ -148,7 +142,7 @@ impl Ledger {
     /// The limits links are judged by: the settings' and the sites' depths.
     pub fn link_limits(&self) -> LinkLimits {
         LinkLimits {
-            site_depths: self.sites.depths(),
+            site_depths: self.sites.rules().depths(),
             ..self.settings.link_limits()
         }
     }

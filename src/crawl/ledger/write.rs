@@ -74,7 +74,7 @@ impl Ledger {
             .needs_as(self.order_of(key.host))
             .inlinks
         {
-            self.left_queue.insert(key.url);
+            self.order.left(key.url);
         }
         Ok(())
     }
