@@ -52,7 +52,7 @@ impl Crawl {
     fn take(&mut self, of: &str) -> PageJob {
         let u = url(of);
         self.ledger.load(u.host_id(), &u.host_key()).unwrap();
-        let h = self.ledger.hosts.get_mut(&u.host_id()).unwrap();
+        let h = self.ledger.hosts.get_mut(u.host_id()).unwrap();
         let (key, entry) = h.queue.pop(&self.store).unwrap().expect("a queued URL");
         PageJob {
             url: url(&entry.url),
@@ -150,7 +150,7 @@ fn a_429_with_attempts_left_queues_the_url_again_and_holds_the_host() {
     c.answer(job, 429, &[HTML, ("retry-after", "120")], "slow down");
     assert_eq!(c.state("http://a.test/"), Some(SeenState::Queued));
     let host = url("http://a.test/").host_id();
-    let h = &c.ledger.hosts[&host];
+    let h = c.ledger.hosts.loaded(host);
     assert!(
         h.record.next_fetch_ms >= now + 120_000,
         "held for its Retry-After"

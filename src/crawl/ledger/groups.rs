@@ -2,17 +2,15 @@
 //! finished, judged again as their hosts' rows change, and which hosts
 //! wait for a later group.
 
-use std::collections::HashMap;
-
 use super::Ledger;
-use super::hosts::HostState;
+use super::hosts::HostBook;
 use crate::crawl::groups::{GroupCounts, HostLoad};
 use crate::model::HostId;
 use crate::store::Store;
 
 /// What host `h` holds now (a host this run has not loaded: its row).
-fn host_load(hosts: &HashMap<HostId, HostState>, store: &Store, h: HostId) -> HostLoad {
-    if let Some(s) = hosts.get(&h) {
+fn host_load(hosts: &HostBook, store: &Store, h: HostId) -> HostLoad {
+    if let Some(s) = hosts.get(h) {
         return HostLoad {
             queued: s.record.queued,
             fetched: s.record.fetched,

@@ -3,6 +3,8 @@
 //! use; the politeness gap between two of its requests; and what a host
 //! the scheduler took from the ready heap does next (`next_for`).
 
+use std::collections::HashMap;
+
 use super::Ledger;
 use crate::crawl::politeness::{self, Politeness};
 use crate::crawl::worker::PageJob;
@@ -24,6 +26,59 @@ pub(super) struct HostState {
     /// resumed host was left with). Checked at dispatch, as the host may
     /// already sit in the ready heap at an earlier time.
     pub hold_until_ms: u64,
+}
+
+/// The hosts this run has loaded, by id.
+#[derive(Default)]
+pub(super) struct HostBook {
+    map: HashMap<HostId, HostState>,
+}
+
+impl HostBook {
+    pub fn get(&self, id: HostId) -> Option<&HostState> {
+        self.map.get(&id)
+    }
+
+    pub fn get_mut(&mut self, id: HostId) -> Option<&mut HostState> {
+        self.map.get_mut(&id)
+    }
+
+    /// A host loaded before (`Ledger::loaded` was called for it).
+    pub fn loaded(&self, id: HostId) -> &HostState {
+        self.map.get(&id).expect("host loaded")
+    }
+
+    pub fn contains(&self, id: HostId) -> bool {
+        self.map.contains_key(&id)
+    }
+
+    /// Host `id`'s state as first loaded (one loaded before stays).
+    fn insert(&mut self, id: HostId, state: HostState) -> &mut HostState {
+        self.map.entry(id).or_insert(state)
+    }
+
+    /// Host `id` as the scheduler sees it, if loaded.
+    pub fn view(&self, id: HostId) -> Option<HostView> {
+        self.map.get(&id).map(|h| HostView {
+            next_fetch_ms: h.record.next_fetch_ms,
+            idle: h.queue.is_idle(),
+            drained: h.queue.is_drained(),
+        })
+    }
+
+    /// How many hosts have work queued or in flight, or are `busy`.
+    pub fn active(&self, busy: impl Fn(HostId) -> bool) -> usize {
+        let active = |(id, h): &(&HostId, &HostState)| !h.queue.is_idle() || busy(**id);
+        self.map.iter().filter(active).count()
+    }
+
+    /// The robots.txt rules of every host, read again for `agent`.
+    pub fn reread_rules(&mut self, agent: &str) {
+        for h in self.map.values_mut() {
+            let robots = h.record.robots.as_ref();
+            h.rules = robots.map(|r| RobotsRules::from_record(r, agent));
+        }
+    }
 }
 
 /// What the scheduler reads of a loaded host.
@@ -80,38 +135,36 @@ impl Ledger {
     /// Host `id`'s in-memory state, loaded from `hosts` on first use; a
     /// host never stored starts with `origin`.
     pub(super) fn load(&mut self, id: HostId, origin: &str) -> Result<&mut HostState, StoreError> {
-        if !self.hosts.contains_key(&id) {
-            let (mut record, robots_unsaved) =
-                self.store.host_and_robots_place(id)?.unwrap_or_else(|| {
-                    let fresh = HostRecord {
-                        origin: origin.to_string(),
-                        order_gen: self.order.generation(),
-                        ..Default::default()
-                    };
-                    (fresh, false)
-                });
-            record.next_fetch_ms = self.politeness().clamp_on_load(
-                record.next_fetch_ms,
-                self.clock.now_ms(),
-                self.site_delay_ms(id),
-                record.crawl_delay_ms,
-            );
-            let rules = record
-                .robots
-                .as_ref()
-                .map(|r| RobotsRules::from_record(r, &self.agent));
-            self.hosts.insert(
-                id,
-                HostState {
-                    robots_unsaved,
-                    hold_until_ms: record.next_fetch_ms,
-                    record,
-                    rules,
-                    queue: HostQueue::new(id),
-                },
-            );
+        if self.hosts.contains(id) {
+            return Ok(self.hosts.get_mut(id).expect("loaded"));
         }
-        Ok(self.hosts.get_mut(&id).expect("inserted above"))
+        let (mut record, robots_unsaved) =
+            self.store.host_and_robots_place(id)?.unwrap_or_else(|| {
+                let fresh = HostRecord {
+                    origin: origin.to_string(),
+                    order_gen: self.order.generation(),
+                    ..Default::default()
+                };
+                (fresh, false)
+            });
+        record.next_fetch_ms = self.politeness().clamp_on_load(
+            record.next_fetch_ms,
+            self.clock.now_ms(),
+            self.site_delay_ms(id),
+            record.crawl_delay_ms,
+        );
+        let rules = record
+            .robots
+            .as_ref()
+            .map(|r| RobotsRules::from_record(r, &self.agent));
+        let state = HostState {
+            robots_unsaved,
+            hold_until_ms: record.next_fetch_ms,
+            record,
+            rules,
+            queue: HostQueue::new(id),
+        };
+        Ok(self.hosts.insert(id, state))
     }
 
     /// Loads host `id` (from its row) if this run has not yet.
@@ -121,18 +174,13 @@ impl Ledger {
 
     /// Host `id` as the scheduler sees it, if loaded.
     pub fn host_view(&self, id: HostId) -> Option<HostView> {
-        self.hosts.get(&id).map(|h| HostView {
-            next_fetch_ms: h.record.next_fetch_ms,
-            idle: h.queue.is_idle(),
-            drained: h.queue.is_drained(),
-        })
+        self.hosts.view(id)
     }
 
     /// How many loaded hosts have work queued or in flight, or are
     /// `busy` otherwise (their robots.txt in flight).
     pub fn active_hosts(&self, busy: impl Fn(HostId) -> bool) -> usize {
-        let active = |(id, h): &(&HostId, &HostState)| !h.queue.is_idle() || busy(**id);
-        self.hosts.iter().filter(active).count()
+        self.hosts.active(busy)
     }
 
     /// The politeness rule's numbers under the settings in force.
@@ -142,7 +190,7 @@ impl Ledger {
 
     /// The gap between two requests to a host: ours or its Crawl-delay.
     pub fn delay_ms(&self, id: HostId) -> u64 {
-        let crawl_delay = self.hosts.get(&id).and_then(|h| h.record.crawl_delay_ms);
+        let crawl_delay = self.hosts.get(id).and_then(|h| h.record.crawl_delay_ms);
         self.politeness()
             .gap_ms(self.site_delay_ms(id), crawl_delay)
     }
@@ -163,7 +211,7 @@ impl Ledger {
             // touches it).
             return Ok(Next::Idle);
         }
-        let h = self.hosts.get_mut(&id).expect("host loaded");
+        let h = self.hosts.get_mut(id).expect("host loaded");
         if ask.robots_in_flight || h.queue.in_flight() >= ask.per_host {
             return Ok(Next::Idle); // rescheduled when that work completes
         }

@@ -37,7 +37,6 @@ use std::sync::Arc;
 
 pub(super) use discover::{Discovery, rejudge_reconsiders};
 pub(in crate::crawl) use harvest::RunFigures;
-use hosts::HostState;
 pub(in crate::crawl) use hosts::{Ask, Next};
 pub use inflight::{CRASH_LOOP_DEATHS, forget_in_flight};
 pub(crate) use page::denoise_record;
@@ -49,7 +48,7 @@ use super::marks::{self, MarkBook};
 use super::settings::CrawlSettings;
 use super::traps::QueryVariants;
 use crate::dedup::BandIndex;
-use crate::fetch::{NetGuard, RobotsRules};
+use crate::fetch::NetGuard;
 use crate::filter::denoise::Denoiser;
 use crate::filter::scope::ScopeRule;
 use crate::filter::{FilterSettings, Filters};
@@ -72,7 +71,7 @@ pub(super) struct Ledger {
     filters: Filters,
     /// Learns the seeds' addresses (shared with the client's connector).
     guard: NetGuard,
-    hosts: HashMap<HostId, HostState>,
+    hosts: hosts::HostBook,
     front: SeenFront,
     /// Recently seen URLs no ordinary link can change: skips their lookup.
     settled: SettledSet,
@@ -144,7 +143,7 @@ impl Ledger {
             scope: ScopeRule::default(),
             filters: Filters::new(&FilterSettings::default(), []),
             guard,
-            hosts: HashMap::new(),
+            hosts: hosts::HostBook::default(),
             front: SeenFront::with_capacity(0),
             settled: SettledSet::default(),
             variants: QueryVariants::default(),
@@ -305,13 +304,7 @@ impl Ledger {
     pub fn apply_settings(&mut self, new: CrawlSettings) {
         let agent = new.agent_token().to_string();
         if agent != self.agent {
-            for h in self.hosts.values_mut() {
-                h.rules = h
-                    .record
-                    .robots
-                    .as_ref()
-                    .map(|r| RobotsRules::from_record(r, &agent));
-            }
+            self.hosts.reread_rules(&agent);
             self.agent = agent;
         }
         let refilter = new.filter != self.settings.filter;

@@ -164,7 +164,7 @@ impl Ledger {
     /// host's whole queue is in memory (a small crawl sees every rise on
     /// its next page).
     fn apply_boosts(&mut self, id: HostId, all: bool) -> Result<u64, StoreError> {
-        let in_memory = self.hosts.get(&id).is_some_and(|h| h.queue.is_in_memory());
+        let in_memory = self.hosts.get(id).is_some_and(|h| h.queue.is_in_memory());
         let boosts = self
             .order
             .take_boosts(id, self.clock.now_ms(), all || in_memory);
@@ -224,7 +224,7 @@ impl Ledger {
 
     /// Whether the crawl has state for host `id` (loaded, or a row).
     fn known_host(&self, id: HostId) -> Result<bool, StoreError> {
-        Ok(self.hosts.contains_key(&id) || self.store.host_and_robots_place(id)?.is_some())
+        Ok(self.hosts.contains(id) || self.store.host_and_robots_place(id)?.is_some())
     }
 
     /// Applies every host's waiting boosts (when too many wait, and when

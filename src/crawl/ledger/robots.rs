@@ -52,13 +52,13 @@ impl Ledger {
         let s = self.settings.clone();
         let r = record_outcome(self, id, outcome, body)?;
         if !r.unreachable {
-            let listed = match &self.hosts[&id].rules {
+            let listed = match &self.hosts.loaded(id).rules {
                 Some(rules) => rules.parsed().sitemaps().to_vec(),
                 None => Vec::new(),
             };
             self.robots_sitemaps(id, &listed)?;
         }
-        let origin = self.hosts[&id].record.origin.clone();
+        let origin = self.hosts.loaded(id).record.origin.clone();
         let next = r.fetched_ms
             + if r.unreachable {
                 r.wait_ms
@@ -79,7 +79,7 @@ impl Ledger {
         } else {
             self.write_host(id)?;
         }
-        let queued = !self.hosts[&id].queue.is_idle();
+        let queued = !self.hosts.loaded(id).queue.is_idle();
         Ok(queued.then_some(AfterRobots {
             at_ms: next,
             answered: !r.unreachable,

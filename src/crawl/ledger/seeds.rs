@@ -139,7 +139,7 @@ impl Ledger {
     ) -> Result<(), StoreError> {
         let origin = self
             .hosts
-            .get(&host)
+            .get(host)
             .map(|h| h.record.origin.clone())
             .unwrap_or_default();
         let store = self.store.clone();

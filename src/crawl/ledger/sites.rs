@@ -118,7 +118,7 @@ impl Ledger {
         }
         let used: u64 = hosts
             .iter()
-            .map(|h| match self.hosts.get(h) {
+            .map(|h| match self.hosts.get(*h) {
                 Some(s) => s.record.fetched + s.queue.in_flight() as u64,
                 // A host of the site this run has not loaded yet.
                 None => self.store.host(*h).ok().flatten().map_or(0, |r| r.fetched),

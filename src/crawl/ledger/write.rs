@@ -95,7 +95,7 @@ impl Ledger {
     pub fn finish(&mut self, mut b: Batch<'_>, hosts: &[HostId]) -> Result<(), StoreError> {
         for h in hosts {
             self.touched.insert(*h);
-            if let Some(state) = self.hosts.get_mut(h) {
+            if let Some(state) = self.hosts.get_mut(*h) {
                 // The host's row goes with every page of it; its robots.txt
                 // (up to 500 KiB) only when it changed.
                 let robots = state.record.robots.take();
