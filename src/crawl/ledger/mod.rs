@@ -10,6 +10,7 @@
 mod commit_tests;
 mod discover;
 mod drops;
+mod due_book;
 mod groups;
 mod harvest;
 mod hosts;
@@ -108,12 +109,8 @@ pub(super) struct Ledger {
     sites: site_book::SiteBook,
     /// The sitemap files found, and how many each host has.
     sitemaps: sitemap_book::SitemapBook,
-    /// When the first `due` row is due.
-    next_due_ms: Option<u64>,
-    /// No `due` row has a lower key: the scan for due rows starts here.
-    due_floor: crate::schema::DueKey,
-    /// Retiming under a new revisit policy: the next `seen` key to time.
-    retime_next: Option<u128>,
+    /// When revisits are due, and a retiming's progress.
+    due: due_book::DueBook,
     /// The last pages' in-links, grouped by target until written.
     inlinks: inlinks::InLinkWindow,
 }
@@ -131,9 +128,7 @@ impl Ledger {
             bands: None,
             sites: site_book::SiteBook::default(),
             sitemaps: sitemap_book::SitemapBook::load(&store)?,
-            next_due_ms: None,
-            due_floor: revisits::NO_DUE,
-            retime_next: None,
+            due: due_book::DueBook::default(),
             inlinks: inlinks::InLinkWindow::load(&store)?,
             clock: Clock::start(),
             agent: settings.agent_token().to_string(),

@@ -25,16 +25,16 @@ impl Ledger {
         let fingerprint = policy.fingerprint();
         let stored = self.store.meta::<RecrawlRow>()?.unwrap_or_default();
         if stored.fingerprint == fingerprint {
-            self.retime_next = stored.next;
+            self.due.set_retime_next(stored.next);
             return Ok(());
         }
         // Off: pages fetched from now on get no visits row, and turned on
         // again, every page is timed anew.
-        self.retime_next = policy.is_on().then_some(0);
+        self.due.set_retime_next(policy.is_on().then_some(0));
         let mut b = self.store.batch();
         b.put_meta::<RecrawlRow>(&RecrawlState {
             fingerprint,
-            next: self.retime_next,
+            next: self.due.retime_next(),
             timed: 0,
         });
         b.write()
@@ -42,14 +42,14 @@ impl Ledger {
 
     /// Whether a retiming is under way.
     pub fn retiming(&self) -> bool {
-        self.retime_next.is_some()
+        self.due.retime_next().is_some()
     }
 
     /// Times the next [`RETIME_CHUNK`] `seen` rows' fetched pages under
     /// the policy, in one batch with the retiming's progress; returns
     /// whether more wait.
     pub fn retime_step(&mut self) -> Result<bool, StoreError> {
-        let Some(from) = self.retime_next else {
+        let Some(from) = self.due.retime_next() else {
             return Ok(false);
         };
         let store = self.store.clone();
@@ -72,7 +72,7 @@ impl Ledger {
         state.next = next;
         b.put_meta::<RecrawlRow>(&state);
         self.finish(b, &[])?;
-        self.retime_next = next;
+        self.due.set_retime_next(next);
         if next.is_none() && state.timed > 0 {
             let mode = self.settings.recrawl.mode.name();
             self.notice(format!("recrawl {mode}: {} pages timed", state.timed));

@@ -24,12 +24,6 @@ use crate::store::{Batch, StoreError};
 /// Due pages moved into the frontier per batch.
 const QUEUE_CHUNK: usize = 512;
 
-/// Above every `due` key: the scan's start when there is no row.
-pub(super) const NO_DUE: DueKey = DueKey {
-    at_ms: u64::MAX,
-    url: UrlId(u128::MAX),
-};
-
 /// What a revisit's response was, against the stored version.
 enum Answer {
     /// 304, or the same status and body or text: nothing new is stored.
@@ -121,14 +115,13 @@ impl Ledger {
     /// for due rows starts there from now on.
     pub(super) fn load_due(&mut self) -> Result<(), StoreError> {
         let first = self.store.rows::<Due>(&[]).next().transpose()?;
-        self.next_due_ms = first.map(|(k, _)| k.at_ms);
-        self.due_floor = first.map_or(NO_DUE, |(k, _)| k);
+        self.due.start_at(first.map(|(k, _)| k));
         Ok(())
     }
 
     /// When the crawl must wake for a revisit, if revisits are on.
     pub fn next_due_ms(&self) -> Option<u64> {
-        self.next_due_ms.filter(|_| self.settings.recrawl.is_on())
+        self.due.next_ms().filter(|_| self.settings.recrawl.is_on())
     }
 
     /// Writes `v` for page `id`, with a `due` row `interval` after `from`
@@ -160,8 +153,7 @@ impl Ledger {
             b.put_row::<Due>(&key, &reason);
             self.counters.due += 1;
             v.due_ms = at;
-            self.next_due_ms = Some(self.next_due_ms.map_or(at, |n| n.min(at)));
-            self.due_floor = self.due_floor.min(key);
+            self.due.add(key);
         }
         b.put_row::<Visits>(&id, &v);
     }
@@ -338,7 +330,7 @@ impl Ledger {
         let (mut due, mut next) = (Vec::new(), None);
         // From the lowest key a row may have: not over the rows (and the
         // deletions) of the revisits queued before.
-        for row in store.rows_range::<Due>(&self.due_floor, None) {
+        for row in store.rows_range::<Due>(self.due.floor(), None) {
             let (key, _) = row?;
             if key.at_ms > now || due.len() >= QUEUE_CHUNK {
                 next = Some(key);
@@ -353,8 +345,7 @@ impl Ledger {
             self.queue_revisit(&mut w, key)?;
         }
         self.finish(w.b, &w.touched)?;
-        self.next_due_ms = next.map(|k| k.at_ms);
-        self.due_floor = next.unwrap_or(NO_DUE);
+        self.due.start_at(next);
         Ok(due.len() == QUEUE_CHUNK)
     }
 
