@@ -5,6 +5,15 @@
 //! `commit` (a fetch outcome, as one atomic batch). It fetches nothing and
 //! reads time only from its [`Clock`]: the scheduler drives it, and
 //! `refilter` uses it offline.
+//!
+//! Its parts own their fields, each type in its own file: `HostBook`
+//! (`hosts.rs`: the hosts in memory, and `next_for`, what a host taken
+//! from the ready heap does next), `OrderBook` (the order's generation,
+//! ranking, in-link boosts and learned model), `SiteBook` (seed sites'
+//! rules, filters and groups), `SitemapBook`, `DueBook` (revisits) and
+//! `Harvest` (this run's figures, stop rules, targets). The other files
+//! are the ledger's verbs over them: `page.rs` writes a page's commit,
+//! `robots.rs` a robots.txt answer, `discover.rs` a URL found.
 
 #[cfg(test)]
 mod commit_tests;
