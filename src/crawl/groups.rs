@@ -22,7 +22,8 @@ pub struct HostLoad {
     pub queued: u64,
     /// Pages fetched.
     pub fetched: u64,
-    /// A page or its robots.txt in flight.
+    /// A page in flight (a robots.txt in flight is not counted: see
+    /// `ledger/groups.rs`).
     pub busy: bool,
 }
 

@@ -509,7 +509,12 @@ impl Scheduler {
     fn publish_with(&mut self, state: CrawlState, control: Option<&Control>) {
         let l = &self.ledger;
         let running = matches!(state, CrawlState::Running | CrawlState::Paused);
-        let active = l.active_hosts(|id| self.robots_in_flight(id));
+        // Hosts with work, and idle ones whose robots.txt is in flight.
+        let waiting_robots = self
+            .turns
+            .iter()
+            .filter(|(id, t)| t.robots_in_flight && l.host_view(**id).is_some_and(|h| h.idle));
+        let active = l.active_hosts() + waiting_robots.count();
         let now = Instant::now();
         let run = l.run_figures();
         self.rate_samples.push_back((now, run.fetched));

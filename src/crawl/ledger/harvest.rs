@@ -72,6 +72,11 @@ impl Harvest {
         self.stop_fired.as_deref()
     }
 
+    /// This run's new pages and links (what each batch's counters carry).
+    pub fn counts(&self) -> (u64, u64) {
+        (self.fetched, self.links)
+    }
+
     pub fn figures(&self) -> RunFigures {
         RunFigures {
             fetched: self.fetched,

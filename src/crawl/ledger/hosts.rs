@@ -66,10 +66,9 @@ impl HostBook {
         })
     }
 
-    /// How many hosts have work queued or in flight, or are `busy`.
-    pub fn active(&self, busy: impl Fn(HostId) -> bool) -> usize {
-        let active = |(id, h): &(&HostId, &HostState)| !h.queue.is_idle() || busy(**id);
-        self.map.iter().filter(active).count()
+    /// How many hosts have work queued or in flight.
+    pub fn active(&self) -> usize {
+        self.map.values().filter(|h| !h.queue.is_idle()).count()
     }
 
     /// The robots.txt rules of every host, read again for `agent`.
@@ -177,10 +176,9 @@ impl Ledger {
         self.hosts.view(id)
     }
 
-    /// How many loaded hosts have work queued or in flight, or are
-    /// `busy` otherwise (their robots.txt in flight).
-    pub fn active_hosts(&self, busy: impl Fn(HostId) -> bool) -> usize {
-        self.hosts.active(busy)
+    /// How many loaded hosts have work queued or in flight.
+    pub fn active_hosts(&self) -> usize {
+        self.hosts.active()
     }
 
     /// The politeness rule's numbers under the settings in force.

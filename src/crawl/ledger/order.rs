@@ -86,8 +86,11 @@ impl Ledger {
         let own = self.order_of(id);
         let store = self.store.clone();
         let ranked = self.ranking_in_keys().map(|r| r.nodes as f64);
-        let (epoch_model, epoch_seq) = self.order.epoch_model();
-        let model = order.needs().model.then_some(epoch_model);
+        let model = order
+            .needs()
+            .model
+            .then(|| self.order.epoch_model().clone());
+        let epoch_seq = self.order.epoch_seq();
         let h = self.loaded(id)?;
         if h.record.order_gen == generation {
             return Ok(0);

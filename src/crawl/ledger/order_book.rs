@@ -83,12 +83,10 @@ impl OrderBook {
         self.left_queue.insert(url);
     }
 
-    /// The in-link weights host `id`'s queued URLs gained and that are due
-    /// (all of them when `all`), less those of URLs that left the queue.
+    /// The in-link weights host `id`'s URLs gained and that are due (all
+    /// of them when `all`).
     pub fn take_boosts(&mut self, id: HostId, now_ms: u64, all: bool) -> Vec<(UrlId, f32)> {
-        let mut boosts = self.boosts.take(id, now_ms, all);
-        boosts.retain(|(u, _)| !self.left_queue.contains(*u));
-        boosts
+        self.boosts.take(id, now_ms, all)
     }
 
     /// The hosts with in-links waiting.
@@ -104,10 +102,14 @@ impl OrderBook {
         &self.model
     }
 
-    /// The model queues are re-scored with, and the first sequence number
-    /// a newer one scored.
-    pub fn epoch_model(&self) -> (Arc<LinkModel>, u64) {
-        (self.epoch_model.clone(), self.epoch_seq)
+    /// The model queues are re-scored with.
+    pub fn epoch_model(&self) -> &Arc<LinkModel> {
+        &self.epoch_model
+    }
+
+    /// The first sequence number a newer model than `epoch_model` scored.
+    pub fn epoch_seq(&self) -> u64 {
+        self.epoch_seq
     }
 
     /// Starts with `model` as loaded (saved as it is).

@@ -108,10 +108,9 @@ impl Ledger {
             }
         }
         if self.run_started_ms != 0 {
-            let figures = self.harvest.figures();
+            let (fetched, links) = self.harvest.counts();
             let run = &mut self.counters.run;
-            (run.fetched, run.links, run.last_ms) =
-                (figures.fetched, figures.links, self.clock.now_ms());
+            (run.fetched, run.links, run.last_ms) = (fetched, links, self.clock.now_ms());
         }
         b.put_meta::<CountersRow>(&self.counters);
         // Marks asked for since the last batch ride along with this one.
