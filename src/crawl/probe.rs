@@ -16,6 +16,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 
 use super::CrawlSettings;
+use super::politeness::{Politeness, cap_crawl_delay};
 use crate::fetch::{
     AddrClass, CachingResolver, ClientError, HttpClient, NetGuard, RobotsRules, classify_addr,
     fetch_robots,
@@ -97,7 +98,7 @@ pub async fn probe(
     let probe = Arc::new(Probe {
         client,
         agent: settings.agent_token().to_string(),
-        delay: settings.delay,
+        politeness: Politeness::of(settings),
         max_crawl_delay: settings.max_crawl_delay,
         filters,
     });
@@ -126,7 +127,7 @@ pub async fn probe(
 struct Probe {
     client: HttpClient,
     agent: String,
-    delay: Duration,
+    politeness: Politeness,
     max_crawl_delay: Duration,
     filters: Arc<Filters>,
 }
@@ -162,10 +163,11 @@ impl Probe {
             rec.detail = "robots.txt disallows /: home page not fetched".into();
             return rec;
         }
-        let crawl_delay =
-            super::politeness::cap_crawl_delay(rules.crawl_delay(), self.max_crawl_delay)
-                .map_or(Duration::ZERO, |(d, _)| d);
-        tokio::time::sleep(self.delay.max(crawl_delay)).await;
+        // The gap the crawl would leave between the two requests.
+        let crawl_delay = cap_crawl_delay(rules.crawl_delay(), self.max_crawl_delay)
+            .map(|(d, _)| d.as_millis() as u64);
+        let gap_ms = self.politeness.gap_ms(None, crawl_delay);
+        tokio::time::sleep(Duration::from_millis(gap_ms)).await;
         self.home(origin, &mut rec).await;
         rec
     }
