@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use super::Ledger;
-use crate::crawl::politeness::{Politeness, cap_crawl_delay};
+use crate::crawl::politeness::cap_crawl_delay;
 use crate::fetch::{RobotsFetch, RobotsRules};
 use crate::model::HostId;
 use crate::model::{FailReason, RobotsOutcome, RobotsRecord};
@@ -49,7 +49,7 @@ impl Ledger {
             self.fail_host_queue(id, FailReason::NetworkGuard, &why)?;
             return Ok(None);
         }
-        let s = self.settings.clone();
+        let (politeness, max_crawl_delay) = (self.politeness(), self.settings.max_crawl_delay);
         let r = record_outcome(self, id, outcome, body)?;
         if !r.unreachable {
             let listed = match &self.hosts.loaded(id).rules {
@@ -69,11 +69,11 @@ impl Ledger {
             self.notice(format!(
                 "{origin}: robots.txt asks Crawl-delay {}s; capped at {}s",
                 d.as_secs_f64(),
-                s.max_crawl_delay.as_secs_f64()
+                max_crawl_delay.as_secs_f64()
             ));
         }
         let (failures, detail) = (r.failures, r.detail);
-        if Politeness::of(&s).robots_gives_up(r.unreachable, failures) {
+        if politeness.robots_gives_up(r.unreachable, failures) {
             self.notice(format!("{origin}: robots.txt unreachable {failures} times ({detail}); its queued URLs are dropped"));
             self.drop_host_queue(id)?;
         } else {
@@ -110,7 +110,7 @@ fn record_outcome(
     body: Vec<u8>,
 ) -> Result<Recorded, StoreError> {
     let now = l.clock.now_ms();
-    let s = l.settings.clone();
+    let (politeness, max_crawl_delay) = (l.politeness(), l.settings.max_crawl_delay);
     let agent = l.agent.clone();
     let h = l.loaded(id)?;
     let unreachable = matches!(outcome, RobotsOutcome::Unreachable { .. });
@@ -119,7 +119,7 @@ fn record_outcome(
     } else {
         0
     };
-    let wait_ms = Politeness::of(&s).robots_wait_ms(unreachable, failures);
+    let wait_ms = politeness.robots_wait_ms(unreachable, failures);
     let detail = match &outcome {
         RobotsOutcome::Unreachable { detail } => detail.clone(),
         _ => String::new(),
@@ -133,7 +133,7 @@ fn record_outcome(
     };
     let rules = RobotsRules::from_record(&record, &agent);
     let asked = rules.crawl_delay();
-    let honoured = cap_crawl_delay(asked, s.max_crawl_delay);
+    let honoured = cap_crawl_delay(asked, max_crawl_delay);
     h.record.crawl_delay_ms = honoured.map(|(d, _)| d.as_millis() as u64);
     h.record.crawl_delay_capped = honoured.is_some_and(|(_, capped)| capped);
     h.record.robots = Some(record);

@@ -45,10 +45,8 @@ impl SiteBook {
 
     /// The other hosts of `host`'s site.
     pub fn siblings(&self, host: HostId) -> Vec<HostId> {
-        match self.rules.site(host) {
-            Some(s) => s.hosts.iter().copied().filter(|h| *h != host).collect(),
-            None => Vec::new(),
-        }
+        let hosts = self.site_hosts(host).iter().copied();
+        hosts.filter(|h| *h != host).collect()
     }
 
     /// Every host of `host`'s site (none: not a seed site's).
