@@ -11,8 +11,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use trawl::crawl::{self, CrawlSettings};
+use trawl::crawl::{self};
 use trawl::filter::Mode;
+use trawl::settings::CrawlSettings;
 use trawl::site::demo::Demo;
 use trawl::store::Store;
 
@@ -32,7 +33,7 @@ fn main() {
     let reuse = kept.is_some() && dir.join("CURRENT").exists();
     let modes: Option<Vec<Mode>> = std::env::var("TRAWL_BENCH_MODES")
         .ok()
-        .map(|v| v.split(',').filter_map(Mode::parse).collect());
+        .map(|v| v.split(',').filter_map(Mode::from_name).collect());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -14,8 +14,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 
-use crate::crawl::{self, CrawlSettings, Scope};
-use crate::shell::config;
+use crate::crawl::{self};
+use crate::settings;
+use crate::settings::{CrawlSettings, Scope};
 use crate::site::bench::BenchWeb;
 use crate::site::demo::Demo;
 use crate::store::Store;
@@ -161,7 +162,7 @@ impl CrawlOpts {
             let (key, value) = kv
                 .split_once('=')
                 .ok_or_else(|| anyhow::anyhow!("--set {kv:?}: expected KEY=VALUE"))?;
-            let k = config::find(key.trim()).ok_or_else(|| {
+            let k = settings::find(key.trim()).ok_or_else(|| {
                 anyhow::anyhow!(
                     "--set {kv:?}: unknown setting {key:?} (trawl shell's `config` lists them)"
                 )

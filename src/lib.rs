@@ -18,7 +18,8 @@
 //! near-duplicates); [`schema`] (the on-disk format, mirrored by
 //! `schema/v23.md`) and [`store`] (the only code that touches RocksDB);
 //! [`frontier`] (queues and crawl orders); [`graph`] (the link graph in
-//! memory: PageRank, co-links); [`crawl`] (the crawl loop and its handle);
+//! memory: PageRank, co-links); [`settings`] (the crawl's settings and the
+//! typed table of every key a user sets); [`crawl`] (the crawl loop and its handle);
 //! [`simulate`] (crawl orders replayed over a crawl's graph); [`shell`]
 //! (the query shell and `.crawlrc` batches); [`cli`].
 
@@ -32,6 +33,7 @@ pub mod graph;
 pub mod model;
 pub mod parse;
 pub mod schema;
+pub mod settings;
 pub mod shell;
 pub mod simulate;
 pub mod site;

@@ -6,8 +6,8 @@
 
 use clap::{Arg, ArgMatches};
 
-use crate::crawl::CrawlSettings;
-use crate::shell::config;
+use crate::settings;
+use crate::settings::CrawlSettings;
 
 pub struct Flag {
     /// The long flag, without `--`.
@@ -56,8 +56,8 @@ const fn flag(
 }
 
 impl Flag {
-    fn setting(&self) -> &'static config::Key {
-        config::find(self.key).expect("every flag names a setting (tested)")
+    fn setting(&self) -> &'static dyn settings::Setting {
+        settings::find(self.key).expect("every flag names a setting (tested)")
     }
 
     /// `--help`: the setting's meaning, name and default.
@@ -65,8 +65,8 @@ impl Flag {
         let k = self.setting();
         format!(
             "{} (setting {}, default {}{})",
-            k.meaning,
-            k.name,
+            k.meaning(),
+            k.name(),
             k.default_value(),
             if self.unit.is_empty() {
                 String::new()
@@ -150,7 +150,7 @@ mod tests {
     fn every_flag_names_a_setting_once() {
         for (i, f) in FLAGS.iter().enumerate() {
             assert!(
-                config::find(f.key).is_some(),
+                settings::find(f.key).is_some(),
                 "--{}: no setting {}",
                 f.flag,
                 f.key

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::crawl::{self, CrawlHandle, CrawlSettings, Summary};
+use crate::crawl::{self, CrawlHandle, Summary};
+use crate::settings::CrawlSettings;
 use crate::store::Store;
 
 /// Runs a crawl to the end, with progress and Ctrl-C / SIGTERM handling.

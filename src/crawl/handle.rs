@@ -63,7 +63,7 @@ pub(super) enum SeedChange {
 pub(super) struct Shared {
     pub stop: watch::Sender<bool>,
     pub paused: watch::Sender<bool>,
-    pub settings: watch::Sender<super::CrawlSettings>,
+    pub settings: watch::Sender<crate::settings::CrawlSettings>,
     pub seeds: tokio::sync::mpsc::UnboundedSender<SeedChange>,
     pub snapshot: Mutex<Snapshot>,
     /// Things worth telling the user (a capped Crawl-delay, a host given up).
@@ -122,12 +122,12 @@ impl CrawlHandle {
     }
 
     /// The settings the crawl runs with now.
-    pub fn settings(&self) -> super::CrawlSettings {
+    pub fn settings(&self) -> crate::settings::CrawlSettings {
         self.shared.settings.borrow().clone()
     }
 
     /// Replaces the running crawl's settings; they apply from its next decision.
-    pub fn set_settings(&self, s: super::CrawlSettings) {
+    pub fn set_settings(&self, s: crate::settings::CrawlSettings) {
         self.hand_over(|| {
             self.shared.settings.send_replace(s);
         });

@@ -24,7 +24,6 @@ mod refilter;
 pub mod revisit;
 mod robots;
 mod scheduler;
-mod settings;
 pub mod sites;
 pub mod traps;
 mod worker;
@@ -36,8 +35,6 @@ pub use handle::{CrawlHandle, CrawlState, Snapshot, wait_text};
 pub use ledger::{CRASH_LOOP_DEATHS, forget_in_flight};
 pub use refilter::{DenoiseCounts, RefilterReport, RefilterRun, refilter};
 pub use scheduler::{CrawlError, Summary, start};
-pub use settings::{CrawlSettings, RecrawlMode, RecrawlSettings, Scope};
-pub use traps::TrapLimits;
 /// A fetch task's CPU work on a body, public for the crawl-floor benchmark.
 pub use worker::{PageData, ParsedHtml, TextWork, process as process_page};
 
@@ -47,7 +44,7 @@ pub use worker::{PageData, ParsedHtml, TextWork, process as process_page};
 /// it did, for the user.
 pub fn retime_revisits(
     store: std::sync::Arc<crate::store::Store>,
-    settings: CrawlSettings,
+    settings: crate::settings::CrawlSettings,
 ) -> Result<Vec<String>, crate::store::StoreError> {
     let mut ledger = ledger::Ledger::offline(store, settings)?;
     ledger.retime_revisits()?;

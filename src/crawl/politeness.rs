@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::settings::CrawlSettings;
+use crate::settings::CrawlSettings;
 
 /// Pages a host takes in a row from the warm lane before it waits its turn
 /// with the others (as Heritrix rotates a queue after its

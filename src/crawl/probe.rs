@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use tokio::task::JoinSet;
 
-use super::CrawlSettings;
 use super::politeness::{Politeness, cap_crawl_delay};
 use crate::fetch::{
     AddrClass, CachingResolver, ClientError, HttpClient, NetGuard, RobotsRules, classify_addr,
@@ -25,6 +24,7 @@ use crate::filter::Filters;
 use crate::model::{RobotsOutcome, now_ms};
 use crate::parse;
 use crate::schema::{ProbeRecord, SeedList};
+use crate::settings::CrawlSettings;
 
 /// Hosts probed at once.
 const AT_ONCE: usize = 8;

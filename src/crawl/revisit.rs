@@ -15,99 +15,25 @@
 //! interval found a change the likelihood has no maximum; their estimator
 //! for that case, λ = ln(2n + 1) · n / T (its 0.5 correction), is used.
 
-use std::time::Duration;
-
 use crate::schema::tables::Visits;
 use crate::schema::{VisitInterval, VisitRecord};
+use crate::settings::{RecrawlMode, RecrawlSettings};
 use crate::store::{Store, StoreError};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum RecrawlMode {
-    /// Pages are fetched once.
-    #[default]
-    Off,
-    /// Every page is due `every` after its last visit.
-    Uniform,
-    /// Each page is due after 1/λ̂, within `min..=max`.
-    ChangeRate,
-}
-
-impl RecrawlMode {
-    pub const NAMES: &'static [&'static str] = &["off", "uniform", "change-rate"];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            RecrawlMode::Off => "off",
-            RecrawlMode::Uniform => "uniform",
-            RecrawlMode::ChangeRate => "change-rate",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<RecrawlMode> {
-        match s {
-            "off" => Some(RecrawlMode::Off),
-            "uniform" => Some(RecrawlMode::Uniform),
-            "change-rate" => Some(RecrawlMode::ChangeRate),
-            _ => None,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RecrawlSettings {
-    pub mode: RecrawlMode,
-    /// The uniform interval.
-    pub every: Duration,
-    /// The change-rate intervals' bounds; a page's first revisit comes
-    /// after `min`.
-    pub min: Duration,
-    pub max: Duration,
-}
-
-impl Default for RecrawlSettings {
-    fn default() -> Self {
-        RecrawlSettings {
-            mode: RecrawlMode::Off,
-            every: Duration::from_secs(24 * 3600),
-            min: Duration::from_secs(3600),
-            max: Duration::from_secs(30 * 24 * 3600),
-        }
-    }
-}
-
-impl RecrawlSettings {
-    pub fn is_on(&self) -> bool {
-        self.mode != RecrawlMode::Off
-    }
-
-    /// What decides the due times: a change re-times every page.
-    pub fn fingerprint(&self) -> String {
-        match self.mode {
-            RecrawlMode::Off => "off".into(),
-            RecrawlMode::Uniform => format!("uniform {}ms", self.every.as_millis()),
-            RecrawlMode::ChangeRate => format!(
-                "change-rate {}ms..{}ms",
-                self.min.as_millis(),
-                self.max.as_millis()
-            ),
-        }
-    }
-
-    /// How long after its last visit the page of `v` is due.
-    pub fn interval_ms(&self, v: &VisitRecord) -> u64 {
-        let (min, max) = (self.min.as_millis() as u64, self.max.as_millis() as u64);
-        let max = max.max(min);
-        match self.mode {
-            RecrawlMode::Off => 0,
-            RecrawlMode::Uniform => self.every.as_millis() as u64,
-            RecrawlMode::ChangeRate => match (rate_of(v), v.recent.last()) {
-                (Some(rate), _) => ((1.0 / rate) as u64).clamp(min, max),
-                // No change seen: each wait is twice the last (the max in
-                // a few doublings).
-                (None, Some(last)) => last.ms.saturating_mul(2).clamp(min, max),
-                (None, None) => min,
-            },
-        }
+/// How long after its last visit the page of `v` is due.
+pub fn interval_ms(policy: &RecrawlSettings, v: &VisitRecord) -> u64 {
+    let (min, max) = (policy.min.as_millis() as u64, policy.max.as_millis() as u64);
+    let max = max.max(min);
+    match policy.mode {
+        RecrawlMode::Off => 0,
+        RecrawlMode::Uniform => policy.every.as_millis() as u64,
+        RecrawlMode::ChangeRate => match (rate_of(v), v.recent.last()) {
+            (Some(rate), _) => ((1.0 / rate) as u64).clamp(min, max),
+            // No change seen: each wait is twice the last (the max in
+            // a few doublings).
+            (None, Some(last)) => last.ms.saturating_mul(2).clamp(min, max),
+            (None, None) => min,
+        },
     }
 }
 
@@ -241,6 +167,8 @@ pub fn observe(v: &mut VisitRecord, now_ms: u64, changed: bool) {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     const HOUR: u64 = 3_600_000;
@@ -297,18 +225,18 @@ mod tests {
             max: Duration::from_secs(48 * 3600),
             ..Default::default()
         };
-        assert_eq!(s.interval_ms(&VisitRecord::default()), HOUR / 2);
+        assert_eq!(interval_ms(&s, &VisitRecord::default()), HOUR / 2);
         // Half the visits found a change: λ = ln 2 an hour, 1/λ ≈ 1.44 h.
-        let i = s.interval_ms(&seen(10, 5, HOUR));
+        let i = interval_ms(&s, &seen(10, 5, HOUR));
         assert!((5_150_000..5_250_000).contains(&i), "{i}");
         // Changed every time: faster than the min allows.
-        assert_eq!(s.interval_ms(&seen(10, 10, HOUR)), HOUR / 2);
+        assert_eq!(interval_ms(&s, &seen(10, 10, HOUR)), HOUR / 2);
         // Never changed: each wait is twice the last, up to the max.
         let mut v = VisitRecord::default();
         let (mut at, mut waits) = (0, Vec::new());
         for _ in 0..8 {
             observe(&mut v, at, false);
-            let wait = s.interval_ms(&v);
+            let wait = interval_ms(&s, &v);
             waits.push(wait / (HOUR / 2));
             at += wait;
         }
@@ -317,7 +245,7 @@ mod tests {
             mode: RecrawlMode::Uniform,
             ..s
         };
-        assert_eq!(u.interval_ms(&seen(10, 10, HOUR)), 24 * HOUR);
+        assert_eq!(interval_ms(&u, &seen(10, 10, HOUR)), 24 * HOUR);
     }
 
     #[test]

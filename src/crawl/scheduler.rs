@@ -15,12 +15,12 @@ use super::handle::{CrawlHandle, CrawlState, SeedChange, Shared, Snapshot};
 use super::ledger::Ledger;
 use super::marks::{self, Marks};
 use super::politeness;
-use super::settings::CrawlSettings;
 use super::worker::{Done, PageJob};
 use crate::fetch::{ClientError, HttpClient, NetGuard};
 use crate::frontier::ReadyHeap;
 use crate::model::{self, HostId, UrlError};
 use crate::schema::Counters;
+use crate::settings::CrawlSettings;
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]

@@ -32,13 +32,13 @@ impl SiteRule {
     /// A stored name this trawl does not know is an error naming it.
     pub fn of(origin: &str, s: &SiteSettings) -> Result<Option<SiteRule>, String> {
         let mode = match &s.filter {
-            Some(m) => Some(Mode::parse(m).ok_or_else(|| {
+            Some(m) => Some(Mode::from_name(m).ok_or_else(|| {
                 format!("{origin}: unknown filter mode {m:?} (seed set HOST filter MODE)")
             })?),
             None => None,
         };
         let order = match &s.order {
-            Some(o) => Some(Order::parse(o).ok_or_else(|| {
+            Some(o) => Some(Order::from_name(o).ok_or_else(|| {
                 format!("{origin}: unknown crawl order {o:?} (seed set HOST order ORDER)")
             })?),
             None => None,

@@ -6,31 +6,8 @@ use std::collections::HashMap;
 
 use crate::model::FilterReason;
 use crate::model::{CanonicalUrl, HostId};
+use crate::settings::TrapLimits;
 use crate::store::{Batch, Store, StoreError};
-
-/// The limits; `None` turns one off.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TrapLimits {
-    /// Path segments at most (`/a/b/c` has 3).
-    pub max_path_depth: Option<u16>,
-    /// Times one segment may appear in a path (`/a/b/a/b/a` has `a` 3 times).
-    pub max_segment_repeats: Option<u16>,
-    /// Distinct query strings queued for one path of a host.
-    pub max_query_variants: Option<u32>,
-    /// URLs queued for one host in all.
-    pub max_host_urls: Option<u64>,
-}
-
-impl Default for TrapLimits {
-    fn default() -> Self {
-        TrapLimits {
-            max_path_depth: Some(32),
-            max_segment_repeats: Some(3),
-            max_query_variants: Some(10_000),
-            max_host_urls: None,
-        }
-    }
-}
 
 /// The path's non-empty segments.
 fn segments(url: &CanonicalUrl) -> impl Iterator<Item = &str> {

@@ -26,6 +26,7 @@ pub mod scope;
 mod site_titles;
 pub mod topic;
 
+use crate::model::named_enum;
 use crate::model::{LinkVerdict, Verdict};
 use domain::DomainFilter;
 use keywords::Keywords;
@@ -50,30 +51,13 @@ pub enum Mode {
     RelevanceLinkType,
 }
 
-impl Mode {
-    pub const NAMES: [&'static str; 5] = [
-        "none",
-        "domain",
-        "domain+topic",
-        "relevance",
-        "relevance+linktype",
-    ];
-
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-
-    pub fn parse(s: &str) -> Option<Mode> {
-        Some(match s {
-            "none" => Mode::None,
-            "domain" => Mode::Domain,
-            "domain+topic" => Mode::DomainTopic,
-            "relevance" => Mode::Relevance,
-            "relevance+linktype" => Mode::RelevanceLinkType,
-            _ => return None,
-        })
-    }
-}
+named_enum!(Mode {
+    None => "none",
+    Domain => "domain",
+    DomainTopic => "domain+topic",
+    Relevance => "relevance",
+    RelevanceLinkType => "relevance+linktype",
+});
 
 /// The filters' settings; every field is settable from the shell.
 #[derive(Clone, Debug, PartialEq)]

@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 
 use crate::model::CanonicalUrl;
+use crate::model::named_enum;
 
 /// Which discovered hosts the crawl may enter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -17,25 +18,17 @@ pub enum Scope {
     Any,
 }
 
-impl Scope {
-    pub fn name(self) -> &'static str {
-        match self {
-            Scope::Host => "host",
-            Scope::Domain => "domain",
-            Scope::Any => "any",
-        }
-    }
-}
+named_enum!(Scope {
+    Host => "host",
+    Domain => "domain",
+    Any => "any",
+});
 
 impl std::str::FromStr for Scope {
     type Err = String;
     fn from_str(s: &str) -> Result<Scope, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "host" => Ok(Scope::Host),
-            "domain" => Ok(Scope::Domain),
-            "any" => Ok(Scope::Any),
-            _ => Err(format!("unknown scope {s:?}; use host, domain or any")),
-        }
+        Scope::from_name(&s.to_ascii_lowercase())
+            .ok_or_else(|| format!("unknown scope {s:?}; use host, domain or any"))
     }
 }
 

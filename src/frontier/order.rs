@@ -11,6 +11,7 @@
 //! score orders put `1 - score` in the next 23 bits and the sequence in the
 //! low 40 (ties go first-in first-out).
 
+use crate::model::named_enum;
 use crate::schema::{FrontierEntry, FrontierKey, FrontierScores};
 
 /// How queued URLs are ordered.
@@ -29,24 +30,15 @@ pub enum Order {
     Learned,
 }
 
+named_enum!(Order {
+    Bfs => "bfs",
+    Dfs => "dfs",
+    Shark => "shark",
+    Importance => "importance",
+    Learned => "learned",
+});
+
 impl Order {
-    pub const NAMES: [&'static str; 5] = ["bfs", "dfs", "shark", "importance", "learned"];
-
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-
-    pub fn parse(s: &str) -> Option<Order> {
-        match s {
-            "bfs" => Some(Order::Bfs),
-            "dfs" => Some(Order::Dfs),
-            "shark" => Some(Order::Shark),
-            "importance" => Some(Order::Importance),
-            "learned" => Some(Order::Learned),
-            _ => None,
-        }
-    }
-
     /// Whether the order ranks URLs by a score (and hosts by their best).
     pub fn by_score(self) -> bool {
         matches!(self, Order::Shark | Order::Importance | Order::Learned)
@@ -91,21 +83,7 @@ pub enum Focus {
     Soft,
 }
 
-impl Focus {
-    pub const NAMES: [&'static str; 2] = ["hard", "soft"];
-
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-
-    pub fn parse(s: &str) -> Option<Focus> {
-        match s {
-            "hard" => Some(Focus::Hard),
-            "soft" => Some(Focus::Soft),
-            _ => None,
-        }
-    }
-}
+named_enum!(Focus { Hard => "hard", Soft => "soft" });
 
 /// What importance's IB is computed from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -119,21 +97,10 @@ pub enum Backlinks {
     Pagerank,
 }
 
-impl Backlinks {
-    pub const NAMES: [&'static str; 2] = ["inlinks", "pagerank"];
-
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-
-    pub fn parse(s: &str) -> Option<Backlinks> {
-        match s {
-            "inlinks" => Some(Backlinks::Inlinks),
-            "pagerank" => Some(Backlinks::Pagerank),
-            _ => None,
-        }
-    }
-}
+named_enum!(Backlinks {
+    Inlinks => "inlinks",
+    Pagerank => "pagerank",
+});
 
 /// An order with its parameters: everything a priority is computed from.
 #[derive(Clone, Debug, PartialEq)]

@@ -4,11 +4,14 @@
 //! these types and convert them to and from their own representations.
 
 mod ids;
+mod named;
 mod outcome;
 mod url;
 mod verdict;
 
 pub use ids::{HostId, IdHasher, UrlId};
+pub use named::NamedEnum;
+pub(crate) use named::named_enum;
 pub use outcome::{FailReason, FilterReason, RobotsOutcome, RobotsRecord, SeenState};
 pub use url::{
     CanonicalUrl, MAX_URL_BYTES, QueryEncoder, UrlError, host_of, normalize, parsed_host, resolve,

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::named_enum;
+
 /// Why a URL was seen but not fetched.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FilterReason {
@@ -40,27 +42,23 @@ pub enum FilterReason {
     InvalidUrl,
 }
 
-impl FilterReason {
-    pub fn name(self) -> &'static str {
-        match self {
-            FilterReason::Scope => "scope",
-            FilterReason::Depth => "depth",
-            FilterReason::Robots => "robots",
-            FilterReason::RobotsUnavailable => "robots-unavailable",
-            FilterReason::UrlTooLong => "url-too-long",
-            FilterReason::Nofollow => "nofollow",
-            FilterReason::RedirectChain => "redirect-chain",
-            FilterReason::Domain => "domain",
-            FilterReason::LinkType => "link-type",
-            FilterReason::Refiltered => "refiltered",
-            FilterReason::PathDepth => "path-depth",
-            FilterReason::SegmentRepeats => "segment-repeats",
-            FilterReason::QueryVariants => "query-variants",
-            FilterReason::HostBudget => "host-budget",
-            FilterReason::InvalidUrl => "invalid-url",
-        }
-    }
-}
+named_enum!(FilterReason {
+    Scope => "scope",
+    Depth => "depth",
+    Robots => "robots",
+    RobotsUnavailable => "robots-unavailable",
+    UrlTooLong => "url-too-long",
+    Nofollow => "nofollow",
+    RedirectChain => "redirect-chain",
+    Domain => "domain",
+    LinkType => "link-type",
+    Refiltered => "refiltered",
+    PathDepth => "path-depth",
+    SegmentRepeats => "segment-repeats",
+    QueryVariants => "query-variants",
+    HostBudget => "host-budget",
+    InvalidUrl => "invalid-url",
+});
 
 /// Why a fetch produced no response to store.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -93,26 +91,22 @@ pub enum FailReason {
     TooSlow,
 }
 
-impl FailReason {
-    pub fn name(self) -> &'static str {
-        match self {
-            FailReason::Dns => "dns",
-            FailReason::Connect => "connect",
-            FailReason::Tls => "tls",
-            FailReason::Timeout => "timeout",
-            FailReason::Protocol => "protocol",
-            FailReason::RetriesExhausted => "retries-exhausted",
-            FailReason::Internal => "internal-error",
-            FailReason::CrashLoop => "crash-loop",
-            FailReason::NetworkGuard => "network-guard",
-            FailReason::BadResponse => "bad-response",
-            FailReason::HeadersTooLarge => "headers-too-large",
-            FailReason::Incomplete => "incomplete",
-            FailReason::BadEncoding => "bad-encoding",
-            FailReason::TooSlow => "too-slow",
-        }
-    }
-}
+named_enum!(FailReason {
+    Dns => "dns",
+    Connect => "connect",
+    Tls => "tls",
+    Timeout => "timeout",
+    Protocol => "protocol",
+    RetriesExhausted => "retries-exhausted",
+    Internal => "internal-error",
+    CrashLoop => "crash-loop",
+    NetworkGuard => "network-guard",
+    BadResponse => "bad-response",
+    HeadersTooLarge => "headers-too-large",
+    Incomplete => "incomplete",
+    BadEncoding => "bad-encoding",
+    TooSlow => "too-slow",
+});
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SeenState {

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::FilterReason;
+use super::{FilterReason, named_enum};
 
 /// Whether the page filters passed a page.
 #[derive(
@@ -22,22 +22,18 @@ pub enum Verdict {
     Relevance,
 }
 
+named_enum!(Verdict {
+    Keep => "keep",
+    Topic => "topic",
+    Relevance => "relevance",
+});
+
 impl Verdict {
-    pub const ALL: [Verdict; 3] = [Verdict::Keep, Verdict::Topic, Verdict::Relevance];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Verdict::Keep => "keep",
-            Verdict::Topic => "topic",
-            Verdict::Relevance => "relevance",
-        }
-    }
-
-    /// A stored or typed name; "" (records before verdicts) is `keep`.
-    pub fn from_name(name: &str) -> Option<Verdict> {
+    /// A stored name; "" (records before verdicts) is `keep`.
+    pub fn from_stored(name: &str) -> Option<Verdict> {
         match name {
             "" => Some(Verdict::Keep),
-            _ => Verdict::ALL.into_iter().find(|v| v.name() == name),
+            _ => Verdict::from_name(name),
         }
     }
 
@@ -75,37 +71,19 @@ pub enum LinkVerdict {
     LinkType,
 }
 
+named_enum!(LinkVerdict {
+    Unjudged => "",
+    Follow => "follow",
+    Nofollow => "nofollow",
+    PageNofollow => "page:nofollow",
+    PageTopic => "page:topic",
+    PageRelevance => "page:relevance",
+    PageFiltered => "page:filtered",
+    Domain => "domain",
+    LinkType => "link-type",
+});
+
 impl LinkVerdict {
-    pub const ALL: [LinkVerdict; 9] = [
-        LinkVerdict::Unjudged,
-        LinkVerdict::Follow,
-        LinkVerdict::Nofollow,
-        LinkVerdict::PageNofollow,
-        LinkVerdict::PageTopic,
-        LinkVerdict::PageRelevance,
-        LinkVerdict::PageFiltered,
-        LinkVerdict::Domain,
-        LinkVerdict::LinkType,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            LinkVerdict::Unjudged => "",
-            LinkVerdict::Follow => "follow",
-            LinkVerdict::Nofollow => "nofollow",
-            LinkVerdict::PageNofollow => "page:nofollow",
-            LinkVerdict::PageTopic => "page:topic",
-            LinkVerdict::PageRelevance => "page:relevance",
-            LinkVerdict::PageFiltered => "page:filtered",
-            LinkVerdict::Domain => "domain",
-            LinkVerdict::LinkType => "link-type",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<LinkVerdict> {
-        LinkVerdict::ALL.into_iter().find(|v| v.name() == name)
-    }
-
     pub fn follows(self) -> bool {
         self == LinkVerdict::Follow
     }
@@ -145,29 +123,13 @@ pub enum LinkType {
     Outward,
 }
 
-impl LinkType {
-    pub const ALL: [LinkType; 5] = [
-        LinkType::Downward,
-        LinkType::Upward,
-        LinkType::Horizontal,
-        LinkType::Crosswise,
-        LinkType::Outward,
-    ];
-
-    pub fn parse(name: &str) -> Option<LinkType> {
-        LinkType::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            LinkType::Downward => "downward",
-            LinkType::Upward => "upward",
-            LinkType::Horizontal => "horizontal",
-            LinkType::Crosswise => "crosswise",
-            LinkType::Outward => "outward",
-        }
-    }
-}
+named_enum!(LinkType {
+    Downward => "downward",
+    Upward => "upward",
+    Horizontal => "horizontal",
+    Crosswise => "crosswise",
+    Outward => "outward",
+});
 
 #[cfg(test)]
 mod tests {
@@ -184,10 +146,10 @@ mod tests {
             assert_eq!(postcard::to_stdvec(&v).unwrap().len(), 1);
         }
         for t in LinkType::ALL {
-            assert_eq!(LinkType::parse(t.name()), Some(t));
+            assert_eq!(LinkType::from_name(t.name()), Some(t));
         }
-        assert_eq!(Verdict::from_name(""), Some(Verdict::Keep));
-        assert_eq!(Verdict::from_name("page-topic"), None);
+        assert_eq!(Verdict::from_stored(""), Some(Verdict::Keep));
+        assert_eq!(Verdict::from_stored("page-topic"), None);
         // The tags are the variants' places: stored, so never reordered.
         assert_eq!(postcard::to_stdvec(&LinkVerdict::Follow).unwrap(), [1]);
         assert_eq!(postcard::to_stdvec(&Verdict::Relevance).unwrap(), [2]);

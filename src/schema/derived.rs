@@ -177,7 +177,7 @@ impl VerdictRecord {
         let ((topic_score, relevance, name, verdict_detail), _) =
             postcard::take_from_bytes::<(Option<f64>, Option<f64>, &str, String)>(rest)
                 .map_err(super::malformed)?;
-        let verdict = Verdict::from_name(name)
+        let verdict = Verdict::from_stored(name)
             .ok_or_else(|| CodecError::Malformed(format!("unknown page verdict {name:?}")))?;
         Ok(VerdictRecord {
             topic_score,

@@ -85,7 +85,7 @@ impl<'a> Spelled<'a> {
             after: self.after,
             nofollow: self.nofollow,
             // "" in version 1; a link of unknown type is classified again.
-            link_type: LinkType::parse(self.link_type),
+            link_type: LinkType::from_name(self.link_type),
             verdict,
             verdict_detail: self.verdict_detail,
             dst_host: self.dst_host,

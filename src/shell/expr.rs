@@ -172,7 +172,7 @@ fn lex_number(chars: &[(usize, char)], i: usize) -> (Result<Tok, String>, usize)
     let text: String = chars[i..end].iter().map(|c| c.1).collect();
     let tok = if let Ok(n) = text.parse::<f64>() {
         Ok(Tok::Num(n))
-    } else if let Ok(d) = super::config::parse_duration(&text) {
+    } else if let Ok(d) = crate::settings::parse_duration(&text) {
         Ok(Tok::Dur(d.as_secs_f64() * 1000.0))
     } else {
         Err(text)
@@ -344,7 +344,7 @@ impl Parser<'_> {
                 Ok((name, ty))
             }
             None => {
-                let hint = super::config::nearest(&lower, self.fields.iter().map(|f| f.0))
+                let hint = crate::settings::nearest(&lower, self.fields.iter().map(|f| f.0))
                     .map(|n| format!("; did you mean {n}?"))
                     .unwrap_or_else(|| {
                         format!(

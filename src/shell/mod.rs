@@ -6,7 +6,6 @@
 
 pub mod batch;
 pub mod commands;
-pub mod config;
 pub mod error;
 pub mod expr;
 pub mod fields;
@@ -26,9 +25,10 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::crawl::{CrawlHandle, CrawlSettings, CrawlState, Summary};
+use crate::crawl::{CrawlHandle, CrawlState, Summary};
 use crate::schema::ConfigEntries;
 use crate::schema::tables::ConfigRow;
+use crate::settings::CrawlSettings;
 use crate::store::Store;
 
 /// A crawl started from this shell.
@@ -78,7 +78,7 @@ impl Shell {
         };
         if let Some(cfg) = saved {
             for (k, v) in cfg.entries {
-                match config::find(&k).map(|key| key.set(&mut settings, &v)) {
+                match crate::settings::find(&k).map(|key| key.set(&mut settings, &v)) {
                     Some(Ok(())) => {}
                     Some(Err(e)) => notes.push(format!("note: saved setting ignored: {e}")),
                     None => notes.push(format!(
@@ -271,9 +271,9 @@ impl Shell {
     /// Saves the settings that differ from the defaults into the db.
     fn persist_settings(&self) -> Result<()> {
         let defaults = CrawlSettings::default();
-        let entries = config::keys()
+        let entries = crate::settings::keys()
             .filter(|k| k.get(&self.settings) != k.get(&defaults))
-            .map(|k| (k.name.to_string(), k.get(&self.settings)))
+            .map(|k| (k.name().to_string(), k.get(&self.settings)))
             .collect();
         let mut b = self.store.batch();
         b.put_meta::<ConfigRow>(&ConfigEntries { entries });

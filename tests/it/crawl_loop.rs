@@ -7,8 +7,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Db, Fixture, fast, page};
-use trawl::crawl::Scope;
 use trawl::model::{FailReason, FilterReason, SeenState};
+use trawl::settings::Scope;
 use trawl::site::Response;
 
 /// `/d/N` links to `/d/N+1`, plus one link to another host.

@@ -8,7 +8,7 @@
 use crate::common;
 
 use common::{Db, Fixture, fast};
-use trawl::crawl::CrawlSettings;
+use trawl::settings::CrawlSettings;
 use trawl::site::Response;
 
 /// `n` words of varied prose from a fixed generator (`seed` picks the

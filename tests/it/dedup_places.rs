@@ -13,8 +13,8 @@ use std::time::Duration;
 use crate::dedup::{page, prose};
 use common::by_host::ByHost;
 use common::{Db, Fixture, fast};
-use trawl::crawl::{CrawlSettings, RecrawlMode, RecrawlSettings, Scope};
 use trawl::model::UrlId;
+use trawl::settings::{CrawlSettings, RecrawlMode, RecrawlSettings, Scope};
 use trawl::site::{Request, Response, Server, handler};
 
 fn audit(db: &Db) {

@@ -9,9 +9,9 @@
 use crate::common;
 
 use common::{Db, Fixture, fast};
-use trawl::crawl::CrawlSettings;
 use trawl::filter::Mode;
 use trawl::model::Verdict;
+use trawl::settings::CrawlSettings;
 use trawl::site::Response;
 
 const ARTICLE: &str = "<p>The city council voted on Tuesday to expand the riverside park by \

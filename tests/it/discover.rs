@@ -9,11 +9,11 @@
 use crate::common;
 
 use common::{Db, Fixture, anchored, fast};
-use trawl::crawl::{CrawlSettings, Scope};
 use trawl::model::HostId;
 use trawl::model::{FailReason, SeenState};
 use trawl::schema::tables::Sites;
 use trawl::schema::{Decision, SiteRecord};
+use trawl::settings::{CrawlSettings, Scope};
 use trawl::site::Response;
 
 /// A candidate host: its robots.txt and a home page.

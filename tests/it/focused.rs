@@ -6,10 +6,10 @@ use crate::common;
 
 use common::Db;
 use common::by_host::ByHost;
-use trawl::crawl::{CrawlSettings, Scope};
 use trawl::filter::Mode;
 use trawl::model::{FilterReason, SeenState};
 use trawl::schema::LinkRecord;
+use trawl::settings::{CrawlSettings, Scope};
 use trawl::site::Response;
 
 /// Neutral text that keeps keywords of one link out of the next one's context.

@@ -70,7 +70,7 @@ async fn main_commands_print_what_the_golden_files_say() {
     let f = Fixture::start(site).await;
     let db = Db::new();
     // One fetch at a time: the crawl, and so every depth, is the same each run.
-    let settings = trawl::crawl::CrawlSettings {
+    let settings = trawl::settings::CrawlSettings {
         concurrency: 1,
         ..fast()
     };

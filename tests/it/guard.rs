@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{Db, fast, why};
-use trawl::crawl::Scope;
 use trawl::model::{FailReason, FilterReason, SeenState};
+use trawl::settings::Scope;
 use trawl::site::{Request, Response, Server, handler};
 
 /// A listener on `addr` that counts the connections it accepts.

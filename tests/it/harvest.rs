@@ -7,10 +7,10 @@
 use crate::common;
 
 use common::{Db, Fixture, fast};
-use trawl::crawl::CrawlSettings;
-use trawl::crawl::focus::StopRule;
 use trawl::filter::Mode;
 use trawl::schema::tables::Runs;
+use trawl::settings::CrawlSettings;
+use trawl::settings::StopRule;
 use trawl::site::Response;
 
 fn html(title: &str, body: &str, links: &[String]) -> Response {

@@ -8,10 +8,10 @@
 use crate::common;
 
 use common::{Db, Fixture, anchored, csv_column, fast};
-use trawl::crawl::CrawlSettings;
 use trawl::filter::Mode;
 use trawl::frontier::Order;
 use trawl::schema::tables::ModelRow;
+use trawl::settings::CrawlSettings;
 use trawl::site::Response;
 
 /// Section hubs, and items a hub lists: the relevant ones last.

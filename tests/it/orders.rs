@@ -7,11 +7,11 @@ use crate::common;
 use std::time::Duration;
 
 use common::{Db, Fixture, anchored as html, fast};
-use trawl::crawl::CrawlSettings;
 use trawl::filter::Mode;
 use trawl::frontier::{Focus, Order};
 use trawl::schema::FrontierEntry;
 use trawl::schema::tables::Frontier;
+use trawl::settings::CrawlSettings;
 use trawl::site::Response;
 
 /// A tree: `/` → a, b, c; a → a1, a2; b → b1; a1 → a11.

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::common::{Db, Fixture, fast, page};
-use trawl::crawl::CrawlSettings;
+use trawl::settings::CrawlSettings;
 use trawl::site::Response;
 
 /// Crawls on the paused clock; returns the virtual time it took.

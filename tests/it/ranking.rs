@@ -9,10 +9,10 @@ use crate::common;
 use std::sync::{Arc, OnceLock};
 
 use common::{Db, Fixture, fast, id, page};
-use trawl::crawl::Scope;
 use trawl::frontier::{Backlinks, Order};
 use trawl::model::HostId;
 use trawl::schema::tables::{HostRanks, Ranks};
+use trawl::settings::Scope;
 use trawl::site::Response;
 
 fn pagerank_of(db: &Db, url: &str) -> f64 {

@@ -13,10 +13,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{Db, Fixture, fast, id, shell, trawl_cmd, why};
-use trawl::crawl::{CrawlSettings, Scope};
 use trawl::filter::Mode;
 use trawl::model::{FilterReason, SeenState};
 use trawl::schema::{self};
+use trawl::settings::{CrawlSettings, Scope};
 use trawl::site::Response;
 use trawl::store::Store;
 

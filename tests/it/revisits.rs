@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::common::{self, Db, fast};
-use trawl::crawl::{CrawlSettings, RecrawlMode, RecrawlSettings};
 use trawl::schema::VisitRecord;
 use trawl::schema::tables::Visits;
+use trawl::settings::{CrawlSettings, RecrawlMode, RecrawlSettings};
 use trawl::site::{Request, Response, Server, handler};
 
 pub(crate) const HOUR: u64 = 3_600_000;

@@ -11,8 +11,8 @@ use rocksdb::perf::{PerfContext, PerfMetric, PerfStatsLevel, set_perf_stats};
 use super::revisits::{HOUR, Site, crawl_with, html, links};
 use crate::common::{self, Db, fast};
 use trawl::crawl::revisit::{FRESH_SAMPLE, RETIME_CHUNK};
-use trawl::crawl::{CrawlSettings, RecrawlMode, RecrawlSettings};
 use trawl::schema::tables::{Due, RecrawlRow};
+use trawl::settings::{CrawlSettings, RecrawlMode, RecrawlSettings};
 use trawl::site::Response;
 
 fn audit_clean(db: &Db) {

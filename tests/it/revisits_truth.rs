@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use super::revisits::{HOUR, Site, crawl_with, hourly, html, links, visits, w3c};
 use crate::common::{self, Db, fast};
-use trawl::crawl::focus::StopRule;
-use trawl::crawl::{CrawlSettings, RecrawlMode, RecrawlSettings};
 use trawl::frontier::Order;
 use trawl::schema::Compared;
 use trawl::schema::tables::{Frontier, ModelRow, Runs, Visits};
+use trawl::settings::StopRule;
+use trawl::settings::{CrawlSettings, RecrawlMode, RecrawlSettings};
 use trawl::site::Response;
 
 fn audit_clean(db: &Db) {

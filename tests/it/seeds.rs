@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use common::Db;
 use common::by_host::ByHost;
-use trawl::crawl::{CrawlSettings, Scope};
 use trawl::model::{FilterReason, SeenState};
+use trawl::settings::{CrawlSettings, Scope};
 use trawl::site::Response;
 
 /// Every site: `/` links `/1`, `/1` links `/2`… up to `/6`; `/` also links

@@ -6,10 +6,10 @@
 use crate::common;
 
 use common::{Db, Fixture, anchored, csv_column, fast};
-use trawl::crawl::CrawlSettings;
 use trawl::filter::Mode;
 use trawl::frontier::Order;
 use trawl::schema::tables::Runs;
+use trawl::settings::CrawlSettings;
 use trawl::site::Response;
 
 /// [`anchored`] with links built at run time.

@@ -9,9 +9,9 @@ use std::io::Write;
 use std::sync::{Arc, OnceLock};
 
 use common::{Db, Fixture};
-use trawl::crawl::{CrawlSettings, Scope};
 use trawl::model::{FilterReason, SeenState};
 use trawl::schema::tables::{Lastmods, Sitemaps};
+use trawl::settings::{CrawlSettings, Scope};
 use trawl::site::Response;
 
 fn gzip(text: &str) -> Vec<u8> {

@@ -6,8 +6,8 @@
 use crate::common;
 
 use common::{Db, Fixture, fast, shell, why};
-use trawl::crawl::CrawlSettings;
 use trawl::model::{FilterReason, SeenState};
+use trawl::settings::CrawlSettings;
 use trawl::site::Response;
 
 fn trap(path: &str) -> Response {

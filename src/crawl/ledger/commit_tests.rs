@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use super::Ledger;
 use crate::crawl::audit;
-use crate::crawl::settings::{CrawlSettings, RecrawlMode, RecrawlSettings};
 use crate::crawl::worker::{PageJob, TextWork, process};
 use crate::fetch::Fetched;
 use crate::model::{self, CanonicalUrl, SeenState};
 use crate::parse::DEFAULT_MAX_LINKS;
 use crate::schema::tables::Docs;
+use crate::settings::{CrawlSettings, RecrawlMode, RecrawlSettings};
 use crate::store::Store;
 
 const HTML: (&str, &str) = ("content-type", "text/html; charset=utf-8");

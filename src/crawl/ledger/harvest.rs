@@ -5,8 +5,9 @@
 
 use std::collections::HashSet;
 
-use crate::crawl::focus::{FocusWindow, StopRule};
+use crate::crawl::focus::FocusWindow;
 use crate::model::UrlId;
+use crate::settings::StopRule;
 use crate::store::{Store, StoreError};
 
 #[derive(Default)]

@@ -55,7 +55,6 @@ pub(super) use write::{PageWrite, bump};
 
 use super::clock::Clock;
 use super::marks::{self, MarkBook};
-use super::settings::CrawlSettings;
 use super::traps::QueryVariants;
 use crate::dedup::BandIndex;
 use crate::fetch::NetGuard;
@@ -66,6 +65,7 @@ use crate::frontier::{SeenFront, SettledSet};
 use crate::model::{HostId, UrlId};
 use crate::schema::tables::{CountersRow, RunKey, Runs};
 use crate::schema::{Counters, RunProgress, RunRecord};
+use crate::settings::CrawlSettings;
 use crate::store::{Store, StoreError};
 
 pub(super) struct Ledger {

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use super::{Ask, Ledger, Next};
-use crate::crawl::settings::CrawlSettings;
 use crate::fetch::RobotsFetch;
 use crate::model::{self, FilterReason, HostId, RobotsOutcome, SeenState};
+use crate::settings::CrawlSettings;
 use crate::store::Store;
 
 struct Host {

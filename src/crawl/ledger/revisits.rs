@@ -146,7 +146,9 @@ impl Ledger {
         let policy = self.settings.recrawl;
         if policy.is_on() {
             let at = match reason {
-                DueReason::Interval => from_ms.saturating_add(policy.interval_ms(&v)),
+                DueReason::Interval => {
+                    from_ms.saturating_add(crate::crawl::revisit::interval_ms(&policy, &v))
+                }
                 DueReason::Lastmod => from_ms,
             };
             let key = DueKey { at_ms: at, url: id };

@@ -17,9 +17,9 @@ use scan::{Cursors, Judging, PageWork, Scan, judge_page};
 
 use super::ledger::{Discovery, Ledger, PageWrite};
 use super::scheduler::CrawlError;
-use super::settings::CrawlSettings;
 use crate::frontier::Focus;
 use crate::model::{self, UrlId};
+use crate::settings::CrawlSettings;
 use crate::store::{Store, StoreError};
 
 /// Pages per write batch.

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::{Call, Command, Sub, no_detail, nothing, site_fields};
-use crate::shell::config::keys;
+use crate::settings::keys;
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, quote, table};
@@ -44,15 +44,15 @@ fn list(sh: &Shell) -> Reply {
     let rows: Vec<Vec<String>> = keys()
         .map(|k| {
             vec![
-                k.name.into(),
+                k.name().into(),
                 k.get(&sh.settings),
                 k.default_value(),
-                k.meaning.into(),
+                k.meaning().into(),
             ]
         })
         .collect();
     let json: Vec<_> = keys()
-        .map(|k| serde_json::json!({"key": k.name, "value": k.get(&sh.settings), "default": k.default_value(), "type": k.type_name(), "meaning": k.meaning}))
+        .map(|k| serde_json::json!({"key": k.name(), "value": k.get(&sh.settings), "default": k.default_value(), "type": k.type_name(), "meaning": k.meaning()}))
         .collect();
     Reply::with(
         table::render(&["key", "value", "default", "meaning"], &rows, sh.width),
@@ -73,7 +73,7 @@ fn save(sh: &Shell, file: &str, force: bool) -> Result<Reply> {
     for k in keys() {
         let v = k.get(&sh.settings);
         if v != k.default_value() {
-            text.push_str(&format!("set {} {}\n", k.name, quote(&v)));
+            text.push_str(&format!("set {} {}\n", k.name(), quote(&v)));
         }
     }
     // A seed site's metadata and own settings ride on its `seed add`.

@@ -5,9 +5,10 @@ use std::time::{Duration, Instant};
 
 use super::{Call, Command, Sub, no_detail, nothing};
 use crate::crawl::{self, CrawlState};
+use crate::settings;
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
-use crate::shell::{Running, Shell, config, table};
+use crate::shell::{Running, Shell, table};
 
 pub const COMMAND: Command = Command {
     name: "crawl",
@@ -77,7 +78,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
                                 .map_err(|_| format!("--pages {v}: not a number"))?,
                         )
                     }
-                    "--secs" => until.secs = Some(config::parse_duration(v)?),
+                    "--secs" => until.secs = Some(settings::parse_duration(v)?),
                     _ => bail!("unknown option {o}; use --pages N or --secs N"),
                 }
             }

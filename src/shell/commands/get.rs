@@ -1,8 +1,8 @@
 //! `get KEY`: one setting's value.
 
 use super::{Call, Command, Known};
+use crate::settings;
 use crate::shell::Shell;
-use crate::shell::config;
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 
@@ -27,11 +27,11 @@ fn complete(k: &Known, args: &[&str]) -> Vec<String> {
 }
 
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
-    let key = config::find_or_suggest(call.args[0])?;
+    let key = settings::find_or_suggest(call.args[0])?;
     let v = key.get(&sh.settings);
     Ok(Reply::with(
-        format!("{} = {v}", key.name),
-        serde_json::json!({ "key": key.name, "value": v }),
+        format!("{} = {v}", key.name()),
+        serde_json::json!({ "key": key.name(), "value": v }),
     ))
 }
 

@@ -144,7 +144,7 @@ pub fn find(name: &str) -> Option<&'static Command> {
 
 /// One-line error for an unknown command, with the nearest name.
 pub fn unknown(name: &str) -> ShellError {
-    match super::config::nearest(name, COMMANDS.iter().map(|c| c.name)) {
+    match crate::settings::nearest(name, COMMANDS.iter().map(|c| c.name)) {
         Some(n) => format!("unknown command {name:?}; did you mean {n}? (help lists commands)"),
         None => format!("unknown command {name:?}; help lists commands"),
     }

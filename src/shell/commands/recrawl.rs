@@ -6,9 +6,9 @@ use serde_json::json;
 
 use super::{Call, Command, Known, Sub, no_detail, words};
 use crate::crawl::revisit::{Freshness, estimate_freshness};
-use crate::crawl::{RecrawlMode, RecrawlSettings};
 use crate::schema::tables::RecrawlRow;
-use crate::shell::config::{self, fmt_duration};
+use crate::settings::{self, fmt_duration};
+use crate::settings::{RecrawlMode, RecrawlSettings};
 use crate::shell::error::{Result, ShellError};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
@@ -52,8 +52,8 @@ fn complete(_: &Known, args: &[&str]) -> Vec<String> {
 
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     let mut s = sh.settings.clone();
-    let set = |s: &mut crate::crawl::CrawlSettings, key: &str, raw: &str| {
-        config::find(key)
+    let set = |s: &mut crate::settings::CrawlSettings, key: &str, raw: &str| {
+        settings::find(key)
             .expect("a recrawl key")
             .set(s, raw)
             .map_err(ShellError::from)

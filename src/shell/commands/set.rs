@@ -2,9 +2,9 @@
 //! in the db and a running crawl uses it at once.
 
 use super::{Call, Command, Known};
-use crate::crawl::CrawlSettings;
+use crate::settings;
+use crate::settings::CrawlSettings;
 use crate::shell::Shell;
-use crate::shell::config;
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 
@@ -33,20 +33,20 @@ pub fn keys_note() -> String {
 /// Key names, then the key's values.
 pub fn complete(_: &Known, args: &[&str]) -> Vec<String> {
     match args {
-        [] => config::keys().map(|k| k.name.to_string()).collect(),
-        [key] => config::value_words(key),
+        [] => settings::keys().map(|k| k.name().to_string()).collect(),
+        [key] => settings::value_words(key),
         _ => Vec::new(),
     }
 }
 
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
-    let key = config::find_or_suggest(call.args[0])?;
+    let key = settings::find_or_suggest(call.args[0])?;
     let mut s = sh.settings.clone();
     key.set(&mut s, &call.args[1..].join(" "))?;
-    let live = adopt(sh, s, key.at_start)?;
+    let live = adopt(sh, s, key.at_start())?;
     Ok(Reply::text(format!(
         "{} = {}{live}",
-        key.name,
+        key.name(),
         key.get(&sh.settings)
     )))
 }

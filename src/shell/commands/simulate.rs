@@ -11,6 +11,7 @@ use serde_json::json;
 use super::{Call, Command, Sub, no_detail, nothing};
 use crate::filter::Filters;
 use crate::frontier::{Focus, Order, OrderSettings};
+use crate::model::NamedEnum;
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::lookup::unreadable;
 use crate::shell::reply::Reply;
@@ -78,14 +79,14 @@ fn options(args: &[&str]) -> Result<Options> {
             }
             "--focus" => {
                 let v = value()?;
-                o.focus =
-                    Focus::parse(v).ok_or_else(|| format!("--focus {v}: expected hard or soft"))?
+                o.focus = Focus::from_name(v)
+                    .ok_or_else(|| format!("--focus {v}: expected hard or soft"))?
             }
             "--csv" => o.csv = Some(value()?.to_string()),
-            name => o.orders.push(Order::parse(name).ok_or_else(|| {
+            name => o.orders.push(Order::from_name(name).ok_or_else(|| {
                 format!(
                     "{name}: not an order; orders: {} (usage: {usage})",
-                    Order::NAMES.join(", ")
+                    <Order as NamedEnum>::names(", ")
                 )
             })?),
         }

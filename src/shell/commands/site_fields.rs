@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use crate::filter::Mode;
 use crate::frontier::Order;
+use crate::model::NamedEnum;
 use crate::schema::{SiteRecord, SiteSettings};
-use crate::shell::config::{fmt_duration, parse_duration};
+use crate::settings::{fmt_duration, parse_duration};
 use crate::shell::expr::{Type, Val};
 
 /// A seed site as `seeds` shows it: its record and what the crawl knows.
@@ -96,11 +97,11 @@ fn set_depth(r: &mut SiteRecord, v: &str) -> Result<(), String> {
 fn set_filter(r: &mut SiteRecord, v: &str) -> Result<(), String> {
     r.settings.filter = match v.trim() {
         v if cleared(v) => None,
-        v if Mode::parse(v).is_some() => Some(v.to_string()),
+        v if Mode::from_name(v).is_some() => Some(v.to_string()),
         v => {
             return Err(format!(
                 "unknown filter mode {v:?} ({} or none)",
-                Mode::NAMES.join(", ")
+                <Mode as NamedEnum>::names(", ")
             ));
         }
     };
@@ -130,7 +131,7 @@ fn set_order(r: &mut SiteRecord, v: &str) -> Result<(), String> {
         v if cleared(v) => None,
         // Its model learns from the whole crawl and scores every queue.
         "learned" => return Err("the learned order is crawl-wide: set crawl.order learned".into()),
-        v if Order::parse(v).is_some() => Some(v.to_string()),
+        v if Order::from_name(v).is_some() => Some(v.to_string()),
         v => {
             return Err(format!(
                 "unknown crawl order {v:?} (bfs, dfs, shark, importance or none)"

@@ -5,9 +5,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use trawl::crawl::{self, CrawlSettings, Summary};
+use trawl::crawl::{self, Summary};
 use trawl::model::{UrlId, normalize};
 use trawl::schema::{DocRecord, PageRecord, SeenRecord};
+use trawl::settings::CrawlSettings;
 use trawl::site::{Request, Response, Server, handler};
 use trawl::store::Store;
 

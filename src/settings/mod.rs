@@ -1,10 +1,11 @@
-//! The crawl's tunables, with the defaults a polite crawler should have.
+//! The crawl's settings: [`CrawlSettings`], with the defaults a polite
+//! crawler should have, and the table of every key a user can set
+//! (`set`, `--set`, the `trawl crawl` flags, saved settings), each typed
+//! by its kind ([`validate`]). The CLI and the shell both read the table;
+//! a run's record of its settings is generated from it.
 
 use std::time::Duration;
 
-use super::focus::StopRule;
-pub use super::revisit::{RecrawlMode, RecrawlSettings};
-use super::traps::TrapLimits;
 use crate::dedup::DedupSettings;
 use crate::fetch::FetchSettings;
 use crate::filter::FilterSettings;
@@ -12,7 +13,20 @@ use crate::filter::denoise::DenoiseSettings;
 use crate::frontier::OrderSettings;
 use crate::schema::LinkLimits;
 
+mod key;
+mod sections;
+mod stop_rules;
+mod table;
+#[cfg(test)]
+mod tests;
+pub mod validate;
+
 pub use crate::filter::scope::Scope;
+pub use key::Setting;
+pub use sections::{RecrawlMode, RecrawlSettings, SitemapSettings, TrapLimits};
+pub use stop_rules::{STOP_SYNTAX, StopRule};
+pub use table::{find, find_or_suggest, keys, nearest, value_words};
+pub use validate::{fmt_duration, parse_duration};
 
 #[derive(Clone, Debug)]
 pub struct CrawlSettings {
@@ -78,22 +92,6 @@ pub struct CrawlSettings {
     pub recrawl: RecrawlSettings,
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct SitemapSettings {
-    pub enabled: bool,
-    /// Sitemap files read at most for one host.
-    pub max_per_host: u32,
-}
-
-impl Default for SitemapSettings {
-    fn default() -> Self {
-        SitemapSettings {
-            enabled: false,
-            max_per_host: 50,
-        }
-    }
-}
-
 impl Default for CrawlSettings {
     fn default() -> Self {
         CrawlSettings {
@@ -154,54 +152,12 @@ impl CrawlSettings {
 }
 
 impl CrawlSettings {
-    /// The settings that shape a run's result, for its run record.
+    /// The settings that shape a run's result, for its run record: the
+    /// table's keys marked `run`, in the table's order.
     pub fn summary(&self) -> Vec<(String, String)> {
-        let f = &self.filter;
-        let opt = |v: Option<u64>| v.map_or("none".to_string(), |n| n.to_string());
-        [
-            ("filter.mode", f.mode.name().to_string()),
-            ("crawl.depth", opt(self.max_depth.map(u64::from))),
-            ("crawl.scope", self.scope.name().to_string()),
-            ("crawl.delay", format!("{}ms", self.delay.as_millis())),
-            ("crawl.max_pages", opt(self.max_pages)),
-            ("crawl.concurrency", self.concurrency.to_string()),
-            ("crawl.per_host", self.per_host.to_string()),
-            ("crawl.order", self.order.fingerprint()),
-            ("crawl.stop_when", StopRule::list_text(&self.stop_when)),
-            ("crawl.max_outlinks", self.max_outlinks.to_string()),
-            ("crawl.site_batch", self.site_batch.to_string()),
-            ("sitemaps.enabled", self.sitemaps.enabled.to_string()),
-            ("recrawl", self.recrawl.fingerprint()),
-            (
-                "topic.weights",
-                format!(
-                    "ct {} tl {} d {} threshold {}",
-                    f.topic.ct_weight, f.topic.tl_weight, f.topic.gain, f.topic.threshold
-                ),
-            ),
-            ("topic.keywords", f.topic_keywords.join(",")),
-            ("relevance.threshold", f.relevance_threshold.to_string()),
-            (
-                "denoise.enabled",
-                match (self.denoise.enabled, self.denoise.filters_read_raw) {
-                    (false, _) => "false".to_string(),
-                    (true, false) => "true (filters read the denoised text)".to_string(),
-                    (true, true) => "true (filters read the raw text)".to_string(),
-                },
-            ),
-            (
-                "dedup.near",
-                match &self.dedup {
-                    d if !d.near => "false".to_string(),
-                    d => format!(
-                        "true (distance {}, cluster budget {})",
-                        d.distance, d.cluster_budget
-                    ),
-                },
-            ),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+        keys()
+            .filter_map(|k| k.run_entry(self))
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
     }
 }
