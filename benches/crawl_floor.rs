@@ -40,7 +40,7 @@ use std::time::Instant;
 
 use md5::{Digest, Md5};
 use tokio::sync::{Semaphore, mpsc};
-use trawl::crawl::{FrameWriter, PageData, process_page};
+use trawl::crawl::{FrameWriter, PageData, TextPolicy, process_page};
 use trawl::fetch::{FetchSettings, HttpClient, NetGuard};
 use trawl::model::SeenState;
 use trawl::model::{CanonicalUrl, UrlId};
@@ -49,6 +49,7 @@ use trawl::schema::{
     CF_DOCS, CF_FRONTIER, CF_LINKS, CF_PAGES, CF_SEEN, DocRecord, FrontierKey, LinkView,
     PageLinksBuilder, PageRecord, SeenRecord,
 };
+use trawl::settings::CrawlSettings;
 use trawl::site::bench::{BenchUrls, BenchWeb};
 use trawl::store::Store;
 
@@ -148,11 +149,14 @@ async fn run(
     writer: Option<mpsc::Sender<(CanonicalUrl, PageData)>>,
 ) -> usize {
     let gate = Arc::new(Semaphore::new(IN_FLIGHT));
+    // The floor is the crawl's default work: no denoising, no simhash.
+    let policy = Arc::new(TextPolicy::of(&CrawlSettings::default()));
     let mut tasks = tokio::task::JoinSet::new();
     let mut ok = 0;
     for u in urls {
         let permit = gate.clone().acquire_owned().await.expect("semaphore open");
         let (client, u, writer, dict) = (client.clone(), u.clone(), writer.clone(), dict.clone());
+        let policy = policy.clone();
         tasks.spawn(async move {
             let _permit = permit;
             let Ok(fetched) = client.get(&u).await else {
@@ -165,16 +169,7 @@ async fn run(
                 std::hint::black_box((md5, frame));
             } else if stage != Stage::Fetch {
                 let url = trawl::model::normalize(&u).expect("bench URLs parse");
-                let data = process_page(
-                    fetched,
-                    url.url(),
-                    "trawl",
-                    trawl::parse::DEFAULT_MAX_LINKS,
-                    // The floor is the crawl's default work: no denoising,
-                    // no simhash.
-                    trawl::crawl::TextWork::default(),
-                    dict.as_deref(),
-                );
+                let data = process_page(fetched, url.url(), &policy, dict.as_deref());
                 match &writer {
                     Some(w) => w.send((url, data)).await.is_ok(),
                     None => std::hint::black_box(data).fetched.status == 200,
@@ -218,7 +213,7 @@ async fn write_pages(
             md5: data.md5,
             body_len: data.body_len,
             body_zstd: data.body_zstd,
-            text_len: data.text_len,
+            text_len: data.text.frame_len(),
             ..PageRecord::default()
         };
         b.put(CF_PAGES, &id.to_bytes(), &rec);

@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::crawl::{self, CrawlHandle, Summary};
+use crate::schema::{Counted, Tally};
 use crate::settings::CrawlSettings;
 use crate::store::Store;
 
@@ -69,7 +70,7 @@ async fn show_progress(handle: CrawlHandle) {
         let rate = (s.run_fetched - last.0.min(s.run_fetched)) as f64
             / last.1.elapsed().as_secs_f64().max(1e-3);
         last = (s.run_fetched, std::time::Instant::now());
-        let failed: u64 = s.counters.failed.values().sum();
+        let failed: u64 = s.counters.failed.total();
         let line = format!(
             "{:>7.1}s  fetched {}  queued {}  in flight {}  failed {}  {:.0} pages/s",
             s.elapsed.as_secs_f64(),
@@ -94,15 +95,14 @@ async fn show_progress(handle: CrawlHandle) {
 
 pub(super) fn print_summary(s: &Summary, store: &Store) {
     let c = &s.counters;
-    let list = |m: &std::collections::BTreeMap<String, u64>| {
-        let total: u64 = m.values().sum();
-        let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    fn list<K: Counted>(m: &Tally<K>) -> String {
+        let parts: Vec<String> = m.by_name().map(|(k, v)| format!("{k} {v}")).collect();
         if parts.is_empty() {
             "0".to_string()
         } else {
-            format!("{total} ({})", parts.join(", "))
+            format!("{} ({})", m.total(), parts.join(", "))
         }
-    };
+    }
     let secs = s.elapsed.as_secs_f64();
     println!(
         "{}",

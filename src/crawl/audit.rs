@@ -5,10 +5,10 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::model::SeenState;
 use crate::model::UrlId;
-use crate::schema::FrontierKey;
+use crate::model::{FilterReason, SeenState};
 use crate::schema::tables::{Docs, Due, Frontier, InFlight, Pages, Seen};
+use crate::schema::{Filtered, FrontierKey};
 use crate::store::{Store, StoreError};
 
 /// What a full scan found that disagrees (empty: consistent).
@@ -44,18 +44,17 @@ pub fn audit(store: &Store) -> Result<Vec<String>, StoreError> {
             *n,
         );
     }
-    for (reason, n) in counted_map(&c.failed, &seen.failed) {
+    let failed = c.failed.iter().map(|(r, n)| (r.name(), n));
+    for (reason, n) in counted_map(failed, &seen.failed) {
         check(&mut problems, &format!("failed {reason}"), n.0, n.1);
     }
-    // url-too-long counts link occurrences (such URLs get no row), and
-    // page-* count pages by verdict, not seen rows.
-    let filtered: BTreeMap<String, u64> = c
-        .filtered
-        .iter()
-        .filter(|(k, _)| *k != "url-too-long" && !k.starts_with("page-"))
-        .map(|(k, v)| (k.clone(), *v))
-        .collect();
-    for (reason, n) in counted_map(&filtered, &seen.filtered) {
+    // url-too-long counts link occurrences (such URLs get no row), and the
+    // page verdicts count pages, not seen rows.
+    let filtered = c.filtered.iter().filter_map(|(k, n)| match k {
+        Filtered::Url(FilterReason::UrlTooLong) | Filtered::Page(_) => None,
+        Filtered::Url(r) => Some((r.name(), n)),
+    });
+    for (reason, n) in counted_map(filtered, &seen.filtered) {
         check(&mut problems, &format!("filtered {reason}"), n.0, n.1);
     }
     let (mut pages, mut bytes) = (0, 0);
@@ -129,16 +128,17 @@ fn unreadable(problems: &mut Vec<String>, table: &str, n: u64) {
 }
 
 /// Pairs of (rows, counter) for every key either side has.
+/// Each reason's (rows, counter), by name.
 fn counted_map(
-    counters: &BTreeMap<String, u64>,
-    rows: &HashMap<String, u64>,
-) -> BTreeMap<String, (u64, u64)> {
-    let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    counters: impl Iterator<Item = (&'static str, u64)>,
+    rows: &HashMap<&'static str, u64>,
+) -> BTreeMap<&'static str, (u64, u64)> {
+    let mut out: BTreeMap<&'static str, (u64, u64)> = BTreeMap::new();
     for (k, v) in counters {
-        out.entry(k.clone()).or_default().1 = *v;
+        out.entry(k).or_default().1 = v;
     }
     for (k, v) in rows {
-        out.entry(k.clone()).or_default().0 = *v;
+        out.entry(k).or_default().0 = *v;
     }
     out
 }
@@ -150,8 +150,8 @@ struct SeenScan {
     /// Queued URLs with the frontier priority their `seen` row names.
     queued: HashMap<UrlId, Option<u64>>,
     by_status: HashMap<u16, u64>,
-    failed: HashMap<String, u64>,
-    filtered: HashMap<String, u64>,
+    failed: HashMap<&'static str, u64>,
+    filtered: HashMap<&'static str, u64>,
 }
 
 fn scan_seen(store: &Store, problems: &mut Vec<String>) -> Result<SeenScan, StoreError> {
@@ -167,8 +167,8 @@ fn scan_seen(store: &Store, problems: &mut Vec<String>) -> Result<SeenScan, Stor
             SeenState::Queued => {
                 s.queued.insert(id, rec.priority);
             }
-            SeenState::Failed(r) => *s.failed.entry(r.name().into()).or_default() += 1,
-            SeenState::Filtered(r) => *s.filtered.entry(r.name().into()).or_default() += 1,
+            SeenState::Failed(r) => *s.failed.entry(r.name()).or_default() += 1,
+            SeenState::Filtered(r) => *s.filtered.entry(r.name()).or_default() += 1,
         }
         s.states.insert(id, rec.state);
     }

@@ -37,17 +37,15 @@ impl Scheduler {
             }));
             let work = worker::PageWork {
                 client: self.client.clone(),
-                agent: self.ledger.agent().to_string(),
-                max_links: self.ledger.settings().max_outlinks,
-                denoise: self.ledger.denoiser(),
-                filters_read_clean: self.ledger.settings().denoise.filters_read_denoised(),
-                simhash: self.ledger.settings().dedup.near,
-                dictionary: self.dictionary.clone(),
                 // The page is marked in flight while it is processed (see
                 // `inflight`), with the deaths it is suspected of already.
                 marks: self.mark_requests.clone(),
                 deaths: self.ledger.deaths_of(job.url.id()),
-                sitemap: self.ledger.is_sitemap(job.url.id()),
+                how: worker::How {
+                    text: self.ledger.text_policy(),
+                    dictionary: self.dictionary.clone(),
+                    sitemap: self.ledger.is_sitemap(job.url.id()),
+                },
             };
             let task = self.tasks.spawn(worker::fetch_page(work, job));
             self.running.insert(task.id(), info);

@@ -18,6 +18,7 @@ pub mod groups;
 mod handle;
 mod ledger;
 mod marks;
+mod page_text;
 mod politeness;
 pub mod probe;
 mod refilter;
@@ -33,10 +34,11 @@ pub use audit::audit;
 pub use frame::FrameWriter;
 pub use handle::{CrawlHandle, CrawlState, Snapshot, wait_text};
 pub use ledger::{CRASH_LOOP_DEATHS, forget_in_flight};
+/// A fetch task's CPU work on a body, public for the crawl-floor benchmark.
+pub use page_text::{TextPlace, TextPolicy};
 pub use refilter::{DenoiseCounts, RefilterReport, RefilterRun, refilter};
 pub use scheduler::{CrawlError, Summary, start};
-/// A fetch task's CPU work on a body, public for the crawl-floor benchmark.
-pub use worker::{PageData, ParsedHtml, TextWork, process as process_page};
+pub use worker::{PageData, ParsedHtml, process as process_page};
 
 /// Times every fetched page under `settings.recrawl` when it is not the
 /// policy the db's revisits were timed under (a crawl does it at its

@@ -8,9 +8,10 @@ use md5::{Digest, Md5};
 
 use super::dictionary::PageDictionary;
 use super::frame::FrameWriter;
+use super::page_text::{TextPlace, TextPolicy};
 
 use crate::fetch::{self, FetchError, Fetched, HttpClient, NetGuard, RobotsFetch};
-use crate::filter::denoise::{Denoised, Denoiser};
+use crate::filter::denoise::Denoised;
 use crate::model::{CanonicalUrl, HostId};
 use crate::parse::sitemap::{Sitemap, read_sitemap};
 use crate::parse::{self, ParsedPage};
@@ -48,9 +49,11 @@ pub struct PageData {
     pub md5: [u8; 16],
     /// Bytes of the decoded body.
     pub body_len: u64,
-    /// The body, then `text_len` bytes of its text, as one zstd frame.
+    /// The body, then its text when the text is kept there, as one zstd
+    /// frame.
     pub body_zstd: Vec<u8>,
-    pub text_len: u64,
+    /// Where the page's text is kept.
+    pub text: TextPlace,
     /// Set for HTML responses.
     pub parsed: Option<ParsedHtml>,
     /// A sitemap's 2xx response, read (or why it is not a sitemap).
@@ -88,20 +91,19 @@ pub enum Done {
 /// What a page fetch needs besides the page.
 pub(super) struct PageWork {
     pub client: HttpClient,
-    pub agent: String,
-    pub max_links: usize,
-    /// What pages are denoised with, when denoising is on.
-    pub denoise: Option<Arc<Denoiser>>,
-    /// Whether the page filters read the denoised text.
-    pub filters_read_clean: bool,
-    /// Whether the page's simhash is computed (`dedup.near`).
-    pub simhash: bool,
-    /// The zstd dictionary frames are compressed with.
-    pub dictionary: std::sync::Arc<PageDictionary>,
     /// Where the page is marked in flight while processed.
     pub marks: super::marks::Marks,
     /// Runs that died with this page in flight before.
     pub deaths: u8,
+    pub how: How,
+}
+
+/// How a fetch task processes its body.
+pub(super) struct How {
+    /// The crawl's text policy when the page was dispatched.
+    pub text: Arc<TextPolicy>,
+    /// The zstd dictionary frames are compressed with.
+    pub dictionary: Arc<PageDictionary>,
     /// The URL is a sitemap file: read as one, not parsed as a page.
     pub sitemap: bool,
 }
@@ -109,15 +111,9 @@ pub(super) struct PageWork {
 pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
     let PageWork {
         client,
-        agent,
-        max_links,
-        denoise,
-        filters_read_clean,
-        simhash,
-        dictionary,
         marks,
         deaths,
-        sitemap,
+        how,
     } = work;
     let fetched = match &job.entry.revisit {
         Some(stored) => {
@@ -129,18 +125,9 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
     let result = match fetched {
         Ok(fetched) => {
             if is_page(&fetched) {
-                dictionary.offer(&fetched.body);
+                how.dictionary.offer(&fetched.body);
             }
             if marks.mark(job.url.id(), job.key, deaths).await {
-                let how = How {
-                    agent,
-                    max_links,
-                    denoise,
-                    filters_read_clean,
-                    simhash,
-                    dictionary,
-                    sitemap,
-                };
                 process_off_reactor(fetched, &job, how).await
             } else {
                 Err(FetchError::new(
@@ -160,17 +147,6 @@ pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
 /// An HTML page with a 2xx status: parsed, and a dictionary sample.
 fn is_page(fetched: &Fetched) -> bool {
     parse::is_html(&fetched.content_type) && is_2xx(fetched)
-}
-
-/// How a fetch task processes its body.
-struct How {
-    agent: String,
-    max_links: usize,
-    denoise: Option<Arc<Denoiser>>,
-    filters_read_clean: bool,
-    simhash: bool,
-    dictionary: std::sync::Arc<PageDictionary>,
-    sitemap: bool,
 }
 
 /// Processes a body inline, or on the blocking pool when it is large.
@@ -217,14 +193,7 @@ fn release_thread_memory() {
 fn process_guarded(fetched: Fetched, url: &url::Url, how: &How) -> Result<PageData, FetchError> {
     let dict = how.dictionary.current();
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let page = |fetched| {
-            let work = TextWork {
-                denoise: how.denoise.as_deref(),
-                filters_read_clean: how.filters_read_clean,
-                simhash: how.simhash,
-            };
-            process(fetched, url, &how.agent, how.max_links, work, dict)
-        };
+        let page = |fetched| process(fetched, url, &how.text, dict);
         if !how.sitemap {
             return page(fetched);
         }
@@ -277,52 +246,43 @@ fn internal(what: &str) -> FetchError {
     )
 }
 
-/// What a fetch task makes of a page's text besides parsing it.
-#[derive(Clone, Copy, Default)]
-pub struct TextWork<'a> {
-    /// Denoise with this, when denoising is on.
-    pub denoise: Option<&'a Denoiser>,
-    /// Keep the denoised text for the page filters.
-    pub filters_read_clean: bool,
-    /// Compute the simhash (of the denoised text when there is one).
-    pub simhash: bool,
-}
-
 /// MD5, zstd (with `dict`, the db's dictionary, if any), charset decoding,
-/// parsing (at most `max_links` links), and what `work` asks of the text
-/// (denoising, the simhash) of one fetched body: the CPU work a fetch task
-/// does before the ledger commits the page.
+/// parsing, and what `policy` asks of the text (links taken, denoising,
+/// the simhash) of one fetched body: the CPU work a fetch task does before
+/// the ledger commits the page.
 pub fn process(
     fetched: Fetched,
     url: &url::Url,
-    agent: &str,
-    max_links: usize,
-    work: TextWork<'_>,
+    policy: &TextPolicy,
     dict: Option<&Dictionary>,
 ) -> PageData {
+    let agent = policy.agent.as_str();
     framed(fetched, dict, |fetched| {
         is_page(fetched).then(|| {
             // The body becomes the text (no copy when it is UTF-8).
             let body = std::mem::take(&mut fetched.body);
             let ct = Some(fetched.content_type.as_str()).filter(|c| !c.is_empty());
             let decoded = parse::decode_owned(body, ct);
-            let mut page = parse::parse_html(&decoded.text, url, decoded.charset, agent, max_links);
+            let mut page =
+                parse::parse_html(&decoded.text, url, decoded.charset, agent, policy.max_links);
             if let Some(tag) = fetched.header("x-robots-tag") {
                 let d = crate::filter::robots_tag::x_robots_tag(tag, agent);
                 page.noindex |= d.noindex;
                 page.nofollow |= d.nofollow;
             }
             let host = url.host_str().unwrap_or("");
-            let denoised = work
-                .denoise
-                .map(|d| crate::filter::denoise::denoise(&page, host, d));
+            let denoised =
+                (policy.denoise.as_ref()).map(|d| crate::filter::denoise::denoise(&page, host, d));
             // The denoised copy of the text only for what reads it.
             let clean = denoised
                 .as_ref()
-                .filter(|_| work.filters_read_clean || work.simhash)
+                .filter(|_| policy.keeps_clean())
                 .map(|d| crate::filter::denoise::clean_text(&page.text, d.noise.iter().copied()));
             let text = clean.as_deref().unwrap_or(&page.text);
-            let simhash = work.simhash.then(|| crate::dedup::simhash(text)).flatten();
+            let simhash = policy
+                .simhash
+                .then(|| crate::dedup::simhash(text))
+                .flatten();
             let text_hash = super::revisit::text_hash(&page.title, text);
             ParsedHtml {
                 denoised,
@@ -349,14 +309,22 @@ fn framed(
     let frame = FrameWriter::begin(&fetched.body, dict);
     let body_len = fetched.body.len() as u64;
     let parsed = parse(&mut fetched);
-    // The text is stored after the body, in its frame (a noindex page's
-    // is not kept; a large page's goes to its doc).
-    let text = parsed
-        .as_ref()
-        .filter(|p| !p.page.noindex && frame.takes_text())
-        .map_or(&b""[..], |p| p.page.text.as_bytes());
-    let text_len = text.len() as u64;
-    let body_zstd = frame.finish(text);
+    // The one decision of where the text is kept: after the body, in its
+    // frame; in its doc when the body was too large to stream; a noindex
+    // page's nowhere.
+    let text = match &parsed {
+        Some(p) if p.page.noindex => TextPlace::None,
+        Some(p) if frame.takes_text() => TextPlace::Frame {
+            len: p.page.text.len() as u64,
+        },
+        Some(_) => TextPlace::Doc,
+        None => TextPlace::None,
+    };
+    let in_frame = match (&parsed, text) {
+        (Some(p), TextPlace::Frame { .. }) => p.page.text.as_bytes(),
+        _ => &b""[..],
+    };
+    let body_zstd = frame.finish(in_frame);
     // The ledger keeps the compressed copy and the parse; the body's memory
     // goes now, not after the commit, and only what is kept stays counted.
     let kept = body_zstd.len() + parsed.as_ref().map_or(0, |p| p.page.heap_bytes());
@@ -366,7 +334,7 @@ fn framed(
         md5,
         body_len,
         body_zstd,
-        text_len,
+        text,
         parsed,
         sitemap: None,
     }

@@ -36,16 +36,6 @@ impl Verdict {
             _ => Verdict::from_name(name),
         }
     }
-
-    /// The `filtered` counter a page with this verdict adds to (none for
-    /// `keep`).
-    pub fn counter(self) -> Option<&'static str> {
-        match self {
-            Verdict::Keep => None,
-            Verdict::Topic => Some("page-topic"),
-            Verdict::Relevance => Some("page-relevance"),
-        }
-    }
 }
 
 /// Whether a link is followed, or the first reason it is not.

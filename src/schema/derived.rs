@@ -30,20 +30,15 @@ pub struct DocRecord {
     /// The nearest stored page it is a near-duplicate of (version 5).
     pub near: Option<NearRecord>,
     // Version 2 stored the page's verdict here; from version 3 it lives in
-    // `verdicts` (a small value, so refilter rewrites no text) and these
-    // fields are filled from there by `Store::doc`.
-    /// Formula (1) of document 000, when the topic filter ran.
-    #[serde(skip)]
-    pub topic_score: Option<f64>,
-    /// Cosine relevance of document 001, when it ran.
-    #[serde(skip)]
-    pub relevance: Option<f64>,
-    /// Whether the page filters passed it.
-    #[serde(skip)]
-    pub verdict: Verdict,
-    /// The numbers behind the verdict.
-    #[serde(skip)]
-    pub verdict_detail: String,
+    // `verdicts` (a small value, so refilter rewrites no text): `PageDoc`
+    // holds the two together.
+}
+
+/// A page's doc with its verdict, as `Store::doc` reads them.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct PageDoc {
+    pub doc: DocRecord,
+    pub verdict: VerdictRecord,
 }
 
 /// What denoising (document 003) found on a page.
@@ -88,24 +83,6 @@ impl DocRecord {
     pub fn near_place(&self) -> Option<Option<NearRecord>> {
         let placed = self.simhash.is_some() && (self.duplicate_of.is_none() || self.near.is_some());
         placed.then_some(self.near)
-    }
-
-    /// The verdict fields as a `verdicts` value.
-    pub fn verdict_record(&self) -> VerdictRecord {
-        VerdictRecord {
-            topic_score: self.topic_score,
-            relevance: self.relevance,
-            verdict: self.verdict,
-            verdict_detail: self.verdict_detail.clone(),
-        }
-    }
-
-    /// Takes the page's verdict from its `verdicts` value.
-    pub fn set_verdict(&mut self, v: VerdictRecord) {
-        self.topic_score = v.topic_score;
-        self.relevance = v.relevance;
-        self.verdict = v.verdict;
-        self.verdict_detail = v.verdict_detail;
     }
 }
 
@@ -207,14 +184,12 @@ impl Versioned for DocRecord {
             // Version 1: nine fields, verdict `keep`; version 2: the nine
             // fields, then the verdict (kept: a db written then has no
             // `verdicts` rows until it is refiltered).
-            Some(v @ (1 | 2)) => {
-                let (v1, rest) =
+            // The verdict version 2 carries after them is read by `DocView`
+            // (`legacy_verdict`), for `Store::doc`.
+            Some(1 | 2) => {
+                let (v1, _) =
                     postcard::take_from_bytes::<DocV1>(&bytes[1..]).map_err(super::malformed)?;
-                let mut doc = v1.into_doc();
-                if *v == 2 {
-                    doc.set_verdict(VerdictRecord::decode_v1(rest)?);
-                }
-                Ok(doc)
+                Ok(v1.into_doc())
             }
             // Version 3 lacks `denoise` (one 0 byte: None), version 4
             // `simhash` and `near`.

@@ -6,6 +6,7 @@
 //! compact encoding. A reader that meets a version it does not know fails
 //! with [`CodecError::Version`] instead of misreading the bytes.
 
+mod counters;
 mod derived;
 pub mod dictionary;
 mod keys;
@@ -14,6 +15,7 @@ mod links;
 pub mod tables;
 mod values;
 
+pub use counters::*;
 pub use derived::*;
 pub use keys::{
     ClusterSiteKey, DueKey, FrontierKey, InLinkKey, InLinkRow, OutLinkKey, SimhashKey,
@@ -307,9 +309,11 @@ mod tests {
         );
         let d = DocRecord::decode(&b).unwrap();
         assert_eq!(
-            (d.title.as_str(), d.outlinks, d.duplicate_of, d.verdict),
-            ("t", 3, Some(5), crate::model::Verdict::Keep)
+            (d.title.as_str(), d.outlinks, d.duplicate_of),
+            ("t", 3, Some(5))
         );
+        let legacy = DocView::decode(&b).unwrap().legacy_verdict;
+        assert_eq!(legacy.unwrap().verdict, crate::model::Verdict::Keep);
     }
 
     #[test]
@@ -354,36 +358,29 @@ mod tests {
             .unwrap(),
         );
         let d = DocRecord::decode(&b).unwrap();
-        assert_eq!(
-            (d.title.as_str(), d.duplicate_of, d.topic_score),
-            ("t", Some(5), Some(1.5))
-        );
-        assert_eq!(
-            (d.verdict, d.verdict_detail.as_str()),
-            (crate::model::Verdict::Topic, "score 1.5")
-        );
+        assert_eq!((d.title.as_str(), d.duplicate_of), ("t", Some(5)));
         // Version 3 leaves the verdict out: it is a `verdicts` row.
         let cur = DocRecord {
             title: "t".into(),
             ..DocRecord::default()
         };
-        let with_verdict = DocRecord {
-            topic_score: Some(1.5),
-            verdict: crate::model::Verdict::Topic,
-            ..cur.clone()
-        };
-        assert_eq!(DocRecord::decode(&with_verdict.encode()).unwrap(), cur);
+        assert_eq!(DocRecord::decode(&cur.encode()).unwrap(), cur);
         // The in-place view reads all three versions alike.
         let view = DocView::decode(&b).unwrap();
         assert_eq!(
             (view.title, view.text, view.nofollow),
             (&b"t"[..], &b"x"[..], true)
         );
+        let legacy = view.legacy_verdict.unwrap();
         assert_eq!(
-            view.legacy_verdict.unwrap().verdict,
-            crate::model::Verdict::Topic
+            (
+                legacy.topic_score,
+                legacy.verdict,
+                legacy.verdict_detail.as_str()
+            ),
+            (Some(1.5), crate::model::Verdict::Topic, "score 1.5")
         );
-        let v4 = with_verdict.encode();
+        let v4 = cur.encode();
         let view = DocView::decode(&v4).unwrap();
         assert_eq!((view.title, view.legacy_verdict), (&b"t"[..], None));
         // Version 3: the nine fields without `denoise`, read as None.
@@ -420,7 +417,11 @@ mod tests {
             denoised.denoise
         );
         assert!(DocView::decode(&[9, 0]).is_err());
-        let v = with_verdict.verdict_record();
+        let v = VerdictRecord {
+            topic_score: Some(1.5),
+            verdict: crate::model::Verdict::Topic,
+            ..VerdictRecord::default()
+        };
         assert_eq!(VerdictRecord::decode(&v.encode()).unwrap(), v);
     }
 

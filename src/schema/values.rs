@@ -1,8 +1,6 @@
 //! Value structs of every column family. Field order is the encoding: add
 //! fields only at the end of a struct together with a new version byte.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 use super::Versioned;
@@ -272,62 +270,6 @@ impl PageRecord {
     }
 }
 
-/// `meta/counters`: totals over the life of the db.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
-pub struct Counters {
-    /// Responses stored (any status).
-    pub fetched: u64,
-    /// Fetches that produced no response, by [`FailReason::name`].
-    pub failed: BTreeMap<String, u64>,
-    /// URLs seen but not fetched, by [`FilterReason::name`].
-    pub filtered: BTreeMap<String, u64>,
-    /// URLs in the frontier now.
-    pub queued: u64,
-    /// Out-links extracted from fetched pages.
-    pub links: u64,
-    /// Body bytes received on the wire.
-    pub bytes: u64,
-    /// Pages whose body repeated an earlier page's MD5.
-    pub duplicates: u64,
-    /// Links dropped before the seen check (bad syntax, other schemes).
-    pub invalid_links: u64,
-    /// Next frontier sequence number (keeps FIFO order across restarts).
-    pub next_seq: u64,
-    /// Responses by status code.
-    pub by_status: BTreeMap<u16, u64>,
-    /// Distinct URLs in `seen`.
-    pub seen: u64,
-    // Version 2: the current run, kept with the counters (written in every
-    // batch) so that a killed run's record can be completed on resume.
-    pub run: RunProgress,
-    // Version 4:
-    /// Pages stored as a near-duplicate of a stored page.
-    pub near_duplicates: u64,
-    /// Of those, the pages past their cluster's budget, links not followed.
-    pub unexpanded: u64,
-    // Version 5 (`recrawl`):
-    /// Revisits that got a response, and those that found a change.
-    pub revisits: u64,
-    pub revisits_changed: u64,
-    /// Of `queued`, the fetched pages queued again for a revisit.
-    pub revisits_queued: u64,
-    /// Rows in `due`: pages waiting for their revisit time.
-    pub due: u64,
-    // Version 6:
-    /// Links pages gave past their caps (`crawl.max_outlinks` or their
-    /// bytes of links), not followed; `capped` names the pages.
-    pub links_cut: u64,
-}
-impl Versioned for Counters {
-    const VERSION: u8 = 6;
-
-    fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
-        // Version 3 appended three fields to `run`, then the last field;
-        // version 4 two after it, version 5 four, version 6 one.
-        super::decode_appended(bytes, 1, &[4, 3, 2, 4, 1])
-    }
-}
-
 /// `capped` value: a page whose links past a cap were counted and not
 /// taken (schema 22). `why` finds a URL among them by parsing the stored
 /// body again, so only the numbers are kept.
@@ -345,24 +287,6 @@ pub struct CappedRecord {
 }
 impl Versioned for CappedRecord {
     const VERSION: u8 = 1;
-}
-
-/// What the running (or last) crawl run has done so far.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
-pub struct RunProgress {
-    /// The run's `started_ms` (its `meta/run:` key); 0 before any run.
-    pub started_ms: u64,
-    pub fetched: u64,
-    pub links: u64,
-    /// When its last page was recorded.
-    pub last_ms: u64,
-    // Counters version 3:
-    /// Pages the page filters judged (parsed HTML), and those they kept:
-    /// the run's harvest rate is `relevant / judged`.
-    pub judged: u64,
-    pub relevant: u64,
-    /// Pages fetched that are on the target list (`targets import`).
-    pub targets: u64,
 }
 
 /// `meta/seeds`: the seeds ever given, in order, and the hosts the crawl

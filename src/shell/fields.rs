@@ -5,7 +5,7 @@
 
 use crate::frontier::order::backlink_importance;
 use crate::model;
-use crate::schema::{DocRecord, FrontierScores, PageRecord, VisitRecord};
+use crate::schema::{DocRecord, FrontierScores, PageDoc, PageRecord, VerdictRecord, VisitRecord};
 
 /// A field's value on one row.
 #[derive(Clone, Debug, PartialEq, PartialOrd)]
@@ -83,6 +83,7 @@ pub struct Row<'a> {
     pub depth: u16,
     pub page: Option<&'a PageRecord>,
     pub doc: Option<&'a DocRecord>,
+    pub verdict: Option<&'a VerdictRecord>,
     pub inlinks: u64,
     /// The frontier scores it was queued with (from its `seen` row).
     pub scores: Option<&'a FrontierScores>,
@@ -106,13 +107,14 @@ pub struct Extra {
 
 impl<'a> Row<'a> {
     /// A row of a page whose record (and document) were read.
-    pub fn full(p: &'a PageRecord, d: &'a DocRecord, x: &'a Extra, now_ms: f64) -> Row<'a> {
+    pub fn full(p: &'a PageRecord, d: &'a PageDoc, x: &'a Extra, now_ms: f64) -> Row<'a> {
         Row {
             url: &p.url,
             status: p.status,
             depth: p.depth,
             page: Some(p),
-            doc: Some(d),
+            doc: Some(&d.doc),
+            verdict: Some(&d.verdict),
             inlinks: x.inlinks,
             scores: x.scores.as_ref(),
             pagerank: x.pagerank,
@@ -139,6 +141,10 @@ fn page(r: &Row, f: fn(&PageRecord) -> Val) -> Val {
 
 fn doc(r: &Row, f: fn(&DocRecord) -> Val) -> Val {
     r.doc.map_or(Val::Bool(false), f)
+}
+
+fn verdict(r: &Row, f: fn(&VerdictRecord) -> Val) -> Val {
+    r.verdict.map_or(Val::Bool(false), f)
 }
 
 macro_rules! field {
@@ -291,7 +297,7 @@ pub static FIELDS: &[Field] = &[
         Doc,
         None,
         "the topic filter's score",
-        |r| { doc(r, |d| Val::Num(d.topic_score.unwrap_or(f64::NAN))) }
+        |r| { verdict(r, |v| Val::Num(v.topic_score.unwrap_or(f64::NAN))) }
     ),
     field!(
         "relevance",
@@ -299,7 +305,7 @@ pub static FIELDS: &[Field] = &[
         Doc,
         None,
         "the relevance filter's score",
-        |r| { doc(r, |d| Val::Num(d.relevance.unwrap_or(f64::NAN))) }
+        |r| { verdict(r, |v| Val::Num(v.relevance.unwrap_or(f64::NAN))) }
     ),
     field!(
         "pagerank",
@@ -355,7 +361,7 @@ pub static FIELDS: &[Field] = &[
         Doc,
         None,
         "keep, or the filter that rejected it",
-        |r| { doc(r, |d| Val::Str(d.verdict.name().to_string())) }
+        |r| { verdict(r, |v| Val::Str(v.verdict.name().to_string())) }
     ),
     field!(
         "visits",
@@ -440,6 +446,7 @@ mod tests {
             depth: 2,
             page: None,
             doc: None,
+            verdict: None,
             inlinks: 0,
             scores: None,
             pagerank: None,

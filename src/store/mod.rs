@@ -29,8 +29,9 @@ use rocksdb::{DB, Direction, IteratorMode, ReadOptions, WriteBatch};
 use crate::model::{HostId, UrlId};
 use crate::schema::{
     self, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_META, CF_PAGES, CF_ROBOTS, CF_SEEN, CF_URLS,
-    CF_VERDICTS, CodecError, Counters, DetailRecord, DocRecord, FrontierEntry, FrontierKey,
-    HostRecord, PageRecord, SeedList, SeenRecord, VerdictRecord, Versioned, meta_keys,
+    CF_VERDICTS, CodecError, Counters, DetailRecord, DocRecord, DocView, FrontierEntry,
+    FrontierKey, HostRecord, PageDoc, PageRecord, SeedList, SeenRecord, VerdictRecord, Versioned,
+    meta_keys,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -305,26 +306,32 @@ impl Store {
 
     /// A page's doc with its verdict (from `verdicts`; a doc written by
     /// schema 1 without a `verdicts` row keeps its own).
-    pub fn doc(&self, id: UrlId) -> Result<Option<DocRecord>> {
-        let Some(mut doc) = self.get::<DocRecord>(CF_DOCS, &id.to_bytes())? else {
+    pub fn doc(&self, id: UrlId) -> Result<Option<PageDoc>> {
+        let key = id.to_bytes();
+        let Some(bytes) = self.db.get_pinned_cf(self.cf(CF_DOCS), key)? else {
             return Ok(None);
         };
-        if let Some(v) = self.get::<VerdictRecord>(CF_VERDICTS, &id.to_bytes())? {
-            doc.set_verdict(v);
-        }
-        Ok(Some(doc))
+        let corrupt = |err| StoreError::Codec { cf: CF_DOCS, err };
+        let doc = DocRecord::decode(&bytes).map_err(corrupt)?;
+        let verdict = match self.get::<VerdictRecord>(CF_VERDICTS, &key)? {
+            Some(v) => v,
+            None => (DocView::decode(&bytes).map_err(corrupt)?)
+                .legacy_verdict
+                .unwrap_or_default(),
+        };
+        Ok(Some(PageDoc { doc, verdict }))
     }
 
     /// [`Store::doc`] with its text, which a page stored from schema 9 on
     /// keeps in its page frame (`PageRecord::frame_text`) instead.
-    pub fn doc_with_text(&self, id: UrlId) -> Result<Option<DocRecord>> {
-        let Some(mut doc) = self.doc(id)? else {
+    pub fn doc_with_text(&self, id: UrlId) -> Result<Option<PageDoc>> {
+        let Some(mut d) = self.doc(id)? else {
             return Ok(None);
         };
-        if doc.text.is_empty() {
-            doc.text = self.page_text(id)?.unwrap_or_default();
+        if d.doc.text.is_empty() {
+            d.doc.text = self.page_text(id)?.unwrap_or_default();
         }
-        Ok(Some(doc))
+        Ok(Some(d))
     }
 
     /// The text stored in a page's frame (schema 9 on), if any.

@@ -37,11 +37,11 @@ fn demo_crawls_its_own_site_offline() {
     // 4 hosts × (60 pages + front page) + redirects, 404s and copies.
     assert!(c.fetched > 240, "{c:?}");
     assert!(
-        c.filtered.get("robots").copied().unwrap_or(0) > 0,
+        c.filtered.named("robots") > 0,
         "robots.txt folder skipped: {c:?}"
     );
     assert!(
-        c.filtered.get("scope").copied().unwrap_or(0) > 0,
+        c.filtered.named("scope") > 0,
         "external hosts out of scope: {c:?}"
     );
     assert!(
@@ -185,7 +185,7 @@ fn bench_web_serves_a_web_every_page_of_which_a_crawl_reaches() {
     // 2 hosts × (150 pages + the front page), all reachable from `/`;
     // the 8 pages a host links into /private/ are disallowed by robots.txt.
     assert_eq!(c.fetched, 302, "{c:?}");
-    assert_eq!(c.filtered.get("robots"), Some(&16), "{c:?}");
+    assert_eq!(c.filtered.named("robots"), 16, "{c:?}");
     assert!(c.links > 302 * 9, "10–30 links a page: {c:?}");
     assert_one_line_error(&trawl(&["bench-web", "--hosts", "0"]), "--hosts");
 }

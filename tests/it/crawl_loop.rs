@@ -310,8 +310,8 @@ async fn non_html_is_recorded_not_parsed_and_long_urls_are_counted() {
     assert!(db.page(&f.url("/data.json")).is_some());
     assert_eq!(f.count("/from-pdf") + f.count("/from-json"), 0);
     assert_eq!(
-        db.store.counters().unwrap().filtered.get("url-too-long"),
-        Some(&1)
+        db.store.counters().unwrap().filtered.named("url-too-long"),
+        1
     );
     assert_eq!(f.hits().iter().filter(|h| h.path.len() > 2000).count(), 0);
 }
@@ -336,7 +336,7 @@ async fn slow_servers_time_out() {
         SeenState::Failed(FailReason::Timeout)
     );
     assert_eq!(db.page(&f.url("/fine")).unwrap().status, 200);
-    assert_eq!(db.store.counters().unwrap().failed.get("timeout"), Some(&1));
+    assert_eq!(db.store.counters().unwrap().failed.named("timeout"), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -61,7 +61,7 @@ async fn the_filters_read_the_denoised_text_and_the_shell_shows_the_noise() {
     assert_eq!(f.fetched(), ["/"]);
     let home = f.url("/");
     let doc = db.doc(&home).expect("doc");
-    assert_eq!(doc.verdict, Verdict::Relevance);
+    assert_eq!(db.verdict(&home).unwrap().verdict, Verdict::Relevance);
     let d = doc.denoise.expect("denoised");
     assert_eq!(d.title, "Council expands riverside park");
     assert_eq!(d.author.as_deref(), Some("Ann Lee"));
@@ -103,7 +103,7 @@ async fn the_filters_read_the_denoised_text_and_the_shell_shows_the_noise() {
     let report = common::refilter(db.store.clone(), settings(true, true), false).await;
     assert_eq!((report.pages, report.changed), (1, 1));
     assert!(report.enqueued >= 1);
-    assert_eq!(db.doc(&home).unwrap().verdict, Verdict::Keep);
+    assert_eq!(db.verdict(&home).unwrap().verdict, Verdict::Keep);
 
     // Raw from the start: relevant, /budget fetched; denoising still
     // stored.
@@ -139,7 +139,7 @@ async fn refilter_denoise_recomputes_stored_pages_without_refetching() {
     s.max_depth = Some(0);
     db.crawl(s, &[f.url("/")]).await;
     let home = f.url("/");
-    assert_eq!(db.doc(&home).unwrap().verdict, Verdict::Keep);
+    assert_eq!(db.verdict(&home).unwrap().verdict, Verdict::Keep);
     let fetched = f.fetched().len();
 
     // Denoised from the stored body: the page is irrelevant now.
@@ -161,7 +161,7 @@ async fn refilter_denoise_recomputes_stored_pages_without_refetching() {
     );
     assert!(out.contains("ad          Casino poker bonus"), "{out}");
     let doc = db.doc(&home).unwrap();
-    assert_eq!(doc.verdict, Verdict::Relevance);
+    assert_eq!(db.verdict(&home).unwrap().verdict, Verdict::Relevance);
     let d = doc.denoise.expect("denoised");
     assert_eq!(d.title, "Council expands riverside park");
     assert_eq!(d.noise.len(), 3);

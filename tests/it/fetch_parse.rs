@@ -362,7 +362,7 @@ async fn the_text_is_stored_in_the_page_frame_after_the_body() {
         "{text}"
     );
     // The doc row itself has no copy of it.
-    assert_eq!(db.store.doc(id).unwrap().unwrap().text, "");
+    assert_eq!(db.store.doc(id).unwrap().unwrap().doc.text, "");
     assert_eq!(db.doc(&f.url("/")).unwrap().text, text);
     let out = common::shell(
         db.store.clone(),

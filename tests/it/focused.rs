@@ -117,10 +117,7 @@ async fn domain_mode_drops_hosts_without_a_key_domain() {
     assert!(!site.fetched("www.other.com/") && !site.fetched("www.sport.com/"));
     let other = db.seen(&site.url("www.other.com", "/")).unwrap();
     assert_eq!(other.state, SeenState::Filtered(FilterReason::Domain));
-    assert_eq!(
-        db.store.counters().unwrap().filtered.get("domain"),
-        Some(&2)
-    );
+    assert_eq!(db.store.counters().unwrap().filtered.named("domain"), 2);
     let links: Vec<LinkRecord> = db
         .store
         .links_from(common::id(&site.url("www.uestc.edu.cn", "/")), usize::MAX)
@@ -146,7 +143,7 @@ async fn domain_topic_mode_keeps_on_topic_pages_off_the_key_domains() {
     let db = crawl(&site, Mode::DomainTopic).await;
     // Stage 2 fetches off-domain pages and judges them by formula (1), preset B.
     assert!(site.fetched("www.other.com/") && site.fetched("www.sport.com/"));
-    let sport = db.doc(&site.url("www.sport.com", "/")).unwrap();
+    let sport = db.verdict(&site.url("www.sport.com", "/")).unwrap();
     // Title 研究生 论文, body 研究生 毕业 篮球: (0.4 + 0.3 + 0.1 + 0.1) · (1 + 0.2 · 3) = 1.44.
     assert!(
         (sport.topic_score.unwrap() - 1.44).abs() < 1e-9,
@@ -157,7 +154,7 @@ async fn domain_topic_mode_keeps_on_topic_pages_off_the_key_domains() {
         site.fetched("www.sport.com/child"),
         "an on-topic page's links are followed"
     );
-    let other = db.doc(&site.url("www.other.com", "/")).unwrap();
+    let other = db.verdict(&site.url("www.other.com", "/")).unwrap();
     assert_eq!(
         (other.verdict.name(), other.topic_score),
         ("topic", Some(0.0))
@@ -172,24 +169,21 @@ async fn domain_topic_mode_keeps_on_topic_pages_off_the_key_domains() {
         "an off-topic page's links are not"
     );
     // www.other.com/ and www.sport.com/child (no keywords) stop there.
-    assert_eq!(
-        db.store.counters().unwrap().filtered.get("page-topic"),
-        Some(&2)
-    );
+    assert_eq!(db.store.counters().unwrap().filtered.named("page-topic"), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relevance_modes_follow_links_of_relevant_pages_by_type() {
     let site = Site::start().await;
     let db = crawl(&site, Mode::Relevance).await;
-    let other = db.doc(&site.url("www.other.com", "/")).unwrap();
+    let other = db.verdict(&site.url("www.other.com", "/")).unwrap();
     assert_eq!(
         (other.verdict.name(), other.relevance),
         ("relevance", Some(0.0))
     );
     assert!(!site.fetched("www.other.com/child"));
     assert!(
-        db.doc(&site.url("www.sport.com", "/"))
+        db.verdict(&site.url("www.sport.com", "/"))
             .unwrap()
             .relevance
             .unwrap()
@@ -292,7 +286,7 @@ async fn a_seed_off_topic_still_leads_to_its_links_unless_told_not_to() {
     let home = site.url("www.portal.com", "/");
     let db = Db::new();
     db.crawl(portal(true), std::slice::from_ref(&home)).await;
-    assert_eq!(db.doc(&home).unwrap().verdict.name(), "relevance");
+    assert_eq!(db.verdict(&home).unwrap().verdict.name(), "relevance");
     assert!(site.fetched("www.portal.com/sport/a.html"));
     assert!(
         site.fetched("www.portal.com/sport/b.html"),
@@ -370,7 +364,7 @@ async fn refilter_requeues_and_drops_without_fetching() {
     assert_eq!((r.enqueued, r.dropped), (2, 0), "{r:?}");
     let c = db.store.counters().unwrap();
     assert_eq!(c.queued, 2);
-    assert_eq!(c.filtered.get("domain"), None);
+    assert_eq!(c.filtered.named("domain"), 0);
     assert_eq!(db.seen(&other).unwrap().state, SeenState::Queued);
     assert!(r.pages >= 6 && r.links_changed >= 2);
 
@@ -400,7 +394,7 @@ async fn refilter_requeues_and_drops_without_fetching() {
     assert_eq!(site.0.requests().len(), hits, "refilter made no request");
     let stored = db.store.counters().unwrap();
     assert_eq!(
-        stored.filtered.get("page-relevance").copied().unwrap_or(0),
+        stored.filtered.named("page-relevance"),
         r.after["relevance"]
     );
 }

@@ -463,14 +463,23 @@ async fn hostile_servers_are_recorded_and_cost_the_rest_nothing() {
         "a link past Content-Length was seen"
     );
     assert_eq!(raw.count("/beyond-length"), 0);
-    let doc = store.doc_with_text(id(&r("/bad-utf8"))).unwrap().unwrap();
+    let doc = store
+        .doc_with_text(id(&r("/bad-utf8")))
+        .unwrap()
+        .unwrap()
+        .doc;
     assert!(
         !doc.text.contains('\0') && doc.text.contains('\u{FFFD}'),
         "{:?}",
         doc.text
     );
     // As many as crawl.max_outlinks (100,000) lets fit in LINK_BYTES.
-    let kept = store.doc(id(&r("/many-links"))).unwrap().unwrap().outlinks;
+    let kept = store
+        .doc(id(&r("/many-links")))
+        .unwrap()
+        .unwrap()
+        .doc
+        .outlinks;
     assert!((50_000..100_000).contains(&kept), "{kept} links kept");
     // Each case asked as often as it should be: the loops once a URL, the
     // back-offs once more than they refused.

@@ -462,8 +462,8 @@ async fn a_queued_url_that_no_longer_parses_is_labelled_invalid() {
         SeenState::Filtered(FilterReason::InvalidUrl)
     );
     assert_eq!(
-        db.store.counters().unwrap().filtered.get("invalid-url"),
-        Some(&1)
+        db.store.counters().unwrap().filtered.named("invalid-url"),
+        1
     );
 }
 

@@ -36,10 +36,7 @@ async fn robots_rules_for_our_group_are_obeyed() {
         db.seen(&f.url("/private/x")).unwrap().state,
         SeenState::Filtered(FilterReason::Robots)
     );
-    assert_eq!(
-        db.store.counters().unwrap().filtered.get("robots"),
-        Some(&2)
-    );
+    assert_eq!(db.store.counters().unwrap().filtered.named("robots"), 2);
     assert!(f.hits().iter().all(|h| h.user_agent.starts_with("trawl/")));
 }
 

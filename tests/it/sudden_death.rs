@@ -119,7 +119,7 @@ async fn twenty_random_kills_lose_nothing() {
     let problems = trawl::crawl::audit(&store).unwrap();
     assert!(problems.is_empty(), "{problems:#?}");
     let c = store.counters().unwrap();
-    let crash_loops = c.failed.get("crash-loop").copied().unwrap_or(0);
+    let crash_loops = c.failed.named("crash-loop");
     assert_eq!(c.fetched + crash_loops, pages as u64, "{c:?}");
     // Every URL fetched once, but for those in flight at a kill: between
     // two requests of one URL there is always a kill.

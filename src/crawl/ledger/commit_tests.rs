@@ -7,10 +7,9 @@ use std::time::Duration;
 
 use super::Ledger;
 use crate::crawl::audit;
-use crate::crawl::worker::{PageJob, TextWork, process};
+use crate::crawl::worker::{PageJob, process};
 use crate::fetch::Fetched;
 use crate::model::{self, CanonicalUrl, SeenState};
-use crate::parse::DEFAULT_MAX_LINKS;
 use crate::schema::tables::Docs;
 use crate::settings::{CrawlSettings, RecrawlMode, RecrawlSettings};
 use crate::store::Store;
@@ -65,18 +64,7 @@ impl Crawl {
     /// into a page as a fetch task makes it.
     fn answer(&mut self, job: PageJob, status: u16, headers: &[(&str, &str)], body: &str) {
         let fetched = Fetched::offline(status, headers, body.as_bytes());
-        let work = TextWork {
-            simhash: self.ledger.settings.dedup.near,
-            ..TextWork::default()
-        };
-        let data = process(
-            fetched,
-            job.url.url(),
-            "trawl",
-            DEFAULT_MAX_LINKS,
-            work,
-            None,
-        );
+        let data = process(fetched, job.url.url(), &self.ledger.text_policy(), None);
         self.ledger.commit_page(job, Ok(data)).unwrap();
     }
 
@@ -281,5 +269,51 @@ fn a_revisit_keeps_an_unchanged_page_and_stores_a_changed_one() {
     let after = revisit(&mut c, &page(&["/x", "/y"]));
     assert_eq!((after.revisits, after.revisits_changed), (2, 1));
     assert_eq!(c.state("http://a.test/y"), Some(SeenState::Queued));
+    c.audited();
+}
+
+/// A page the filters did not keep is counted once under its verdict, and
+/// a changed revisit of it moves that count from its old version to the
+/// new one (it once read the old verdict from the doc, where it is no
+/// longer stored, and counted the page twice).
+#[test]
+fn a_changed_revisit_of_a_filtered_page_counts_it_once() {
+    let mut settings = CrawlSettings {
+        recrawl: RecrawlSettings {
+            mode: RecrawlMode::Uniform,
+            every: Duration::from_millis(1),
+            ..RecrawlSettings::default()
+        },
+        ..CrawlSettings::default()
+    };
+    for (k, v) in [
+        ("filter.mode", "relevance"),
+        ("relevance.keywords", "zebra"),
+    ] {
+        crate::settings::find(k)
+            .unwrap()
+            .set(&mut settings, v)
+            .unwrap();
+    }
+    let mut c = Crawl::with(settings, &["http://a.test/"]);
+    let page_relevance = |c: &Crawl| c.store.counters().unwrap().filtered.named("page-relevance");
+    let job = c.take("http://a.test/");
+    c.answer(job, 200, &[HTML], &page(&["/x"]));
+    assert_eq!(page_relevance(&c), 1);
+    for body in [page(&["/x", "/y"]), page(&["/z"])] {
+        std::thread::sleep(Duration::from_millis(20));
+        c.ledger.queue_due().unwrap();
+        let job = c.take("http://a.test/");
+        assert!(job.entry.revisit.is_some());
+        c.answer(job, 200, &[HTML], &body);
+        assert_eq!(page_relevance(&c), 1, "after a changed revisit");
+    }
+    let verdict = c
+        .store
+        .doc(url("http://a.test/").id())
+        .unwrap()
+        .unwrap()
+        .verdict;
+    assert_eq!(verdict.verdict, model::Verdict::Relevance);
     c.audited();
 }

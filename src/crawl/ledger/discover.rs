@@ -2,11 +2,12 @@
 //! a spider-trap limit, a link filter), or queued in the frontier; and the
 //! re-judging of filtered URLs when the limits change.
 
-use super::{Ledger, PageWrite, bump};
+use super::{Ledger, PageWrite};
 use crate::crawl::traps;
 use crate::frontier::PageScore;
 use crate::model::{self, CanonicalUrl, HostId, LinkType, UrlId};
 use crate::model::{FilterReason, SeenState};
+use crate::schema::Filtered;
 use crate::schema::tables::{LinkLimitsRow, Seen};
 use crate::schema::{FrontierEntry, FrontierScores, LinkContext, LinkLimits, SeenRecord};
 use crate::store::{Batch, StoreError};
@@ -312,7 +313,7 @@ impl Ledger {
                 return Ok(());
             }
             if let SeenState::Filtered(r) = prior.state {
-                bump(&mut self.counters.filtered, r.name(), -1);
+                self.counters.filtered.add(Filtered::Url(r), -1);
             }
         } else {
             self.front.insert(id);
@@ -337,7 +338,7 @@ impl Ledger {
             scores: None,
         };
         match state {
-            SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
+            SeenState::Filtered(r) => self.counters.filtered.add(Filtered::Url(r), 1),
             _ => rec.priority = Some(self.enqueue(w, url, &d, now)?),
         }
         w.b.put_row::<Seen>(&id, &rec);

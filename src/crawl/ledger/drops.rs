@@ -6,9 +6,9 @@
 use std::collections::HashSet;
 
 use super::Ledger;
-use super::bump;
 use crate::model::UrlId;
 use crate::model::{FilterReason, SeenState};
+use crate::schema::Filtered;
 use crate::schema::tables::Frontier;
 use crate::schema::{FrontierEntry, FrontierKey, SeenRecord};
 use crate::store::{Store, StoreError};
@@ -69,11 +69,9 @@ impl Ledger {
                 scores: entry.scores.clone(),
             };
             b.put(crate::schema::CF_SEEN, &key.url.to_bytes(), &rec);
-            bump(
-                &mut self.counters.filtered,
-                FilterReason::Refiltered.name(),
-                1,
-            );
+            self.counters
+                .filtered
+                .add(Filtered::Url(FilterReason::Refiltered), 1);
             if !hosts.contains(&key.host) {
                 hosts.push(key.host);
             }

@@ -51,20 +51,20 @@ pub(in crate::crawl) use hosts::{Ask, Next};
 pub use inflight::{CRASH_LOOP_DEATHS, forget_in_flight};
 pub(crate) use page::denoise_record;
 pub(super) use seeds::VIA_REDIRECT;
-pub(super) use write::{PageWrite, bump};
+pub(super) use write::PageWrite;
 
 use super::clock::Clock;
 use super::marks::{self, MarkBook};
 use super::traps::QueryVariants;
+use crate::crawl::page_text::TextPolicy;
 use crate::dedup::BandIndex;
 use crate::fetch::NetGuard;
-use crate::filter::denoise::Denoiser;
 use crate::filter::scope::ScopeRule;
 use crate::filter::{FilterSettings, Filters};
 use crate::frontier::{SeenFront, SettledSet};
 use crate::model::{HostId, UrlId};
 use crate::schema::tables::{CountersRow, RunKey, Runs};
-use crate::schema::{Counters, RunProgress, RunRecord};
+use crate::schema::{Counters, Filtered, RunProgress, RunRecord};
 use crate::settings::CrawlSettings;
 use crate::store::{Store, StoreError};
 
@@ -110,7 +110,7 @@ pub(super) struct Ledger {
     /// the learned model.
     order: order_book::OrderBook,
     /// What fetch tasks denoise pages with (shared: no copy a page).
-    denoise: Option<Arc<Denoiser>>,
+    text: Arc<TextPolicy>,
     /// The near-duplicate band index, loaded when a page is first hashed.
     bands: Option<BandIndex>,
     /// The seed sites' own settings, the page filters of their modes, and
@@ -133,7 +133,7 @@ impl Ledger {
         marks: MarkBook,
     ) -> Result<Ledger, StoreError> {
         let mut l = Ledger {
-            denoise: settings.denoise.denoiser().map(Arc::new),
+            text: Arc::new(TextPolicy::of(&settings)),
             bands: None,
             sites: site_book::SiteBook::default(),
             sitemaps: sitemap_book::SitemapBook::load(&store)?,
@@ -195,19 +195,14 @@ impl Ledger {
         &self.counters
     }
 
-    /// The robots.txt product token of the User-Agent.
-    pub fn agent(&self) -> &str {
-        &self.agent
-    }
-
     /// Learns the seeds' addresses (shared with the client's connector).
     pub fn guard(&self) -> &NetGuard {
         &self.guard
     }
 
-    /// What fetch tasks denoise pages with, when denoising is on.
-    pub fn denoiser(&self) -> Option<Arc<Denoiser>> {
-        self.denoise.clone()
+    /// What fetch tasks make of a page's text under the current settings.
+    pub fn text_policy(&self) -> Arc<TextPolicy> {
+        self.text.clone()
     }
 
     /// Seeds and the URLs seeds redirected to.
@@ -226,8 +221,8 @@ impl Ledger {
     }
 
     /// `counter` of the filtered counts moves by `by`.
-    pub fn count_filtered(&mut self, counter: &str, by: i64) {
-        bump(&mut self.counters.filtered, counter, by);
+    pub fn count_filtered(&mut self, counter: Filtered, by: i64) {
+        self.counters.filtered.add(counter, by);
     }
 
     /// Loads the target list and counts the targets fetched so far.
@@ -315,7 +310,7 @@ impl Ledger {
         let limits = new.link_limits() != self.settings.link_limits();
         let regroup = new.site_batch != self.settings.site_batch;
         let retime = new.recrawl != self.settings.recrawl;
-        self.denoise = new.denoise.denoiser().map(Arc::new);
+        self.text = Arc::new(TextPolicy::of(&new));
         self.settings = new;
         // `targets import` in the shell tells a running crawl this way.
         if let Err(e) = self.load_targets() {

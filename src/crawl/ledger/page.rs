@@ -7,7 +7,8 @@
 use super::discover::ScoreFrom;
 use super::near::Placed;
 use super::revisits::Revisit;
-use super::{Discovery, Ledger, PageWrite, VIA_REDIRECT, bump};
+use super::{Discovery, Ledger, PageWrite, VIA_REDIRECT};
+use crate::crawl::page_text::TextPlace;
 use crate::crawl::politeness::{hold, is_backoff};
 use crate::crawl::worker::{PageData, PageJob, ParsedHtml};
 use crate::fetch::{FetchError, retry_after_ms};
@@ -20,8 +21,8 @@ use crate::model::{FilterReason, SeenState};
 use crate::parse::ParsedPage;
 use crate::schema::tables::{Capped, Details, Docs, Pages, Verdicts};
 use crate::schema::{
-    CappedRecord, DenoiseRecord, DetailRecord, DocRecord, FrontierEntry, LinkView, NearRecord,
-    PageLinksBuilder, PageRecord,
+    CappedRecord, DenoiseRecord, DetailRecord, DocRecord, Filtered, FrontierEntry, LinkView,
+    NearRecord, PageLinksBuilder, PageRecord, VerdictRecord,
 };
 use crate::store::StoreError;
 
@@ -94,7 +95,7 @@ impl Ledger {
             parsed,
             md5,
             fetched,
-            text_len,
+            text,
             sitemap,
             ..
         } = data;
@@ -105,10 +106,8 @@ impl Ledger {
             self.record_sitemap(&mut w, &job, response, sitemap)?;
         }
         if let Some(html) = parsed {
-            // A large page's text was not put in its frame.
-            let text_in_frame = text_len > 0 || html.page.text.is_empty();
             let kept_near = changed.as_ref().and_then(|c| c.near);
-            self.record_html(&mut w, &job, html, (md5, kept_near), text_in_frame)?;
+            self.record_html(&mut w, &job, html, (md5, kept_near), text)?;
         }
         self.visited(&mut w.b, &job, changed, &fetched.headers, text_hash);
         self.finish(w.b, &w.touched)?;
@@ -131,7 +130,7 @@ impl Ledger {
         let id = job.url.id();
         self.dequeue(&mut w.b, job.key, &job.entry)?;
         self.mark(&mut w.b, id, &job.entry, SeenState::Failed(e.reason));
-        bump(&mut self.counters.failed, e.reason.name(), 1);
+        self.counters.failed.add(e.reason, 1);
         let detail = DetailRecord {
             reason: e.reason.name().to_string(),
             detail: e.detail,
@@ -226,7 +225,7 @@ impl Ledger {
             truncated: f.truncated,
             body_zstd,
             redirect_to,
-            text_len: data.text_len,
+            text_len: data.text.frame_len(),
         };
         w.b.put_row::<Pages>(&id, &record);
         Ok(())
@@ -245,11 +244,9 @@ impl Ledger {
         let target = match model::resolve(job.url.url(), loc) {
             Ok(t) => t,
             Err(model::UrlError::TooLong(_)) => {
-                bump(
-                    &mut self.counters.filtered,
-                    FilterReason::UrlTooLong.name(),
-                    1,
-                );
+                self.counters
+                    .filtered
+                    .add(Filtered::Url(FilterReason::UrlTooLong), 1);
                 return Ok(None);
             }
             Err(_) => {
@@ -287,7 +284,7 @@ impl Ledger {
         job: &PageJob,
         html: ParsedHtml,
         (md5, kept_near): ([u8; 16], Option<Option<NearRecord>>),
-        text_in_frame: bool,
+        text_place: TextPlace,
     ) -> Result<(), StoreError> {
         let id = job.url.id();
         let page = html.page;
@@ -296,7 +293,7 @@ impl Ledger {
         let clean = denoised
             .as_ref()
             .zip(html.clean.as_deref())
-            .filter(|_| self.settings.denoise.filters_read_denoised());
+            .filter(|_| self.text.filters_read_clean);
         let (title, text) = match clean {
             Some((d, text)) => (d.title.as_str(), text),
             None => (page.title.as_str(), page.text.as_str()),
@@ -338,17 +335,15 @@ impl Ledger {
         } else if placed.as_ref().is_none_or(|p| p.expand) {
             self.record_links(w, job, &page, (title, text), &verdict, kept)?;
         }
-        if let Some(counter) = verdict.verdict.counter() {
-            bump(&mut self.counters.filtered, counter, 1);
+        if let Some(counter) = Filtered::page(verdict.verdict) {
+            self.counters.filtered.add(counter, 1);
         }
         let doc = DocRecord {
             title: page.title,
-            // In the page's frame (`PageRecord::text_len`) unless the page
-            // was too large to stream; a noindex page's is not kept.
-            text: if text_in_frame || page.noindex {
-                String::new()
-            } else {
-                page.text
+            // Where the fetch task put it (`TextPlace`).
+            text: match text_place {
+                TextPlace::Doc => page.text,
+                TextPlace::Frame { .. } | TextPlace::None => String::new(),
             },
             charset: html.charset.to_string(),
             charset_source: html.charset_source.to_string(),
@@ -360,13 +355,15 @@ impl Ledger {
             denoise: denoised.as_ref().map(denoise_record),
             simhash: html.simhash,
             near: placed.and_then(|p| p.near),
+        };
+        let verdict = VerdictRecord {
             topic_score: verdict.topic_score,
             relevance: verdict.relevance,
             verdict: verdict.verdict,
             verdict_detail: verdict.detail,
         };
         w.b.put_row::<Docs>(&id, &doc);
-        w.b.put_row::<Verdicts>(&id, &doc.verdict_record());
+        w.b.put_row::<Verdicts>(&id, &verdict);
         Ok(())
     }
 
@@ -459,11 +456,9 @@ impl Ledger {
         self.record_capped(w, job, page);
         if page.too_long_links > 0 {
             let n = i64::from(page.too_long_links);
-            bump(
-                &mut self.counters.filtered,
-                FilterReason::UrlTooLong.name(),
-                n,
-            );
+            self.counters
+                .filtered
+                .add(Filtered::Url(FilterReason::UrlTooLong), n);
         }
         Ok(())
     }

@@ -16,8 +16,8 @@ use crate::model::SeenState;
 use crate::model::{self, UrlId};
 use crate::schema::tables::{Docs, Due, Pages, Verdicts, Visits};
 use crate::schema::{
-    Compared, DueKey, DueReason, FrontierEntry, NearRecord, PageRecord, PastVersion, Revalidate,
-    VisitRecord,
+    Compared, DueKey, DueReason, Filtered, FrontierEntry, NearRecord, PageDoc, PageRecord,
+    PastVersion, Revalidate, VisitRecord,
 };
 use crate::store::{Batch, StoreError};
 
@@ -493,15 +493,17 @@ impl Ledger {
             w.b.delete_content_owner(&old.md5);
         }
         let mut near = None;
-        if let Some(doc) = self.store.row::<Docs>(&id)? {
+        // The doc with its verdict: a page the filters did not keep is
+        // counted under its verdict, which the new version counts again.
+        if let Some(PageDoc { doc, verdict }) = self.store.doc(id)? {
             if doc.duplicate_of.is_some() {
                 self.counters.duplicates = self.counters.duplicates.saturating_sub(1);
             }
             if doc.links_recorded() {
                 self.counters.links = self.counters.links.saturating_sub(doc.outlinks.into());
             }
-            if let Some(counter) = doc.verdict.counter() {
-                super::bump(&mut self.counters.filtered, counter, -1);
+            if let Some(counter) = Filtered::page(verdict.verdict) {
+                self.counters.filtered.add(counter, -1);
             }
             near = doc.near_place();
             if let (Some(hash), Some(_)) = (doc.simhash, near) {

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use super::Ledger;
 use crate::model::{FailReason, FilterReason, SeenState};
 use crate::model::{HostId, UrlId};
+use crate::schema::Filtered;
 use crate::schema::tables::{CountersRow, Details, Frontier, Hosts, Robots, Seen};
 use crate::schema::{DetailRecord, FrontierEntry, FrontierKey, SeenRecord};
 use crate::store::{Batch, Store, StoreError};
@@ -38,15 +39,6 @@ impl<'a> PageWrite<'a> {
         if !self.touched.contains(&host) {
             self.touched.push(host);
         }
-    }
-}
-
-/// Adds `by` to a counter of a reason (removed at zero).
-pub fn bump(map: &mut std::collections::BTreeMap<String, u64>, key: &str, by: i64) {
-    let v = map.entry(key.to_string()).or_insert(0);
-    *v = v.saturating_add_signed(by);
-    if *v == 0 {
-        map.remove(key);
     }
 }
 
@@ -174,8 +166,8 @@ impl Ledger {
         }
         self.mark(b, key.url, entry, state);
         match state {
-            SeenState::Filtered(r) => bump(&mut self.counters.filtered, r.name(), 1),
-            SeenState::Failed(r) => bump(&mut self.counters.failed, r.name(), 1),
+            SeenState::Filtered(r) => self.counters.filtered.add(Filtered::Url(r), 1),
+            SeenState::Failed(r) => self.counters.failed.add(r, 1),
             _ => {}
         }
         Ok(())

@@ -19,6 +19,7 @@ use super::ledger::{Discovery, Ledger, PageWrite};
 use super::scheduler::CrawlError;
 use crate::frontier::Focus;
 use crate::model::{self, UrlId};
+use crate::schema::Filtered;
 use crate::settings::CrawlSettings;
 use crate::store::{Store, StoreError};
 
@@ -168,11 +169,11 @@ fn run_refilter(
     let judging = Judging {
         follow_nofollow: l.settings().follow_nofollow,
         soft_focus: l.settings().order.focus == Focus::Soft,
-        denoised_text: l.settings().denoise.filters_read_denoised(),
+        denoised_text: l.text_policy().filters_read_clean,
         dry_run,
     };
     // Owned here: the scanners run while the applier borrows the ledger.
-    let (denoiser, agent) = (l.denoiser().filter(|_| run.denoise), l.agent().to_string());
+    let text = l.text_policy();
     let seeds = if l.settings().follow_seed_links {
         l.seed_ids().clone()
     } else {
@@ -183,11 +184,13 @@ fn run_refilter(
         filters: &filters,
         judging,
         seeds: &seeds,
-        redenoise: denoiser.as_deref().map(|denoiser| Redenoise {
-            denoiser,
-            agent: &agent,
-            max_links: l.settings().max_outlinks,
-        }),
+        redenoise: (text.denoise.as_ref())
+            .filter(|_| run.denoise)
+            .map(|denoiser| Redenoise {
+                denoiser,
+                agent: &text.agent,
+                max_links: text.max_links,
+            }),
     };
     // Work crosses threads in chunks: one wake-up per chunk, not per page.
     let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(64);
@@ -275,10 +278,10 @@ fn apply_page(
             let names = (w.old.name().to_string(), new.name().to_string());
             report.sample.push((url, names.0, names.1));
         }
-        if let Some(counter) = w.old.counter() {
+        if let Some(counter) = Filtered::page(w.old) {
             l.count_filtered(counter, -1);
         }
-        if let Some(counter) = new.counter() {
+        if let Some(counter) = Filtered::page(new) {
             l.count_filtered(counter, 1);
         }
     }

@@ -11,7 +11,7 @@ use crate::filter::denoise::{clean_text, noise_of, removed};
 use crate::frontier::order::backlink_importance;
 use crate::model::UrlId;
 use crate::schema::tables::{Clusters, RankRow, Ranks, Visits};
-use crate::schema::{DocRecord, LinkRecord, PageRecord};
+use crate::schema::{DocRecord, LinkRecord, PageDoc, PageRecord};
 use crate::shell::error::{Result, ShellError};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
@@ -73,11 +73,11 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     let doc = sh.store.doc_with_text(u.id())?;
     let outs = sh.links_from(u.id(), 20)?;
     let ins = sh.links_to(u.id(), 20)?;
-    let duplicate_of = match doc.as_ref().and_then(|d| d.duplicate_of) {
+    let duplicate_of = match doc.as_ref().and_then(|d| d.doc.duplicate_of) {
         Some(dup) => Some(sh.store.url(UrlId(dup))?.unwrap_or_default()),
         None => None,
     };
-    let near = match doc.as_ref().and_then(|d| d.near) {
+    let near = match doc.as_ref().and_then(|d| d.doc.near) {
         Some(n) => Some((sh.store.url(UrlId(n.of))?.unwrap_or_default(), n)),
         None => None,
     };
@@ -100,13 +100,13 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     let (lines, scores) = score_lines(sh, u.id())?;
     t += &lines;
     let d = doc.unwrap_or_default();
-    t += &tail(&page, &d, &outs, &ins);
+    t += &tail(&page, &d.doc, &outs, &ins);
     let mut j = page_json(&page, &d, &outs, &ins);
     j["ranking"] = scores;
     j["visits"] = json!(visits.map(|v| json!({
         "visits": v.visits, "changes": v.changes, "last_visit_ms": v.last_ms, "due_ms": v.due_ms,
     })));
-    j["simhash"] = json!(d.simhash.map(|h| format!("{h:016x}")));
+    j["simhash"] = json!(d.doc.simhash.map(|h| format!("{h:016x}")));
     j["near_duplicate_of"] = json!(near.map(|(u, n)| json!({"url": u, "distance": n.distance})));
     Ok(Reply::with(t.trim_end().to_string(), j))
 }
@@ -117,7 +117,8 @@ fn text_view(sh: &Shell, u: &crate::model::CanonicalUrl, noise: bool) -> Result<
     let doc = sh
         .store
         .doc_with_text(u.id())?
-        .ok_or_else(|| format!("{u} has no stored text (page {u} shows what is stored)"))?;
+        .ok_or_else(|| format!("{u} has no stored text (page {u} shows what is stored)"))?
+        .doc;
     let Some(d) = &doc.denoise else {
         if noise {
             return Err(format!(
@@ -212,7 +213,8 @@ fn head(page: &PageRecord) -> String {
 }
 
 /// What parsing and the filters made of it.
-fn doc_lines(d: &DocRecord, duplicate_of: Option<&str>) -> String {
+fn doc_lines(pd: &PageDoc, duplicate_of: Option<&str>) -> String {
+    let (d, v) = (&pd.doc, &pd.verdict);
     let mut t = format!(
         "title         {}\ncharset       {} (from {})\n",
         d.title, d.charset, d.charset_source
@@ -226,16 +228,16 @@ fn doc_lines(d: &DocRecord, duplicate_of: Option<&str>) -> String {
     if let Some(h) = d.simhash {
         t += &format!("simhash       {h:016x}\n");
     }
-    let detail = if d.verdict_detail.is_empty() {
+    let detail = if v.verdict_detail.is_empty() {
         String::new()
     } else {
-        format!(" ({})", d.verdict_detail)
+        format!(" ({})", v.verdict_detail)
     };
-    t += &format!("verdict       {}{detail}\n", d.verdict.name());
-    if let Some(ts) = d.topic_score {
+    t += &format!("verdict       {}{detail}\n", v.verdict.name());
+    if let Some(ts) = v.topic_score {
         t += &format!("topic score   {ts:.4}\n");
     }
-    if let Some(r) = d.relevance {
+    if let Some(r) = v.relevance {
         t += &format!("relevance     {r:.4}\n");
     }
     if let Some(dn) = &d.denoise {
@@ -297,16 +299,17 @@ pub fn link_json(url: &str, l: &LinkRecord) -> serde_json::Value {
 
 fn page_json(
     page: &PageRecord,
-    d: &DocRecord,
+    pd: &PageDoc,
     outs: &[(String, LinkRecord)],
     ins: &[String],
 ) -> serde_json::Value {
+    let (d, v) = (&pd.doc, &pd.verdict);
     json!({
         "url": page.url, "status": page.status, "http_version": page.http_version, "fetched_ms": page.fetched_ms,
         "depth": page.depth, "content_type": page.content_type, "size": page.body_len, "truncated": page.truncated,
         "redirect_to": page.redirect_to, "headers": page.headers, "title": d.title, "charset": d.charset,
         "text": d.text, "canonical": d.canonical, "noindex": d.noindex, "nofollow": d.nofollow,
-        "verdict": d.verdict.name(), "verdict_detail": d.verdict_detail, "topic_score": d.topic_score, "relevance": d.relevance,
+        "verdict": v.verdict.name(), "verdict_detail": v.verdict_detail, "topic_score": v.topic_score, "relevance": v.relevance,
         "duplicate_of": d.duplicate_of.map(|x| format!("{:032x}", x)),
         "denoised": d.denoise.as_ref().map(|dn| json!({"title": dn.title, "author": dn.author, "date": dn.date, "noise_lines": dn.noise.len()})),
         "outlinks": outs.iter().map(|(u, l)| link_json(u, l)).collect::<Vec<_>>(),

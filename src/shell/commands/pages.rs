@@ -10,7 +10,7 @@ use crate::model::SeenState;
 use crate::model::{UrlId, now_ms};
 use crate::schema::tables::Pages;
 use crate::schema::tables::{Ranks, Visits};
-use crate::schema::{DocRecord, PageRecord};
+use crate::schema::{DocRecord, PageDoc, PageRecord};
 use crate::shell::error::{Result, bail};
 use crate::shell::expr::{self, Query};
 use crate::shell::fields::{self, Extra, Reads, Row};
@@ -85,7 +85,7 @@ impl Output {
 /// A matching page, with what its fields were read from.
 struct Matched {
     page: PageRecord,
-    doc: DocRecord,
+    doc: PageDoc,
     extra: Extra,
 }
 
@@ -166,7 +166,7 @@ fn table_reply(sh: &Shell, q: &Query, mut rows: Vec<Matched>, via: &str) -> Resu
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|m| {
-            let mut c = page_cells(&m.page, &m.doc).to_vec();
+            let mut c = page_cells(&m.page, &m.doc.doc).to_vec();
             if let Some(f) = shown {
                 let row = Row::full(&m.page, &m.doc, &m.extra, now);
                 c.insert(c.len() - 1, fields::value(f, &row).to_string());
@@ -180,7 +180,7 @@ fn table_reply(sh: &Shell, q: &Query, mut rows: Vec<Matched>, via: &str) -> Resu
     }
     let j: Vec<_> = rows
         .iter()
-        .map(|Matched { page: p, doc: d, extra: x }| json!({"url": p.url, "status": p.status, "depth": p.depth, "size": p.body_len, "title": d.title,
+        .map(|Matched { page: p, doc: PageDoc { doc: d, .. }, extra: x }| json!({"url": p.url, "status": p.status, "depth": p.depth, "size": p.body_len, "title": d.title,
             "content_type": p.content_type, "fetched_ms": p.fetched_ms, "outlinks": d.outlinks, "inlinks": x.inlinks,
             "duplicate": d.duplicate_of.is_some(), "pagerank": x.pagerank, "scores": x.scores}))
         .collect();
@@ -267,7 +267,7 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
                 true => sh.store.row::<Ranks>(&id)?.map(|r| r.pagerank),
                 false => None,
             },
-            near_of: match doc.near.filter(|_| needs_near) {
+            near_of: match doc.doc.near.filter(|_| needs_near) {
                 Some(n) => sh.store.url(UrlId(n.of))?,
                 None => None,
             },
@@ -289,7 +289,7 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
                 if found.count == 1 {
                     sh.say(&stream_row(&HEADERS.map(String::from)));
                 }
-                sh.say(&stream_row(&page_cells(&page, &doc)));
+                sh.say(&stream_row(&page_cells(&page, &doc.doc)));
             }
             Output::Table => found.rows.push(Matched { page, doc, extra }),
         }
@@ -377,6 +377,7 @@ fn light_match(sh: &Shell, filter: &expr::Expr, id: UrlId, now: f64) -> Result<O
         depth: seen.depth,
         page: None,
         doc: None,
+        verdict: None,
         inlinks: 0,
         scores: seen.scores.as_ref(),
         pagerank: None,

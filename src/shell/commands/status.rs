@@ -1,8 +1,6 @@
 //! `status`: counts, rates, bytes, hosts, elapsed and TLP, from the running
 //! crawl's snapshot or, idle, from the db's counters.
 
-use std::collections::BTreeMap;
-
 use serde_json::json;
 
 use super::{Call, Command, no_detail, nothing, recrawl};
@@ -10,6 +8,7 @@ use crate::crawl::groups::{HostLoad, SiteGroups};
 use crate::crawl::revisit::{FRESH_SAMPLE, estimate_freshness};
 use crate::crawl::sites::SiteRules;
 use crate::schema::tables::Runs;
+use crate::schema::{Counted, Tally};
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
@@ -39,8 +38,8 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
         Some(s) => s.counters.clone(),
         None => sh.store.counters()?,
     };
-    let failed: u64 = c.failed.values().sum();
-    let filtered: u64 = c.filtered.values().sum();
+    let failed: u64 = c.failed.total();
+    let filtered: u64 = c.filtered.total();
     let (recent, overall, elapsed, run_fetched, active) =
         snap.as_ref().map_or((0.0, 0.0, 0.0, 0, 0), |s| {
             let e = s.elapsed.as_secs_f64();
@@ -214,11 +213,11 @@ impl Shell {
 }
 
 /// ` (reason n, reason n)` after a total.
-fn breakdown(m: &BTreeMap<String, u64>) -> String {
+fn breakdown<K: Counted>(m: &Tally<K>) -> String {
     if m.is_empty() {
         return String::new();
     }
-    let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let parts: Vec<String> = m.by_name().map(|(k, v)| format!("{k} {v}")).collect();
     format!(" ({})", parts.join(", "))
 }
 

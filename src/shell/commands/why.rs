@@ -12,7 +12,7 @@ use crate::fetch::RobotsRules;
 use crate::model::{self, LinkVerdict, UrlId, Verdict};
 use crate::model::{FailReason, FilterReason, RobotsOutcome, SeenState};
 use crate::schema::tables::{Due, Lastmods, LinkLimitsRow, Sitemaps, Visits};
-use crate::schema::{DueKey, DueReason, LinkLimits};
+use crate::schema::{DueKey, DueReason, LinkLimits, PageDoc};
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, table};
@@ -260,22 +260,26 @@ impl Shell {
             .unwrap_or_default();
         let doc = self.store.doc(u.id())?;
         let verdict = match &doc {
-            Some(d) if d.verdict != Verdict::Keep && !d.nofollow && self.follows_as_seed(u)? => {
+            Some(PageDoc { doc: d, verdict: v })
+                if v.verdict != Verdict::Keep && !d.nofollow && self.follows_as_seed(u)? =>
+            {
                 format!(
                     "; dropped by the {} filter ({}), but its links are followed: it is a seed (crawl.follow_seed_links)",
-                    d.verdict.name(),
-                    d.verdict_detail
+                    v.verdict.name(),
+                    v.verdict_detail
                 )
             }
-            Some(d) if d.verdict != Verdict::Keep => format!(
+            Some(PageDoc { verdict: v, .. }) if v.verdict != Verdict::Keep => format!(
                 "; its links are not followed: {} filter ({})",
-                d.verdict.name(),
-                d.verdict_detail
+                v.verdict.name(),
+                v.verdict_detail
             ),
-            Some(d) if !d.verdict_detail.is_empty() => format!("; kept ({})", d.verdict_detail),
+            Some(PageDoc { verdict: v, .. }) if !v.verdict_detail.is_empty() => {
+                format!("; kept ({})", v.verdict_detail)
+            }
             _ => String::new(),
         };
-        let verdict = verdict + &self.explain_copies(doc.as_ref())?;
+        let verdict = verdict + &self.explain_copies(doc.as_ref().map(|d| &d.doc))?;
         let redirect = match &page {
             Some(p) if (300..400).contains(&status) => {
                 let location = p

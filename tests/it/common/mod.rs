@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use trawl::crawl::{self, Summary};
 use trawl::model::{UrlId, normalize};
-use trawl::schema::{DocRecord, PageRecord, SeenRecord};
+use trawl::schema::{DocRecord, PageRecord, SeenRecord, VerdictRecord};
 use trawl::settings::CrawlSettings;
 use trawl::site::{Request, Response, Server, handler};
 use trawl::store::Store;
@@ -142,7 +142,12 @@ impl Db {
 
     /// The page's doc with its text (from the page frame, schema 9 on).
     pub fn doc(&self, url: &str) -> Option<DocRecord> {
-        self.store.doc_with_text(id(url)).unwrap()
+        self.store.doc_with_text(id(url)).unwrap().map(|d| d.doc)
+    }
+
+    /// The page's verdict as the filters last judged it.
+    pub fn verdict(&self, url: &str) -> Option<VerdictRecord> {
+        self.store.doc(id(url)).unwrap().map(|d| d.verdict)
     }
 
     pub fn seen(&self, url: &str) -> Option<SeenRecord> {
