@@ -127,8 +127,8 @@ fn unreadable(problems: &mut Vec<String>, table: &str, n: u64) {
     }
 }
 
-/// Pairs of (rows, counter) for every key either side has.
-/// Each reason's (rows, counter), by name.
+/// Each reason's (rows, counter), by name, for every reason either side
+/// has.
 fn counted_map(
     counters: impl Iterator<Item = (&'static str, u64)>,
     rows: &HashMap<&'static str, u64>,

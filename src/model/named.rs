@@ -5,7 +5,7 @@
 
 /// An enum whose variants each have a name.
 pub trait NamedEnum: Copy + Eq + Sized + Sync + 'static {
-    /// Every variant, in declaration order.
+    /// Every variant, in the order its names are listed.
     const VARIANTS: &'static [Self];
 
     fn name(self) -> &'static str;
@@ -28,7 +28,7 @@ pub trait NamedEnum: Copy + Eq + Sized + Sync + 'static {
 macro_rules! named_enum {
     ($ty:ident { $($variant:ident => $name:literal),+ $(,)? }) => {
         impl $ty {
-            /// Every variant, in declaration order.
+            /// Every variant, in the order its names are listed.
             pub const ALL: [$ty; [$($name),+].len()] = [$($ty::$variant),+];
 
             pub fn name(self) -> &'static str {

@@ -2,7 +2,11 @@
 //! of the db that every page's batch updates, and the typed tallies of
 //! failures and filtered URLs inside it. A tally is stored as a map from
 //! its reasons' names to counts, in name order (the bytes of schema 23),
-//! and read and written by typed reason.
+//! and read and written by typed reason; a name this trawl has no reason
+//! for (a newer trawl's) is kept and shown as it is, as the plain map kept
+//! it.
+
+use std::borrow::Cow;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -133,7 +137,7 @@ impl Counted for Filtered {
     }
     fn from_name(name: &str) -> Option<Self> {
         match name.strip_prefix("page-") {
-            Some(v) => Verdict::from_name(v).and_then(Filtered::page),
+            Some(v) => Verdict::from_name(v).map(Filtered::Page),
             None => FilterReason::from_name(name).map(Filtered::Url),
         }
     }
@@ -142,7 +146,7 @@ impl Counted for Filtered {
 /// Counts by reason, in the order of the reasons' names (as stored).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Tally<K: Counted> {
-    counts: BTreeMap<&'static str, u64>,
+    counts: BTreeMap<Cow<'static, str>, u64>,
     kind: PhantomData<K>,
 }
 
@@ -158,11 +162,14 @@ impl<K: Counted> Default for Tally<K> {
 impl<K: Counted> Tally<K> {
     /// Adds `by` to `k`'s count (saturating; a count at zero is removed).
     pub fn add(&mut self, k: K, by: i64) {
-        let name = k.name();
-        let v = self.counts.entry(name).or_insert(0);
+        self.add_named(Cow::Borrowed(k.name()), by);
+    }
+
+    fn add_named(&mut self, name: Cow<'static, str>, by: i64) {
+        let v = self.counts.entry(name.clone()).or_insert(0);
         *v = v.saturating_add_signed(by);
         if *v == 0 {
-            self.counts.remove(name);
+            self.counts.remove(&name);
         }
     }
 
@@ -183,14 +190,15 @@ impl<K: Counted> Tally<K> {
         self.counts.is_empty()
     }
 
-    /// Each reason counted, with its count, in name order.
+    /// Each reason counted, with its count, in name order (a name this
+    /// trawl has no reason for is left out).
     pub fn iter(&self) -> impl Iterator<Item = (K, u64)> + '_ {
         (self.counts.iter()).filter_map(|(n, c)| Some((K::from_name(n)?, *c)))
     }
 
-    /// Each reason's name with its count, in name order.
-    pub fn by_name(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        self.counts.iter().map(|(n, c)| (*n, *c))
+    /// Each name counted with its count, in name order.
+    pub fn by_name(&self) -> impl Iterator<Item = (&str, u64)> + '_ {
+        self.counts.iter().map(|(n, c)| (n.as_ref(), *c))
     }
 }
 
@@ -224,9 +232,12 @@ impl<'de, K: Counted> Visitor<'de> for TallyVisitor<K> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Tally<K>, A::Error> {
         let mut t = Tally::default();
         while let Some((name, n)) = map.next_entry::<String, u64>()? {
-            let k = K::from_name(&name)
-                .ok_or_else(|| serde::de::Error::custom(format!("unknown counter {name:?}")))?;
-            t.add(k, n.min(i64::MAX as u64) as i64);
+            // A known name is held as its reason's; another as read.
+            let name = match K::from_name(&name) {
+                Some(k) => Cow::Borrowed(k.name()),
+                None => Cow::Owned(name),
+            };
+            t.add_named(name, n.min(i64::MAX as u64) as i64);
         }
         Ok(t)
     }
@@ -263,9 +274,17 @@ mod tests {
         assert_eq!(back.filtered.get(Filtered::Url(FilterReason::Robots)), 0);
         assert_eq!(back.filtered.named("page-relevance"), 3);
         assert_eq!(back.failed.total(), 3);
-        let bad: BTreeMap<String, u64> = [("no-such-reason".into(), 1)].into();
-        let e = postcard::from_bytes::<Tally<FailReason>>(&postcard::to_allocvec(&bad).unwrap());
-        assert!(e.is_err());
+        // A newer trawl's reason is kept, shown and written back as it was.
+        let newer: BTreeMap<String, u64> = [("a-newer-reason".into(), 4), ("dns".into(), 1)].into();
+        let bytes = postcard::to_allocvec(&newer).unwrap();
+        let t = postcard::from_bytes::<Tally<FailReason>>(&bytes).unwrap();
+        assert_eq!(
+            t.by_name().collect::<Vec<_>>(),
+            [("a-newer-reason", 4), ("dns", 1)]
+        );
+        assert_eq!(t.iter().collect::<Vec<_>>(), [(FailReason::Dns, 1)]);
+        assert_eq!((t.total(), t.named("a-newer-reason")), (5, 4));
+        assert_eq!(postcard::to_allocvec(&t).unwrap(), bytes);
         assert_eq!(Filtered::page(Verdict::Keep), None);
         for name in ["page-topic", "page-relevance", "host-budget"] {
             assert_eq!(Filtered::from_name(name).unwrap().name(), name);

@@ -109,7 +109,8 @@ pub(super) struct Ledger {
     /// The crawl order's state: generation, ranking, in-link boosts and
     /// the learned model.
     order: order_book::OrderBook,
-    /// What fetch tasks denoise pages with (shared: no copy a page).
+    /// What fetch tasks make of a page's text, built once per settings
+    /// change and shared with them.
     text: Arc<TextPolicy>,
     /// The near-duplicate band index, loaded when a page is first hashed.
     bands: Option<BandIndex>,
