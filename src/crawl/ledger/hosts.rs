@@ -219,7 +219,7 @@ impl Ledger {
         let expires = h.record.robots.as_ref().map_or(0, |r| r.expires_ms);
         if h.rules.is_none() || expires <= ask.now {
             let origin = h.record.origin.clone();
-            let seed = self.seed_hosts.contains(&id).then(|| self.guard.clone());
+            let seed = self.seeds.is_seed_host(id).then(|| self.guard.clone());
             return Ok(Next::Robots { origin, seed });
         }
         if h.rules.as_ref().is_some_and(RobotsRules::is_unreachable) {

@@ -35,6 +35,7 @@ mod page;
 mod retime;
 mod revisits;
 mod robots;
+mod seed_book;
 mod seeds;
 mod site_book;
 mod sitemap_book;
@@ -87,10 +88,8 @@ pub(super) struct Ledger {
     settled: SettledSet,
     /// Query strings queued per path (`crawl.max_query_variants`).
     variants: QueryVariants,
-    /// Seeds and the URLs seeds redirected to: their redirects are seeds.
-    seed_ids: HashSet<UrlId>,
-    /// Hosts of those: their robots.txt redirects widen the scope.
-    seed_hosts: HashSet<HostId>,
+    /// Seeds, the URLs seeds redirected to, and their hosts.
+    seeds: seed_book::SeedBook,
     /// URLs a dead run left in flight once, with how many runs in a row
     /// died with them (see `inflight`).
     suspects: HashMap<UrlId, u8>,
@@ -152,8 +151,7 @@ impl Ledger {
             front: SeenFront::with_capacity(0),
             settled: SettledSet::default(),
             variants: QueryVariants::default(),
-            seed_ids: HashSet::new(),
-            seed_hosts: HashSet::new(),
+            seeds: seed_book::SeedBook::default(),
             suspects: HashMap::new(),
             marks,
             run_started_ms: 0,
@@ -208,7 +206,7 @@ impl Ledger {
 
     /// Seeds and the URLs seeds redirected to.
     pub fn seed_ids(&self) -> &HashSet<UrlId> {
-        &self.seed_ids
+        self.seeds.ids()
     }
 
     /// How many runs in a row died with URL `id` in flight.

@@ -257,7 +257,7 @@ impl Ledger {
         let (depth, hops) = (job.entry.depth, job.entry.redirects.saturating_add(1));
         // The target takes the redirected URL's place in the order.
         let scores = crate::frontier::order::scores_of(&job.key, &job.entry);
-        let d = if self.seed_ids.contains(&id) && hops <= self.settings.max_redirects {
+        let d = if self.seeds.is_seed(id) && hops <= self.settings.max_redirects {
             let mut list = self.store.seeds()?;
             let from = job.url.as_str();
             self.add_derived_seed(&mut w.b, &mut list, &target, from, VIA_REDIRECT)?;
@@ -392,7 +392,7 @@ impl Ledger {
             !verdict.follow,
         );
         let soft_focus = self.settings.order.focus == Focus::Soft;
-        let seed = self.settings.follow_seed_links && self.seed_ids.contains(&id);
+        let seed = self.settings.follow_seed_links && self.seeds.is_seed(id);
         let host_id = job.key.host;
         for link in &page.links {
             let kind = links::classify(job.url.url(), link.url.url());

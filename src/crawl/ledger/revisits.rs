@@ -372,7 +372,7 @@ impl Ledger {
             w.b.put_row::<Visits>(&id, &v);
             return Ok(());
         };
-        if !self.seed_ids.contains(&id) && !self.scope.allows(self.settings.scope, &url) {
+        if !self.seeds.is_seed(id) && !self.scope.allows(self.settings.scope, &url) {
             v.last_error = "out of the crawl's scope now: not revisited".into();
             w.b.put_row::<Visits>(&id, &v);
             return Ok(());

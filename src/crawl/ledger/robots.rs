@@ -36,7 +36,7 @@ impl Ledger {
             redirects,
             blocked,
         } = fetched;
-        if self.seed_hosts.contains(&id) && !redirects.is_empty() {
+        if self.seeds.is_seed_host(id) && !redirects.is_empty() {
             self.widen_scope_for_robots(id, &redirects)?;
         }
         if let Some(why) = blocked {

@@ -41,12 +41,9 @@ impl Ledger {
         if !accepted.is_ok_and(|r| r.is_some_and(|r| r.decision == Decision::Accepted)) {
             self.guard.add_seed(u);
         }
-        self.seed_hosts.insert(u.host_id());
+        self.seeds.note(u, queue_redirects);
         // Its own site, which a redirect of another seed cannot take over.
         self.sites.add_seed(u.host_id());
-        if queue_redirects {
-            self.seed_ids.insert(u.id());
-        }
     }
 
     /// A URL a seed redirected to, from `from`: in scope, and excepted by
@@ -59,8 +56,7 @@ impl Ledger {
             self.guard.add_derived(u, &from);
         }
         if via == VIA_REDIRECT {
-            self.seed_hosts.insert(u.host_id());
-            self.seed_ids.insert(u.id());
+            self.seeds.note(u, true);
         }
     }
 

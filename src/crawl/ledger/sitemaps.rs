@@ -26,7 +26,7 @@ impl Ledger {
 
     /// Host `id`'s robots.txt was read and names `listed` sitemaps.
     pub fn robots_sitemaps(&mut self, id: HostId, listed: &[String]) -> Result<(), StoreError> {
-        if !self.settings.sitemaps.enabled || !self.seed_hosts.contains(&id) {
+        if !self.settings.sitemaps.enabled || !self.seeds.is_seed_host(id) {
             return Ok(());
         }
         let origin = self.loaded(id)?.record.origin.clone();
