@@ -38,3 +38,4 @@ pub mod shell;
 pub mod simulate;
 pub mod site;
 pub mod store;
+pub mod warc;

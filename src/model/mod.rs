@@ -7,6 +7,7 @@ mod ids;
 mod named;
 mod outcome;
 mod url;
+mod utc;
 mod verdict;
 
 pub use ids::{HostId, IdHasher, UrlId};
@@ -17,6 +18,7 @@ pub use url::{
     CanonicalUrl, MAX_URL_BYTES, QueryEncoder, UrlError, host_of, normalize, parsed_host, resolve,
     resolve_encoded,
 };
+pub use utc::Utc;
 pub use verdict::{LinkType, LinkVerdict, Verdict};
 
 /// Milliseconds since the Unix epoch: the one clock stored on disk.
