@@ -14,6 +14,7 @@ mod dedup;
 mod dedup_places;
 mod denoise;
 mod discover;
+mod export_warc;
 mod fetch_parse;
 mod focused;
 mod fuzz;

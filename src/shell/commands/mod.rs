@@ -13,6 +13,7 @@ mod crawl;
 mod discover;
 mod disk;
 mod domains;
+mod export;
 mod frontier;
 mod get;
 mod help;
@@ -65,6 +66,7 @@ pub static COMMANDS: &[&Command] = &[
     &links::COMMAND,
     &pages::COMMAND,
     &count::COMMAND,
+    &export::COMMAND,
     &rank::COMMAND,
     &discover::COMMAND,
     &why::COMMAND,

@@ -70,6 +70,9 @@ pub(super) enum Output {
     Stream,
     /// Rows collected, ordered and limited, then printed.
     Table,
+    /// The matching pages' ids only, for a command that reads them again
+    /// (`export`).
+    Ids,
 }
 
 impl Output {
@@ -92,9 +95,22 @@ struct Matched {
 /// What a scan found.
 struct Found {
     rows: Vec<Matched>,
+    ids: Vec<UrlId>,
     count: u64,
     /// Candidates looked at.
     scanned: u64,
+}
+
+/// The ids of the pages `src` (a `where` expression, with an optional
+/// limit) matches, in scan order.
+pub(super) fn matching_ids(sh: &mut Shell, src: &str, base: usize) -> Result<Vec<UrlId>> {
+    let q = expr::parse_query(src, base)?;
+    if q.order.is_some() {
+        bail!("order by does not apply here: pages are taken in the order they are stored");
+    }
+    let indexed = sh.store.page_index_complete()?;
+    let plan = indexed.then(|| plan::index_scan(&q.filter)).flatten();
+    Ok(scan(sh, &q, plan.as_ref(), Output::Ids)?.ids)
 }
 
 pub(super) fn query(sh: &mut Shell, src: &str, base: usize, out: Output) -> Result<Reply> {
@@ -121,7 +137,7 @@ pub(super) fn query(sh: &mut Shell, src: &str, base: usize, out: Output) -> Resu
             found.count.to_string(),
             json!({ "count": found.count }),
         )),
-        Output::Stream => Ok(Reply::text(format!(
+        Output::Stream | Output::Ids => Ok(Reply::text(format!(
             "({} page{}{via})",
             found.count,
             plural(found.count)
@@ -221,6 +237,7 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
     let mut yielded = std::collections::HashSet::new();
     let mut found = Found {
         rows: Vec::new(),
+        ids: Vec::new(),
         count: 0,
         scanned: 0,
     };
@@ -292,6 +309,7 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
                 sh.say(&stream_row(&page_cells(&page, &doc.doc)));
             }
             Output::Table => found.rows.push(Matched { page, doc, extra }),
+            Output::Ids => found.ids.push(id),
         }
         if early_stop.is_some_and(|l| found.count >= l as u64) && out != Output::Count {
             break;

@@ -1,0 +1,230 @@
+//! `export warc PATH [where EXPR]`: the stored pages as a WARC 1.1 file,
+//! for crawls made without WARC output. The db keeps each body decoded,
+//! so a response record carries the stored body with `Content-Encoding`
+//! and `Transfer-Encoding` dropped and `Content-Length` set to its length,
+//! as the warcinfo record says; a page whose body repeats an earlier
+//! page's is a revisit record of it.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::pages::matching_ids;
+use super::{Call, Command, Known, no_detail};
+use crate::model::{UrlId, now_ms};
+use crate::schema::PageRecord;
+use crate::schema::tables::Pages;
+use crate::shell::error::{Result, ShellError, bail};
+use crate::shell::reply::Reply;
+use crate::shell::{Shell, rest_after_words, table};
+use crate::warc::{Record, RecordType, http_block};
+
+pub const COMMAND: Command = Command {
+    name: "export",
+    usage: "export warc PATH [where EXPR]",
+    summary: "the stored pages (or those an expression matches) as a WARC 1.1 file, one gzip member per record",
+    examples: &[
+        "export warc crawl.warc.gz",
+        "export warc docs.warc.gz where host = 'docs.example.org' and status = 200",
+    ],
+    arity: (2, None),
+    subs: &[],
+    writes: false,
+    complete,
+    detail: no_detail,
+    run,
+};
+
+const IDENTICAL_PAYLOAD: &str = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
+fn complete(_: &Known, args: &[&str]) -> Vec<String> {
+    match args {
+        [] => vec!["warc".into()],
+        [_, _] => vec!["where".into()],
+        _ => Vec::new(),
+    }
+}
+
+/// What an export wrote.
+#[derive(Default)]
+struct Written {
+    responses: u64,
+    revisits: u64,
+    bytes: u64,
+}
+
+fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+    if call.args[0] != "warc" {
+        bail!(
+            "export: {:?} is not a format; export warc PATH",
+            call.args[0]
+        );
+    }
+    let path = PathBuf::from(call.args[1]);
+    let (rest, base) = rest_after_words(call.line, 3);
+    let rest = rest.replace("--json", "");
+    let ids = match rest.trim() {
+        "" => None,
+        _ => Some(matching_ids(sh, &rest, base)?),
+    };
+    if path.exists() {
+        bail!("{} exists; give export a new file name", path.display());
+    }
+    let partial = path.with_extension("partial");
+    let file =
+        File::create(&partial).map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
+    let mut out = BufWriter::new(file);
+    let written = write_warc(sh, &mut out, ids)
+        .and_then(|w| {
+            out.flush().map_err(|e| io_error(&partial, e))?;
+            Ok(w)
+        })
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&partial);
+        })?;
+    std::fs::rename(&partial, &path).map_err(|e| io_error(&path, e))?;
+    let pages = written.responses + written.revisits;
+    Ok(Reply::with(
+        format!(
+            "wrote {} ({} pages: {} responses, {} revisits; {})",
+            path.display(),
+            table::thousands(pages),
+            table::thousands(written.responses),
+            table::thousands(written.revisits),
+            table::bytes(written.bytes)
+        ),
+        json!({"path": path.display().to_string(), "pages": pages, "responses": written.responses,
+            "revisits": written.revisits, "bytes": written.bytes}),
+    ))
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> ShellError {
+    format!("writing {}: {e}", path.display()).into()
+}
+
+/// The warcinfo record, then a record for each page of `ids` (every page
+/// when None).
+fn write_warc(sh: &mut Shell, out: &mut impl Write, ids: Option<Vec<UrlId>>) -> Result<Written> {
+    let info = warcinfo(sh);
+    let mut w = Written::default();
+    w.bytes += info.write_gz(out).map_err(|e| e.to_string())?;
+    let total = match &ids {
+        Some(ids) => ids.len() as u64,
+        None => sh.store.counters()?.fetched,
+    };
+    let mut done = 0u64;
+    let mut each = |sh: &mut Shell, id: UrlId, page: PageRecord, w: &mut Written| -> Result<()> {
+        if sh.interrupted() {
+            bail!("interrupted; nothing written");
+        }
+        let record = page_record(sh, id, &page, info.id())?;
+        if record.1 {
+            w.revisits += 1;
+        } else {
+            w.responses += 1;
+        }
+        w.bytes += record.0.write_gz(out).map_err(|e| e.to_string())?;
+        done += 1;
+        if done.is_multiple_of(256) {
+            sh.progress(&format!(
+                "exporting: {} of {} pages",
+                table::thousands(done),
+                table::thousands(total)
+            ));
+        }
+        Ok(())
+    };
+    match ids {
+        Some(ids) => {
+            for id in ids {
+                if let Some(page) = sh.store.page(id)? {
+                    each(sh, id, page, &mut w)?;
+                }
+            }
+        }
+        None => {
+            let store = sh.store.clone();
+            let mut rows = store.rows::<Pages>(&[]);
+            for row in rows.by_ref() {
+                let (id, page) = row?;
+                each(sh, id, page, &mut w)?;
+            }
+            crate::shell::lookup::unreadable(rows.unreadable());
+        }
+    }
+    sh.progress_done();
+    Ok(w)
+}
+
+fn warcinfo(sh: &Shell) -> Record {
+    let fields = format!(
+        "software: trawl/{}\r\nformat: WARC File Format 1.1\r\nconformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\nisPartOf: {}\r\ndescription: exported from a trawl db; the db keeps bodies decoded, so each response carries the stored body, Content-Encoding and Transfer-Encoding dropped and Content-Length set to its length\r\n",
+        env!("CARGO_PKG_VERSION"),
+        sh.store.path().display()
+    );
+    Record::new(
+        RecordType::Warcinfo,
+        now_ms(),
+        "application/warc-fields",
+        fields.into_bytes(),
+    )
+}
+
+/// A page's record: a response, or a revisit of the first page with the
+/// same body (true).
+fn page_record(sh: &Shell, id: UrlId, page: &PageRecord, info: &str) -> Result<(Record, bool)> {
+    let body = page
+        .body()
+        .map_err(|e| format!("{}: stored body unreadable: {e}", page.url))?;
+    let status = http::StatusCode::from_u16(page.status).ok();
+    let reason = status.and_then(|s| s.canonical_reason()).unwrap_or("");
+    let start = format!("HTTP/1.1 {} {reason}", page.status);
+    let mut headers: Vec<(String, String)> = (page.headers.iter())
+        .filter(|(n, _)| {
+            !["content-encoding", "transfer-encoding", "content-length"]
+                .iter()
+                .any(|h| n.eq_ignore_ascii_case(h))
+        })
+        .cloned()
+        .collect();
+    headers.push(("Content-Length".into(), body.len().to_string()));
+    let first = match sh.store.doc(id)? {
+        Some(d) => d.doc.duplicate_of.map(UrlId),
+        None => None,
+    };
+    let original = match first {
+        Some(id) => sh.store.page(id)?,
+        None => None,
+    };
+    let (kind, msgtype_block, revisit) = match &original {
+        Some(_) => (RecordType::Revisit, http_block(&start, &headers, b""), true),
+        None => (
+            RecordType::Response,
+            http_block(&start, &headers, &body),
+            false,
+        ),
+    };
+    let mut r = Record::new(
+        kind,
+        page.fetched_ms,
+        "application/http;msgtype=response",
+        msgtype_block,
+    )
+    .field("WARC-Target-URI", &page.url)
+    .field("WARC-Warcinfo-ID", info);
+    if let Some(o) = &original {
+        r = r
+            .field("WARC-Profile", IDENTICAL_PAYLOAD)
+            .field("WARC-Refers-To-Target-URI", &o.url)
+            .field(
+                "WARC-Refers-To-Date",
+                &crate::model::Utc::of_ms(o.fetched_ms).iso_millis(),
+            );
+    }
+    if page.truncated {
+        r = r.field("WARC-Truncated", "length");
+    }
+    Ok((r.payload(&body), revisit))
+}
