@@ -135,4 +135,16 @@ async fn a_stored_crawl_exports_as_warc_with_digests_revisits_and_decoded_bodies
     assert!(e.contains("exists") && !e.contains('\n'), "{e}");
     let e = common::shell_error(db.store.clone(), "export tar x.tar".into()).await;
     assert!(e.contains("not a format"), "{e}");
+    let nowhere = dir.path().join("no-such-dir").join("x.warc.gz");
+    let e = common::shell_error(
+        db.store.clone(),
+        format!("export warc {}", nowhere.display()),
+    )
+    .await;
+    assert!(e.contains("cannot create") && !e.contains('\n'), "{e}");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "no partial file is left: {names:?}");
 }

@@ -63,20 +63,23 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
         );
     }
     let path = PathBuf::from(call.args[1]);
+    if path.exists() {
+        bail!("{} exists; give export a new file name", path.display());
+    }
     let (rest, base) = rest_after_words(call.line, 3);
     let rest = rest.replace("--json", "");
     let ids = match rest.trim() {
         "" => None,
         _ => Some(matching_ids(sh, &rest, base)?),
     };
-    if path.exists() {
-        bail!("{} exists; give export a new file name", path.display());
-    }
-    let partial = path.with_extension("partial");
+    // Written beside it and renamed when whole: PATH never holds half a file.
+    let mut partial = path.clone().into_os_string();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
     let file =
         File::create(&partial).map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
     let mut out = BufWriter::new(file);
-    let written = write_warc(sh, &mut out, ids)
+    let written = write_warc(sh, &mut out, &partial, ids)
         .and_then(|w| {
             out.flush().map_err(|e| io_error(&partial, e))?;
             Ok(w)
@@ -106,10 +109,15 @@ fn io_error(path: &Path, e: std::io::Error) -> ShellError {
 
 /// The warcinfo record, then a record for each page of `ids` (every page
 /// when None).
-fn write_warc(sh: &mut Shell, out: &mut impl Write, ids: Option<Vec<UrlId>>) -> Result<Written> {
+fn write_warc(
+    sh: &mut Shell,
+    out: &mut impl Write,
+    file: &Path,
+    ids: Option<Vec<UrlId>>,
+) -> Result<Written> {
     let info = warcinfo(sh);
     let mut w = Written::default();
-    w.bytes += info.write_gz(out).map_err(|e| e.to_string())?;
+    w.bytes += info.write_gz(out).map_err(|e| io_error(file, e))?;
     let total = match &ids {
         Some(ids) => ids.len() as u64,
         None => sh.store.counters()?.fetched,
@@ -125,7 +133,7 @@ fn write_warc(sh: &mut Shell, out: &mut impl Write, ids: Option<Vec<UrlId>>) -> 
         } else {
             w.responses += 1;
         }
-        w.bytes += record.0.write_gz(out).map_err(|e| e.to_string())?;
+        w.bytes += record.0.write_gz(out).map_err(|e| io_error(file, e))?;
         done += 1;
         if done.is_multiple_of(256) {
             sh.progress(&format!(
