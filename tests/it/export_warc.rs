@@ -2,7 +2,7 @@
 //! read back member by member and checked as a WARC reader checks it.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Read;
 
 use crate::common::{self, Db, Fixture, fast, page};
 use trawl::site::Response;
@@ -56,13 +56,7 @@ async fn a_stored_crawl_exports_as_warc_with_digests_revisits_and_decoded_bodies
         "/" => page("home", &["/a", "/copy", "/gz", "/gone"]),
         "/a" => page("same", &[]),
         "/copy" => page("same", &[]),
-        "/gz" => {
-            let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-            g.write_all(b"<title>zipped</title>hello").unwrap();
-            Response::new(200, g.finish().unwrap())
-                .header("content-type", "text/html")
-                .header("content-encoding", "gzip")
-        }
+        "/gz" => common::gzipped_html(b"<title>zipped</title>hello"),
         _ => Response::status(404),
     })
     .await;

@@ -44,13 +44,7 @@ async fn body_cap_and_gzip_bomb_stop_at_the_cap() {
         "/bomb" => Response::new(200, bomb.clone())
             .header("content-type", "text/html")
             .header("content-encoding", "gzip"),
-        "/small.gz" => {
-            let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-            g.write_all(b"<title>tiny</title>hello").unwrap();
-            Response::new(200, g.finish().unwrap())
-                .header("content-type", "text/html")
-                .header("content-encoding", "gzip")
-        }
+        "/small.gz" => common::gzipped_html(b"<title>tiny</title>hello"),
         _ => Response::status(404),
     }))
     .await;

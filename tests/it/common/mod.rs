@@ -177,6 +177,16 @@ pub const FILL: &str =
 
 /// A page titled `title` with `body` text and `(href, anchor)` links, each
 /// between two [`FILL`]s (for tests of anchor-context scores).
+/// An HTML page sent gzip-compressed with `Content-Encoding: gzip`.
+pub fn gzipped_html(html: &[u8]) -> Response {
+    use std::io::Write;
+    let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    g.write_all(html).unwrap();
+    Response::new(200, g.finish().unwrap())
+        .header("content-type", "text/html")
+        .header("content-encoding", "gzip")
+}
+
 pub fn anchored(title: &str, body: &str, links: &[(&str, &str)]) -> Response {
     let a: String = links
         .iter()
