@@ -15,7 +15,7 @@ use super::pages::matching_ids;
 use super::{Call, Command, Known, no_detail};
 use crate::model::{UrlId, now_ms};
 use crate::schema::PageRecord;
-use crate::schema::tables::Pages;
+use crate::schema::tables::{Docs, Pages};
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, rest_after_words, table};
@@ -198,10 +198,8 @@ fn page_record(sh: &Shell, id: UrlId, page: &PageRecord, info: &str) -> Result<(
         .cloned()
         .collect();
     headers.push(("Content-Length".into(), body.len().to_string()));
-    let first = match sh.store.doc(id)? {
-        Some(d) => d.doc.duplicate_of.map(UrlId),
-        None => None,
-    };
+    // The doc alone: its verdict row is not needed here.
+    let first = (sh.store.row::<Docs>(&id)?).and_then(|d| d.duplicate_of.map(UrlId));
     let original = match first {
         Some(id) => sh.store.page(id)?,
         None => None,

@@ -101,6 +101,13 @@ struct Found {
     scanned: u64,
 }
 
+/// The page-index range that narrows `q`'s scan, when the index is whole
+/// and the filter names a status or host.
+fn index_plan(sh: &Shell, q: &Query) -> Result<Option<IndexScan>> {
+    let indexed = sh.store.page_index_complete()?;
+    Ok(indexed.then(|| plan::index_scan(&q.filter)).flatten())
+}
+
 /// The ids of the pages `src` (a `where` expression, with an optional
 /// limit) matches, in scan order.
 pub(super) fn matching_ids(sh: &mut Shell, src: &str, base: usize) -> Result<Vec<UrlId>> {
@@ -108,8 +115,7 @@ pub(super) fn matching_ids(sh: &mut Shell, src: &str, base: usize) -> Result<Vec
     if q.order.is_some() {
         bail!("order by does not apply here: pages are taken in the order they are stored");
     }
-    let indexed = sh.store.page_index_complete()?;
-    let plan = indexed.then(|| plan::index_scan(&q.filter)).flatten();
+    let plan = index_plan(sh, &q)?;
     Ok(scan(sh, &q, plan.as_ref(), Output::Ids)?.ids)
 }
 
@@ -120,8 +126,7 @@ pub(super) fn query(sh: &mut Shell, src: &str, base: usize, out: Output) -> Resu
     } else {
         out
     };
-    let indexed = sh.store.page_index_complete()?;
-    let plan = indexed.then(|| plan::index_scan(&q.filter)).flatten();
+    let plan = index_plan(sh, &q)?;
     let found = scan(sh, &q, plan.as_ref(), out)?;
     // Like EXPLAIN: say when the page index narrowed the scan.
     let via = match plan {
