@@ -39,6 +39,7 @@ pub static FLAGS: &[Flag] = &[
         "s",
         "SECS",
     ),
+    flag("warc", "warc.dir", "", "DIR"),
 ];
 
 const fn flag(

@@ -16,7 +16,7 @@ use super::ledger::Ledger;
 use super::marks::{self, Marks};
 use super::politeness;
 use super::worker::{Done, PageJob};
-use crate::fetch::{ClientError, HttpClient, NetGuard};
+use crate::fetch::{ClientError, FetchSettings, HttpClient, NetGuard};
 use crate::frontier::ReadyHeap;
 use crate::model::{self, HostId, UrlError};
 use crate::schema::Counters;
@@ -172,7 +172,12 @@ impl Scheduler {
     fn new(store: Arc<Store>, settings: CrawlSettings) -> Result<(Scheduler, Control), CrawlError> {
         let guard = NetGuard::new(&settings.fetch.resolve);
         let (mark_requests, marks) = marks::marks();
-        let client = HttpClient::new(settings.fetch.clone(), guard.clone())?;
+        // WARC records need what went over the wire.
+        let fetch = FetchSettings {
+            keep_wire: settings.warc.dir.is_some(),
+            ..settings.fetch.clone()
+        };
+        let client = HttpClient::new(fetch, guard.clone())?;
         let (stop, stop_rx) = watch::channel(false);
         let (paused, paused_rx) = watch::channel(false);
         let (live, live_rx) = watch::channel(settings.clone());
@@ -205,6 +210,7 @@ impl Scheduler {
             wait_published: None,
             wait_noticed: None,
         };
+        scheduler.ledger.open_archive()?;
         // Pages fetched before revisits were on, or under another policy,
         // are timed a chunk a loop turn.
         scheduler.ledger.retime_revisits()?;
@@ -403,6 +409,7 @@ impl Scheduler {
         l.apply_all_boosts()?;
         l.write_inlinks()?;
         l.save_model()?;
+        l.close_archive()?;
         l.record_run(started_ms, self.started.elapsed(), Some(stopping))?;
         l.store().flush()?;
         let run = l.run_figures();
@@ -484,10 +491,11 @@ impl Scheduler {
     /// Takes new settings from the handle; they apply from the next decision.
     fn apply_settings(&mut self, new: CrawlSettings) {
         if new.fetch != self.ledger.settings().fetch {
-            match self
-                .client
-                .retuned(new.fetch.clone(), self.ledger.guard().clone())
-            {
+            let fetch = FetchSettings {
+                keep_wire: self.ledger.archiving(),
+                ..new.fetch.clone()
+            };
+            match self.client.retuned(fetch, self.ledger.guard().clone()) {
                 Ok(c) => self.client = c,
                 Err(e) => {
                     self.notice(format!("fetch settings not applied: {e}"));

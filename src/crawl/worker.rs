@@ -17,6 +17,7 @@ use crate::parse::sitemap::{Sitemap, read_sitemap};
 use crate::parse::{self, ParsedPage};
 use crate::schema::dictionary::Dictionary;
 use crate::schema::{FrontierEntry, FrontierKey};
+use crate::warc::Exchange;
 
 /// Bodies above this are parsed on the blocking pool, not a reactor thread,
 /// one at a time.
@@ -58,6 +59,8 @@ pub struct PageData {
     pub parsed: Option<ParsedHtml>,
     /// A sitemap's 2xx response, read (or why it is not a sitemap).
     pub sitemap: Option<Result<Sitemap, String>>,
+    /// The fetch's WARC records, when the crawl writes WARC.
+    pub exchange: Option<Box<Exchange>>,
 }
 
 pub struct ParsedHtml {
@@ -189,28 +192,31 @@ fn release_thread_memory() {
 }
 
 /// [`process`], with a panic (a bug some page trips in us or a library)
-/// turned into this URL's failure, so the host and the crawl go on.
-fn process_guarded(fetched: Fetched, url: &url::Url, how: &How) -> Result<PageData, FetchError> {
+/// turned into this URL's failure, so the host and the crawl go on; and
+/// the fetch's WARC records when its client kept the wire.
+fn process_guarded(
+    mut fetched: Fetched,
+    url: &url::Url,
+    how: &How,
+) -> Result<PageData, FetchError> {
     let dict = how.dictionary.current();
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let page = |fetched| process(fetched, url, &how.text, dict);
-        if !how.sitemap {
-            return page(fetched);
-        }
-        // An HTML page where a sitemap was expected (a human-readable site
-        // map, a missing sitemap redirected home) is kept as the page it is.
-        let mut fetched = fetched;
-        let read = is_2xx(&fetched).then(|| {
-            fetched.read_holding(SITEMAP_PATIENCE, |body, hold| read_sitemap(body, url, hold))
+        // Made from the body as received, before anything takes it; the
+        // raw copy of a compressed body goes with the wire.
+        let exchange = (fetched.wire.take()).map(|w| {
+            Box::new(Exchange::of(
+                url.as_str(),
+                &w,
+                &fetched.body,
+                fetched.truncated,
+            ))
         });
-        if matches!(read, Some(Err(_))) && is_page(&fetched) {
-            let large = fetched.body.len() > INLINE_PARSE_BYTES;
-            let _turn = if large { large_parse_turn() } else { None };
-            let mut data = page(fetched);
-            data.sitemap = read;
-            return data;
+        let mut data = process_page(fetched, url, how, dict);
+        if let Some(ex) = exchange {
+            data.fetched.hold_also(ex.heap_bytes());
+            data.exchange = Some(ex);
         }
-        sitemap_data(fetched, read, dict)
+        data
     }))
     .map_err(|panic| {
         let what = panic
@@ -220,6 +226,33 @@ fn process_guarded(fetched: Fetched, url: &url::Url, how: &How) -> Result<PageDa
             .unwrap_or_else(|| "unknown panic".into());
         internal(&what)
     })
+}
+
+/// A page's body processed as a page, or as the sitemap it should be.
+fn process_page(
+    fetched: Fetched,
+    url: &url::Url,
+    how: &How,
+    dict: Option<&Dictionary>,
+) -> PageData {
+    let page = |fetched| process(fetched, url, &how.text, dict);
+    if !how.sitemap {
+        return page(fetched);
+    }
+    // An HTML page where a sitemap was expected (a human-readable site
+    // map, a missing sitemap redirected home) is kept as the page it is.
+    let mut fetched = fetched;
+    let read = is_2xx(&fetched).then(|| {
+        fetched.read_holding(SITEMAP_PATIENCE, |body, hold| read_sitemap(body, url, hold))
+    });
+    if matches!(read, Some(Err(_))) && is_page(&fetched) {
+        let large = fetched.body.len() > INLINE_PARSE_BYTES;
+        let _turn = if large { large_parse_turn() } else { None };
+        let mut data = page(fetched);
+        data.sitemap = read;
+        return data;
+    }
+    sitemap_data(fetched, read, dict)
 }
 
 /// A host's robots.txt; `seed_guard` for a seed host, whose redirect hops
@@ -337,6 +370,7 @@ fn framed(
         text,
         parsed,
         sitemap: None,
+        exchange: None,
     }
 }
 

@@ -28,6 +28,9 @@ pub(super) struct BodyRules {
     /// How long a body may wait for memory in all before it is given up
     /// for now (its URL is asked for again later, never failed for it).
     pub memory_patience: Duration,
+    /// Keep a compressed body's bytes as received too (for WARC), counted
+    /// with what they decode to.
+    pub keep_raw: bool,
 }
 
 /// A body read to its end, its cap, or the end of what it decodes to.
@@ -38,6 +41,9 @@ pub(super) struct Body {
     pub truncated: bool,
     /// The body was read to its end (the connection may be used again).
     pub complete: bool,
+    /// A compressed body as received, when asked for (a plain body is
+    /// `bytes` as received).
+    pub raw: Option<Vec<u8>>,
 }
 
 /// Reads `body`, undoing `encoding`, counting what it holds on `ticket`.
@@ -52,6 +58,7 @@ pub(super) async fn read_body(
     let mut rate = Rate::new(rules.min_speed, rules.window);
     let mut memory = MemoryWait::new(rules.memory_patience);
     let mut wire_len = 0u64;
+    let mut raw = (rules.keep_raw && decoder.compressed()).then(Vec::new);
     // A plain body of known length starts in a buffer of that size (up to
     // the cap): grown by doubling, a page was copied ~log2(size) times and
     // touched fresh memory at each step (on rust-doc 64 % of the bytes are
@@ -99,10 +106,15 @@ pub(super) async fn read_body(
         };
         for part in data.chunks(piece) {
             // Counted before it is kept, and what it decoded to after.
-            let mut waited = memory.grow(ticket, decoder.len() + part.len()).await?;
+            let held = decoder.len() + raw.as_ref().map_or(0, Vec::len);
+            let mut waited = memory.grow(ticket, held + part.len()).await?;
+            if let Some(raw) = raw.as_mut().filter(|_| !decoder.done()) {
+                raw.extend_from_slice(part);
+            }
             decoder.feed(part)?;
             if decoder.compressed() {
-                waited += memory.grow(ticket, decoder.len()).await?;
+                let held = decoder.len() + raw.as_ref().map_or(0, Vec::len);
+                waited += memory.grow(ticket, held).await?;
             }
             deadline += waited;
             rate.pause(waited);
@@ -116,12 +128,13 @@ pub(super) async fn read_body(
         rate.check(Instant::now())?;
     };
     let (bytes, truncated) = decoder.finish()?;
-    ticket.settle(bytes.len());
+    ticket.settle(bytes.len() + raw.as_ref().map_or(0, Vec::len));
     Ok(Body {
         bytes,
         wire_len,
         truncated,
         complete,
+        raw,
     })
 }
 

@@ -10,7 +10,8 @@ use super::budget::{ByteBudget, Ticket};
 use super::connect::{ConnectError, GuardedConnector};
 use super::dns::CachingResolver;
 use super::guard::NetGuard;
-use super::pool::{ConnPool, PoolLimits, SendError, io_reason};
+use super::pool::{ConnPool, PoolLimits, SendError, Sent, io_reason, request_head};
+use super::wire::{Wire, response_head};
 use crate::model::FailReason;
 use http::{HeaderMap, HeaderValue, Uri, header};
 
@@ -57,6 +58,8 @@ pub struct FetchSettings {
     /// `min_speed_window` is cut as `too-slow` (0: no minimum).
     pub min_speed: u64,
     pub min_speed_window: Duration,
+    /// Keep what went over the wire (`Fetched::wire`) for WARC records.
+    pub keep_wire: bool,
 }
 
 impl Default for FetchSettings {
@@ -79,6 +82,7 @@ impl Default for FetchSettings {
             idle_connections: IDLE_CONNECTIONS,
             min_speed: 1024,
             min_speed_window: Duration::from_secs(10),
+            keep_wire: false,
         }
     }
 }
@@ -96,6 +100,8 @@ pub struct Fetched {
     pub body: Vec<u8>,
     pub truncated: bool,
     pub elapsed: Duration,
+    /// The exchange as on the wire, when the client keeps it.
+    pub wire: Option<Box<Wire>>,
     /// The body's share of the client's byte budget, held until the
     /// response is dropped (after the crawl has recorded it).
     ticket: Ticket,
@@ -162,6 +168,7 @@ impl Fetched {
             body: body.to_vec(),
             truncated: false,
             elapsed: Duration::from_millis(1),
+            wire: None,
             ticket: ByteBudget::new(usize::MAX / 2).ticket(0),
             kept: 0,
         };
@@ -372,13 +379,18 @@ impl HttpClient {
             .settings
             .first_byte_timeout
             .min(self.settings.total_timeout);
-        let (resp, conn) =
-            match tokio::time::timeout(first_byte, self.pool.get(&uri, headers)).await {
-                Err(_) => return Err(timeout("no response headers in time")),
-                Ok(Err(e)) => return Err(classify(&e)),
-                Ok(Ok(r)) => r,
-            };
-        let (parts, body) = resp.into_parts();
+        let date_ms = crate::model::now_ms();
+        let sent = match tokio::time::timeout(first_byte, self.pool.get(&uri, headers)).await {
+            Err(_) => return Err(timeout("no response headers in time")),
+            Ok(Err(e)) => return Err(classify(&e)),
+            Ok(Ok(r)) => r,
+        };
+        let Sent {
+            response,
+            checkin: conn,
+            peer,
+        } = sent;
+        let (parts, body) = response.into_parts();
         let encoding = parts
             .headers
             .get(header::CONTENT_ENCODING)
@@ -391,8 +403,10 @@ impl HttpClient {
             min_speed: self.settings.min_speed,
             window: self.settings.min_speed_window,
             memory_patience: self.settings.total_timeout,
+            keep_raw: self.settings.keep_wire,
         };
-        let read = read_body(body, encoding, &rules, &mut ticket).await?;
+        let wire_head = self.settings.keep_wire.then(|| response_head(&parts));
+        let mut read = read_body(body, encoding, &rules, &mut ticket).await?;
         if let (Some(conn), true) = (conn, read.complete) {
             conn.done();
         }
@@ -411,6 +425,15 @@ impl HttpClient {
             body: read.bytes,
             truncated: read.truncated,
             elapsed: start.elapsed(),
+            wire: wire_head.map(|response_head| {
+                Box::new(Wire {
+                    request: request_head(&uri, headers),
+                    response_head,
+                    raw_body: read.raw.take(),
+                    peer,
+                    date_ms,
+                })
+            }),
             ticket,
             kept: 0,
         })

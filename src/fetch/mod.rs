@@ -13,6 +13,7 @@ mod encoding;
 mod guard;
 mod pool;
 mod robots;
+mod wire;
 
 pub use budget::{ByteBudget, FREE_BYTES};
 pub use client::{
@@ -21,3 +22,4 @@ pub use client::{
 pub use dns::CachingResolver;
 pub use guard::{AddrClass, NetGuard, classify as classify_addr};
 pub use robots::{Robots, RobotsFetch, RobotsRules, Rule, fetch_robots, product_token};
+pub use wire::Wire;

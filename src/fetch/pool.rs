@@ -13,6 +13,7 @@
 //! request here is a GET.
 
 use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -72,7 +73,7 @@ struct IdleSet {
     by_origin: HashMap<Arc<str>, Vec<u64>>,
     /// One HTTP/2 connection per origin, shared by its requests, with when
     /// it was last lent; counted in the idle bound, expired like the rest.
-    h2: HashMap<Arc<str>, (http2::SendRequest<Body>, Instant)>,
+    h2: HashMap<Arc<str>, (http2::SendRequest<Body>, Option<IpAddr>, Instant)>,
     /// When `h2` was last swept of closed and expired connections.
     h2_swept: Option<Instant>,
 }
@@ -80,12 +81,24 @@ struct IdleSet {
 struct IdleConn {
     origin: Arc<str>,
     sender: http1::SendRequest<Body>,
+    peer: Option<IpAddr>,
     since: Instant,
 }
 
+/// A connection, with the address it is connected to (for a WARC
+/// record's `WARC-IP-Address`).
 enum Conn {
-    H1(http1::SendRequest<Body>),
-    H2(http2::SendRequest<Body>),
+    H1(http1::SendRequest<Body>, Option<IpAddr>),
+    H2(http2::SendRequest<Body>, Option<IpAddr>),
+}
+
+/// A response to a request, with what sent it.
+pub struct Sent {
+    pub response: Response<Incoming>,
+    /// For HTTP/1, the connection to give back when the body is read.
+    pub checkin: Option<Checkin>,
+    /// The address the connection is to.
+    pub peer: Option<IpAddr>,
 }
 
 /// An HTTP/1 connection lent to one response: [`Checkin::done`] gives it
@@ -95,6 +108,7 @@ pub struct Checkin {
     limits: PoolLimits,
     origin: Arc<str>,
     sender: http1::SendRequest<Body>,
+    peer: Option<IpAddr>,
 }
 
 impl ConnPool {
@@ -115,11 +129,7 @@ impl ConnPool {
 
     /// GETs `uri` with `headers` (Host is added): the response, and for
     /// HTTP/1 the connection to give back when its body is read.
-    pub async fn get(
-        &self,
-        uri: &Uri,
-        headers: &HeaderMap,
-    ) -> Result<(Response<Incoming>, Option<Checkin>), SendError> {
+    pub async fn get(&self, uri: &Uri, headers: &HeaderMap) -> Result<Sent, SendError> {
         let origin = origin_of(uri)?;
         let mut fresh_only = false;
         loop {
@@ -134,15 +144,23 @@ impl ConnPool {
                 None => self.connect(uri, &origin).await?,
             };
             let sent = match conn {
-                Conn::H2(mut s) => s
+                Conn::H2(mut s, peer) => s
                     .send_request(request(without_userinfo(uri), headers))
                     .await
-                    .map(|r| (r, None)),
-                Conn::H1(mut s) => {
+                    .map(|response| Sent {
+                        response,
+                        checkin: None,
+                        peer,
+                    }),
+                Conn::H1(mut s, peer) => {
                     let req = request(origin_form(uri), headers);
                     let req = with_host(req, uri);
                     match s.send_request(req).await {
-                        Ok(r) => Ok((r, Some(self.checkin(origin.clone(), s)))),
+                        Ok(response) => Ok(Sent {
+                            response,
+                            checkin: Some(self.checkin(origin.clone(), s, peer)),
+                            peer,
+                        }),
                         Err(e) => Err(e),
                     }
                 }
@@ -154,12 +172,18 @@ impl ConnPool {
         }
     }
 
-    fn checkin(&self, origin: Arc<str>, sender: http1::SendRequest<Body>) -> Checkin {
+    fn checkin(
+        &self,
+        origin: Arc<str>,
+        sender: http1::SendRequest<Body>,
+        peer: Option<IpAddr>,
+    ) -> Checkin {
         Checkin {
             idle: self.idle.clone(),
             limits: self.limits,
             origin,
             sender,
+            peer,
         }
     }
 
@@ -168,10 +192,10 @@ impl ConnPool {
         loop {
             let idle = {
                 let mut set = self.idle.lock().ok()?;
-                if let Some((s, used)) = set.h2.get_mut(origin) {
+                if let Some((s, peer, used)) = set.h2.get_mut(origin) {
                     if !s.is_closed() && used.elapsed() <= self.limits.idle_timeout {
                         *used = Instant::now();
-                        return Some(Conn::H2(s.clone()));
+                        return Some(Conn::H2(s.clone(), *peer));
                     }
                     set.h2.remove(origin);
                 }
@@ -187,22 +211,23 @@ impl ConnPool {
             }
             let mut sender = idle.sender;
             if sender.ready().await.is_ok() {
-                return Some(Conn::H1(sender));
+                return Some(Conn::H1(sender, idle.peer));
             }
         }
     }
 
     async fn connect(&self, uri: &Uri, origin: &Arc<str>) -> Result<Conn, SendError> {
         let tcp = self.tcp.connect(uri).await?;
+        let peer = tcp.peer_addr().ok().map(|a| a.ip());
         if uri.scheme_str() != Some("https") {
-            return h1(tcp).await;
+            return h1(tcp, peer).await;
         }
         let host = host_of(uri).unwrap_or_default();
         let name = ServerName::try_from(host.to_string())
             .map_err(|e| SendError::Url(format!("{host}: {e}")))?;
         let tls = self.tls.connect(name, tcp).await.map_err(SendError::Tls)?;
         if tls.get_ref().1.alpn_protocol() != Some(b"h2") {
-            return h1(tls).await;
+            return h1(tls, peer).await;
         }
         let (sender, conn) = http2::Builder::new(TokioExecutor::new())
             .timer(TokioTimer::new())
@@ -213,15 +238,15 @@ impl ConnPool {
         });
         if let Ok(mut set) = self.idle.lock() {
             set.h2
-                .insert(origin.clone(), (sender.clone(), Instant::now()));
+                .insert(origin.clone(), (sender.clone(), peer, Instant::now()));
             set.sweep_h2(&self.limits);
         }
-        Ok(Conn::H2(sender))
+        Ok(Conn::H2(sender, peer))
     }
 }
 
 /// An HTTP/1 connection over `io`, its driver spawned.
-async fn h1<T>(io: T) -> Result<Conn, SendError>
+async fn h1<T>(io: T, peer: Option<IpAddr>) -> Result<Conn, SendError>
 where
     T: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
@@ -229,7 +254,7 @@ where
     tokio::spawn(async move {
         let _ = conn.await;
     });
-    Ok(Conn::H1(sender))
+    Ok(Conn::H1(sender, peer))
 }
 
 impl Checkin {
@@ -256,6 +281,7 @@ impl Checkin {
             IdleConn {
                 origin: self.origin,
                 sender: self.sender,
+                peer: self.peer,
                 since: now,
             },
         );
@@ -288,11 +314,14 @@ impl IdleSet {
         }
         self.h2_swept = Some(now);
         self.h2
-            .retain(|_, (s, used)| !s.is_closed() && now - *used <= limits.idle_timeout);
+            .retain(|_, (s, _, used)| !s.is_closed() && now - *used <= limits.idle_timeout);
         let room = limits.idle.saturating_sub(self.lru.len());
         if self.h2.len() > room {
-            let mut by_use: Vec<(Instant, Arc<str>)> =
-                self.h2.iter().map(|(o, (_, t))| (*t, o.clone())).collect();
+            let mut by_use: Vec<(Instant, Arc<str>)> = self
+                .h2
+                .iter()
+                .map(|(o, (_, _, t))| (*t, o.clone()))
+                .collect();
             by_use.sort();
             for (_, origin) in &by_use[..self.h2.len() - room] {
                 self.h2.remove(origin);
@@ -358,6 +387,22 @@ fn request(uri: Uri, headers: &HeaderMap) -> Request<Body> {
     *req.uri_mut() = uri;
     *req.headers_mut() = headers.clone();
     req
+}
+
+/// The head of the request [`ConnPool::get`] sends for `uri`, as HTTP/1
+/// writes it (an HTTP/2 request's pseudo-headers are written the same
+/// way: its path and a Host field), for a WARC request record.
+pub fn request_head(uri: &Uri, headers: &HeaderMap) -> Vec<u8> {
+    let req = with_host(request(origin_form(uri), headers), uri);
+    let mut head = format!("GET {} HTTP/1.1\r\n", req.uri()).into_bytes();
+    for (name, value) in req.headers() {
+        head.extend_from_slice(name.as_str().as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    head.extend_from_slice(b"\r\n");
+    head
 }
 
 /// `uri` without `user:pass@`, which HTTP/2's `:authority` must not carry.

@@ -45,11 +45,90 @@ impl Utc {
             self.year, self.month, self.day, self.hour, self.minute, self.second, self.milli
         )
     }
+
+    /// Milliseconds since the epoch of a WARC date (`2026-11-28T08:13:05Z`,
+    /// with or without a fraction of a second); None when it is not one.
+    pub fn parse_iso(s: &str) -> Option<u64> {
+        let b = s.trim().as_bytes();
+        let num = |r: std::ops::Range<usize>| -> Option<u64> {
+            let part = b.get(r)?;
+            part.iter()
+                .all(u8::is_ascii_digit)
+                .then(|| part.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')))
+        };
+        let seps = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')];
+        if seps.iter().any(|&(i, c)| b.get(i) != Some(&c)) || b.last() != Some(&b'Z') {
+            return None;
+        }
+        let (year, month, day) = (num(0..4)? as i64, num(5..7)?, num(8..10)?);
+        let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+        if !(1..=12).contains(&month)
+            || !(1..=31).contains(&day)
+            || hour > 23
+            || minute > 59
+            || second > 60
+        {
+            return None;
+        }
+        let milli = match b.get(19) {
+            Some(b'.') => {
+                let digits = &b[20..b.len() - 1];
+                let n = digits.len().min(3);
+                let v = num(20..20 + n)?;
+                (digits.iter().all(u8::is_ascii_digit)).then_some(v * 10u64.pow(3 - n as u32))?
+            }
+            Some(b'Z') if b.len() == 20 => 0,
+            _ => return None,
+        };
+        // Days since 1970-01-01 of the civil date (Howard Hinnant's algorithm).
+        let y = if month <= 2 { year - 1 } else { year };
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let m = month as i64;
+        let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day as i64 - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        let days = era * 146_097 + doe - 719_468;
+        let secs = days * 86_400 + (hour * 3600 + minute * 60 + second) as i64;
+        u64::try_from(secs).ok().map(|s| s * 1000 + milli)
+    }
+
+    /// `20261128081305`: a CDX timestamp, to the second.
+    pub fn timestamp14(self) -> String {
+        format!(
+            "{:04}{:02}{:02}{:02}{:02}{:02}",
+            self.year, self.month, self.day, self.hour, self.minute, self.second
+        )
+    }
+
+    /// `20261128081305123`: Heritrix's 17-digit timestamp, for file names.
+    pub fn timestamp17(self) -> String {
+        format!("{}{:03}", self.timestamp14(), self.milli)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn warc_dates_parse_back() {
+        for ms in [0, 1_709_251_199_999, 1_795_852_385_123, 951_782_400_000] {
+            let iso = Utc::of_ms(ms).iso_millis();
+            assert_eq!(Utc::parse_iso(&iso), Some(ms), "{iso}");
+        }
+        assert_eq!(
+            Utc::parse_iso("2026-11-28T07:53:05Z"),
+            Some(1_795_852_385_000)
+        );
+        for bad in [
+            "2026-11-28",
+            "2026-13-28T07:53:05Z",
+            "2026-11-28T07:53:05",
+            "x",
+        ] {
+            assert_eq!(Utc::parse_iso(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn dates_across_leap_years_and_the_epoch() {

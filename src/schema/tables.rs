@@ -8,12 +8,12 @@
 use super::{
     CF_CAPPED, CF_CLUSTER_SITES, CF_CLUSTERS, CF_DETAILS, CF_DOCS, CF_DUE, CF_FRONTIER,
     CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT, CF_LASTMODS, CF_META, CF_PAGES, CF_RANKS, CF_ROBOTS,
-    CF_SEEN, CF_SITEMAPS, CF_SITES, CF_TARGETS, CF_VERDICTS, CF_VISITS, CappedRecord,
+    CF_SEEN, CF_SITEMAPS, CF_SITES, CF_TARGETS, CF_VERDICTS, CF_VISITS, CF_WARC, CappedRecord,
     ClusterRecord, ClusterSiteKey, ConfigEntries, Counters, DetailRecord, DocRecord, DueKey,
     DueReason, FrontierEntry, FrontierKey, HostRankRecord, HostRecord, InFlightRecord,
     LastmodRecord, LinkLimits, ModelRecord, OrderState, PageRecord, RankRecord, RankRun,
     RecrawlState, RunRecord, SeedList, SeenRecord, SiteRecord, SitemapRecord, TargetRecord,
-    VerdictRecord, Versioned, VisitRecord, meta_keys,
+    VerdictRecord, Versioned, VisitRecord, WarcRow, meta_keys,
 };
 use crate::model::{HostId, RobotsRecord, UrlId};
 
@@ -153,6 +153,10 @@ table!(
 table!(
     /// Pages whose links past a cap were not taken, and how many.
     Capped: CF_CAPPED, UrlId => CappedRecord
+);
+table!(
+    /// Where each page's latest fetch is archived (`warc.dir`).
+    Warc: CF_WARC, UrlId => WarcRow
 );
 table!(
     /// The text behind a URL's failure.

@@ -23,7 +23,7 @@ pub mod validate;
 
 pub use crate::filter::scope::Scope;
 pub use key::Setting;
-pub use sections::{RecrawlMode, RecrawlSettings, SitemapSettings, TrapLimits};
+pub use sections::{RecrawlMode, RecrawlSettings, SitemapSettings, TrapLimits, WarcSettings};
 pub use stop_rules::{STOP_SYNTAX, StopRule};
 pub use table::{find, find_or_suggest, keys, nearest, value_words};
 pub use validate::{fmt_duration, parse_duration};
@@ -90,6 +90,8 @@ pub struct CrawlSettings {
     pub sitemaps: SitemapSettings,
     /// Revisits of fetched pages, off by default.
     pub recrawl: RecrawlSettings,
+    /// WARC written while crawling, off by default.
+    pub warc: WarcSettings,
 }
 
 impl Default for CrawlSettings {
@@ -124,6 +126,7 @@ impl Default for CrawlSettings {
             site_batch: 0,
             sitemaps: SitemapSettings::default(),
             recrawl: RecrawlSettings::default(),
+            warc: WarcSettings::default(),
         }
     }
 }

@@ -31,6 +31,27 @@ impl Default for TrapLimits {
     }
 }
 
+/// WARC files written while crawling (`warc.dir`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WarcSettings {
+    /// Where the files go; None: no WARC is written.
+    pub dir: Option<std::path::PathBuf>,
+    /// A file is closed and the next begun before it would pass this.
+    pub max_file_size: u64,
+    /// The files' names begin with it.
+    pub prefix: String,
+}
+
+impl Default for WarcSettings {
+    fn default() -> Self {
+        WarcSettings {
+            dir: None,
+            max_file_size: 1 << 30,
+            prefix: "trawl".into(),
+        }
+    }
+}
+
 /// Sitemaps as URL sources.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SitemapSettings {

@@ -97,6 +97,12 @@ pub struct UserAgent;
 /// A file that exists, or `none`.
 pub struct OptPath;
 
+/// A directory, made when first used (or none).
+pub struct OptDir;
+
+/// A word safe in a file name: letters, digits, `-`, `_`, `.`.
+pub struct FileWord;
+
 /// `crawl.stop_when` rules.
 pub struct StopRules;
 
@@ -292,6 +298,44 @@ impl Kind for OptPath {
     }
     fn type_name(&self) -> String {
         "file path or none".into()
+    }
+}
+
+impl Kind for OptDir {
+    type Value = Option<PathBuf>;
+    fn parse(&self, raw: &str) -> Result<Option<PathBuf>, String> {
+        if raw.eq_ignore_ascii_case("none") {
+            return Ok(None);
+        }
+        let path = std::path::Path::new(raw);
+        if path.exists() && !path.is_dir() {
+            return Err(format!("{raw} is a file, not a directory"));
+        }
+        Ok(Some(raw.into()))
+    }
+    fn show(&self, v: &Option<PathBuf>) -> String {
+        v.as_ref()
+            .map_or("none".into(), |p| p.display().to_string())
+    }
+    fn type_name(&self) -> String {
+        "directory path (made if missing) or none".into()
+    }
+}
+
+impl Kind for FileWord {
+    type Value = String;
+    fn parse(&self, raw: &str) -> Result<String, String> {
+        let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+        if raw.is_empty() || raw.len() > 64 || !raw.chars().all(ok) || raw.starts_with('.') {
+            return Err(format!("{raw:?} is not a file-name word"));
+        }
+        Ok(raw.to_string())
+    }
+    fn show(&self, v: &String) -> String {
+        v.clone()
+    }
+    fn type_name(&self) -> String {
+        "1 to 64 letters, digits, '-', '_' or '.' (not first)".into()
     }
 }
 

@@ -143,6 +143,11 @@ static STEPS: &[Step] = &[
         what: "none (in-links are written by window as group rows beside the pair rows, which are read as they are; new column family inlink_pages)",
         run: None,
     },
+    Step {
+        to: 24,
+        what: "none (new column family warc: where each page's latest fetch is archived)",
+        run: None,
+    },
 ];
 
 /// What a step did.

@@ -64,6 +64,10 @@ pub enum StoreError {
         "{path}: the disk is full ({detail}); nothing after the last recorded page was lost: free some space and run the same command again"
     )]
     DiskFull { path: PathBuf, detail: String },
+    #[error(
+        "{path}: cannot write WARC ({detail}); nothing after the last recorded page was lost: fix it (free space, permissions, or set warc.dir elsewhere) and run the same command again"
+    )]
+    Warc { path: PathBuf, detail: String },
 }
 
 impl StoreError {

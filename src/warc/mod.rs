@@ -1,8 +1,18 @@
 //! WARC 1.1 (ISO 28500:2017), the format archivists exchange crawls in:
 //! records as trawl writes them, each its own gzip member so a reader can
-//! seek to any record's offset. This is the format layer; the crawl, the
-//! exports and the import build on it.
+//! seek to any record's offset; the files a crawl writes, their CDXJ
+//! indexes, and reading WARC files back.
 
+pub mod cdxj;
+mod exchange;
+pub mod reader;
 mod record;
+mod surt;
+mod wacz;
+mod writer;
 
-pub use record::{Record, RecordType, http_block, sha1_base32};
+pub use exchange::{Exchange, Profile};
+pub use record::{Record, RecordType, gzip, http_block, new_record_id, sha1_base32};
+pub use surt::surt;
+pub use wacz::WaczWriter;
+pub use writer::{Placed, Recovered, WarcWriter, entry_of, recover_dir};

@@ -57,6 +57,13 @@ impl Record {
         }
     }
 
+    /// The record with `id` (made by another record's [`Record::id`] or
+    /// [`new_record_id`]) instead of a new one.
+    pub fn with_id(mut self, id: String) -> Record {
+        self.id = id;
+        self
+    }
+
     /// Adds a named field; a CR or LF in `value` (which would end the
     /// field) becomes a space.
     pub fn field(mut self, name: &'static str, value: &str) -> Record {
@@ -106,12 +113,26 @@ impl Record {
 
     /// Writes the record as one gzip member; returns the bytes written.
     pub fn write_gz(&self, out: &mut impl Write) -> io::Result<u64> {
-        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-        gz.write_all(&self.bytes())?;
-        let member = gz.finish()?;
+        let member = self.gz();
         out.write_all(&member)?;
         Ok(member.len() as u64)
     }
+
+    /// The record as one gzip member.
+    pub fn gz(&self) -> Vec<u8> {
+        gzip(&self.bytes())
+    }
+}
+
+/// `bytes` as one gzip member.
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut gz = GzEncoder::new(
+        Vec::with_capacity(bytes.len() / 3 + 64),
+        Compression::new(6),
+    );
+    // Writing to a Vec cannot fail.
+    let _ = gz.write_all(bytes);
+    gz.finish().unwrap_or_default()
 }
 
 /// An HTTP message as a WARC block: its start line, its header fields as
@@ -140,7 +161,7 @@ fn field_value(v: &str) -> String {
 }
 
 /// `<urn:uuid:…>`, a random (version 4) UUID.
-fn new_record_id() -> String {
+pub fn new_record_id() -> String {
     let mut b = [0u8; 16];
     // The system's random source; if it fails, the id is still unique per
     // process from the clock and a counter.

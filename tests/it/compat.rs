@@ -243,13 +243,13 @@ async fn opens_migrates_answers_and_refilters(version: u32) {
 
 #[test]
 fn a_read_only_attach_to_an_older_db_says_to_migrate_it() {
-    let (dir, db) = fixture(22);
+    let (dir, db) = fixture(23);
     let err = Store::open_secondary(&db, &dir.path().join("scratch"))
         .err()
-        .expect("a v22 db lacks inlink_pages")
+        .expect("a v23 db lacks warc")
         .to_string();
     assert!(
-        err.contains("an older trawl wrote it") && err.contains("(inlink_pages)"),
+        err.contains("an older trawl wrote it") && err.contains("(warc)"),
         "{err}"
     );
     assert!(

@@ -40,3 +40,5 @@ mod sitemaps;
 mod storage;
 mod sudden_death;
 mod traps;
+mod wacz;
+mod warc_live;

@@ -33,8 +33,41 @@ fn page(pages: usize, path: &str) -> Response {
     common::numbered_page(path, pages, (31, 11), Duration::from_millis(20))
 }
 
+/// The crawl, writing WARC beside the db.
 fn crawl_cmd(db: &std::path::Path, seed: &str) -> Command {
-    common::crawl_cmd(db, seed, 16)
+    let mut c = common::crawl_cmd(db, seed, 16);
+    c.arg("--warc").arg(warc_dir(db));
+    c
+}
+
+fn warc_dir(db: &std::path::Path) -> std::path::PathBuf {
+    db.with_file_name("warc")
+}
+
+/// Every page's `warc` row names a whole record of that page: in its file,
+/// or in the file a kill left open. Returns the rows.
+fn check_warc_rows(store: &Store, k: usize) -> u64 {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut rows = 0;
+    for row in store.rows::<trawl::schema::tables::Warc>(&[]) {
+        let (_, w) = row.unwrap();
+        let open = format!("{}.open", w.file);
+        let mut f = std::fs::File::open(&w.file)
+            .or_else(|_| std::fs::File::open(&open))
+            .unwrap_or_else(|e| panic!("after kill {k}: {} missing: {e}", w.file));
+        f.seek(SeekFrom::Start(w.offset)).unwrap();
+        let mut member = vec![0; w.length as usize];
+        f.read_exact(&mut member)
+            .unwrap_or_else(|e| panic!("after kill {k}: {} @{}: {e}", w.file, w.offset));
+        let mut text = Vec::new();
+        flate2::read::GzDecoder::new(&member[..])
+            .read_to_end(&mut text)
+            .unwrap_or_else(|e| panic!("after kill {k}: {} @{}: {e}", w.file, w.offset));
+        let (rec, _) = trawl::warc::reader::parse_record(&text).unwrap();
+        assert_eq!(rec.get("WARC-Target-URI"), Some(w.url.as_str()));
+        rows += 1;
+    }
+    rows
 }
 
 /// A small seeded generator (xorshift), so a failing run can be replayed.
@@ -105,6 +138,7 @@ async fn twenty_random_kills_lose_nothing() {
             .filter(|p| !p.contains("still marked in flight"))
             .collect();
         assert!(in_flight_marks.is_empty(), "after kill {k}: {problems:#?}");
+        check_warc_rows(&store, k);
         let done = store.counters().unwrap().queued == 0 && k > 0;
         assert!(
             !done,
@@ -121,6 +155,16 @@ async fn twenty_random_kills_lose_nothing() {
     let c = store.counters().unwrap();
     let crash_loops = c.failed.named("crash-loop");
     assert_eq!(c.fetched + crash_loops, pages as u64, "{c:?}");
+    // Every fetched page is archived; every file closed, whole, and
+    // accepted by warcio.
+    assert_eq!(check_warc_rows(&store, k), c.fetched);
+    let files = crate::warc_live::warc_files(&warc_dir(&db));
+    let mut records = 0;
+    for f in &files {
+        records += crate::warc_live::records(f).len();
+        crate::common::tools::warcio_check(f);
+    }
+    assert!(records as u64 >= 3 * c.fetched, "{records} records");
     // Every URL fetched once, but for those in flight at a kill: between
     // two requests of one URL there is always a kill.
     let origin = f.hits().first().map(|h| h.at).unwrap();
@@ -169,13 +213,31 @@ fn mount_tmpfs(dir: &std::path::Path, mb: u32) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_stops_the_crawl_with_one_line_and_a_consistent_db() {
+    full_disk(false).await;
+}
+
+/// The same with WARC written beside the db, which fills the disk first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disk_the_warc_fills_stops_the_crawl_with_one_line_and_a_consistent_db() {
+    full_disk(true).await;
+}
+
+async fn full_disk(warc: bool) {
     let f = Fixture::start(site(3000)).await;
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("disk");
     std::fs::create_dir(&mnt).unwrap();
-    let tmpfs = mount_tmpfs(&mnt, 6);
-    let db = mnt.join("db");
-    let mut cmd = crawl_cmd(&db, &f.url("/p/0"));
+    // With WARC on a small disk of its own (when one can be mounted) it
+    // is the WARC that fills it (3,000 pages take ~4 MB of it).
+    let tmpfs = mount_tmpfs(&mnt, if warc { 2 } else { 6 });
+    let db = match warc && tmpfs {
+        true => dir.path().join("db"),
+        false => mnt.join("db"),
+    };
+    let mut cmd = common::crawl_cmd(&db, &f.url("/p/0"), 16);
+    if warc {
+        cmd.arg("--warc").arg(mnt.join("warc"));
+    }
     if !tmpfs {
         // No mounting here: the same write errors come from a file-size
         // limit (EFBIG instead of ENOSPC) on the crawl's own process.
@@ -220,9 +282,16 @@ async fn a_full_disk_stops_the_crawl_with_one_line_and_a_consistent_db() {
     let result = std::panic::catch_unwind(|| {
         assert!(!out.status.success(), "the crawl stops: {err}");
         assert_eq!(errors.len(), 1, "{err}");
+        // (Under a file-size limit either may reach it first.)
+        let full = match (warc, tmpfs) {
+            (true, true) => errors[0].contains("cannot write WARC"),
+            (true, false) => {
+                errors[0].contains("cannot write WARC") || errors[0].contains("the disk is full")
+            }
+            (false, _) => errors[0].contains("the disk is full"),
+        };
         assert!(
-            errors[0].contains("the disk is full")
-                && errors[0].contains("run the same command again"),
+            full && errors[0].contains("run the same command again"),
             "{err}"
         );
         let store = Store::open(&db).unwrap();

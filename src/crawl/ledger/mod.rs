@@ -15,6 +15,7 @@
 //! are the ledger's verbs over them: `page.rs` writes a page's commit,
 //! `robots.rs` a robots.txt answer, `discover.rs` a URL found.
 
+mod archive;
 #[cfg(test)]
 mod commit_tests;
 mod discover;
@@ -122,6 +123,8 @@ pub(super) struct Ledger {
     due: due_book::DueBook,
     /// The last pages' in-links, grouped by target until written.
     inlinks: inlinks::InLinkWindow,
+    /// The run's WARC output, when `warc.dir` is set.
+    archive: Option<archive::Archive>,
 }
 
 impl Ledger {
@@ -159,6 +162,7 @@ impl Ledger {
             touched: HashSet::new(),
             notices: Vec::new(),
             order: order_book::OrderBook::default(),
+            archive: None,
         };
         l.load_model();
         // The sites' orders are part of the order's fingerprint.

@@ -4,6 +4,7 @@
 //! failure, a back-off retry, or the response (redirect, page record) and,
 //! for HTML, the doc and its links.
 
+use super::archive;
 use super::discover::ScoreFrom;
 use super::near::Placed;
 use super::revisits::Revisit;
@@ -25,6 +26,14 @@ use crate::schema::{
     NearRecord, PageLinksBuilder, PageRecord, VerdictRecord,
 };
 use crate::store::StoreError;
+
+/// What recording an HTML page decided.
+struct Judged {
+    /// The page whose body it repeats.
+    duplicate_of: Option<model::UrlId>,
+    verdict: VerdictRecord,
+    near: Option<NearRecord>,
+}
 
 impl Ledger {
     /// Records a page fetch; the host's next fetch time moves to when it
@@ -80,6 +89,14 @@ impl Ledger {
             Revisit::First => None,
             Revisit::Missed(why) => return self.commit_missed(w, &job, &why, next_at),
             Revisit::Unchanged(v) => {
+                if let Some(ex) = data.exchange.take().filter(|_| self.archiving()) {
+                    let resp = archive::Response {
+                        status: data.fetched.status,
+                        content_type: &data.fetched.content_type,
+                        metadata: archive::fetch_fields(&job, data.parsed.as_ref()),
+                    };
+                    self.archive_unchanged(&mut w, &job, &ex, resp)?;
+                }
                 let headers = std::mem::take(&mut data.fetched.headers);
                 return self.commit_unchanged(w, &job, v, &headers, next_at);
             }
@@ -97,17 +114,36 @@ impl Ledger {
             fetched,
             text,
             sitemap,
+            exchange,
             ..
         } = data;
+        let archived = exchange.filter(|_| self.archiving());
+        let mut metadata = match &archived {
+            Some(_) => archive::fetch_fields(&job, parsed.as_ref()),
+            None => String::new(),
+        };
         // What the fetch task made of the body decides: a page dispatched
         // before its URL became a sitemap was parsed as a page.
         if sitemap.is_some() || parsed.is_none() && self.is_sitemap(job.url.id()) {
             let response = (fetched.status, fetched.location.as_deref());
             self.record_sitemap(&mut w, &job, response, sitemap)?;
         }
+        let mut duplicate_of = None;
         if let Some(html) = parsed {
             let kept_near = changed.as_ref().and_then(|c| c.near);
-            self.record_html(&mut w, &job, html, (md5, kept_near), text)?;
+            let judged = self.record_html(&mut w, &job, html, (md5, kept_near), text)?;
+            if archived.is_some() {
+                metadata += &archive::judged_fields(&judged.verdict, judged.near.as_ref());
+            }
+            duplicate_of = judged.duplicate_of;
+        }
+        if let Some(ex) = archived {
+            let resp = archive::Response {
+                status: fetched.status,
+                content_type: &fetched.content_type,
+                metadata,
+            };
+            self.archive_fetch(&mut w, &job, &ex, resp, duplicate_of)?;
         }
         self.visited(&mut w.b, &job, changed, &fetched.headers, text_hash);
         self.finish(w.b, &w.touched)?;
@@ -285,7 +321,7 @@ impl Ledger {
         html: ParsedHtml,
         (md5, kept_near): ([u8; 16], Option<Option<NearRecord>>),
         text_place: TextPlace,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Judged, StoreError> {
         let id = job.url.id();
         let page = html.page;
         let denoised = html.denoised;
@@ -364,7 +400,11 @@ impl Ledger {
         };
         w.b.put_row::<Docs>(&id, &doc);
         w.b.put_row::<Verdicts>(&id, &verdict);
-        Ok(())
+        Ok(Judged {
+            duplicate_of,
+            verdict,
+            near: doc.near,
+        })
     }
 
     /// The page's links row, its in-links (into the ledger's window), and

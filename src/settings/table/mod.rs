@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use super::key::{Setting, key};
 use super::validate::{
-    Bool, Float, Int, OptInt, OptPath, Span, StopRules, UserAgent, Weighted, Words, named,
+    Bool, FileWord, Float, Int, OptDir, OptInt, OptPath, Span, StopRules, UserAgent, Weighted,
+    Words, named,
 };
 use super::{CrawlSettings, RecrawlMode, Scope};
 use crate::dedup::MAX_DISTANCE;
@@ -24,6 +25,7 @@ mod filter;
 mod order;
 mod recrawl;
 mod sitemaps;
+mod warc;
 
 const MINUTE: Duration = Duration::from_secs(60);
 const HOUR: Duration = Duration::from_secs(3600);
@@ -41,6 +43,7 @@ pub fn keys() -> impl Iterator<Item = &'static dyn Setting> {
         .chain(dedup::KEYS)
         .chain(sitemaps::KEYS)
         .chain(recrawl::KEYS)
+        .chain(warc::KEYS)
         .copied()
 }
 

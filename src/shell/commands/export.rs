@@ -1,4 +1,4 @@
-//! `export warc PATH [where EXPR]`: the stored pages as a WARC 1.1 file,
+//! `export warc PATH [--where EXPR]`: the stored pages as a WARC 1.1 file,
 //! for crawls made without WARC output. The db keeps each body decoded,
 //! so a response record carries the stored body with `Content-Encoding`
 //! and `Transfer-Encoding` dropped and `Content-Length` set to its length,
@@ -23,11 +23,12 @@ use crate::warc::{Record, RecordType, http_block};
 
 pub const COMMAND: Command = Command {
     name: "export",
-    usage: "export warc PATH [where EXPR]",
-    summary: "the stored pages (or those an expression matches) as a WARC 1.1 file, one gzip member per record",
+    usage: "export warc|wacz PATH [--where EXPR] [--text]",
+    summary: "the stored pages (or those an expression matches) as a WARC 1.1 file, one gzip member per record, or packaged as WACZ with a CDXJ index and a page list (--text: with the pages' text)",
     examples: &[
         "export warc crawl.warc.gz",
-        "export warc docs.warc.gz where host = 'docs.example.org' and status = 200",
+        "export warc docs.warc.gz --where host = 'docs.example.org' and status = 200",
+        "export wacz crawl.wacz --text",
     ],
     arity: (2, None),
     subs: &[],
@@ -41,26 +42,24 @@ const IDENTICAL_PAYLOAD: &str = "http://netpreserve.org/warc/1.1/revisit/identic
 
 fn complete(_: &Known, args: &[&str]) -> Vec<String> {
     match args {
-        [] => vec!["warc".into()],
-        [_, _] => vec!["where".into()],
+        [] => vec!["warc".into(), "wacz".into()],
+        [_, _] => vec!["--where".into()],
         _ => Vec::new(),
     }
 }
 
 /// What an export wrote.
 #[derive(Default)]
-struct Written {
+pub(super) struct Written {
     responses: u64,
     revisits: u64,
     bytes: u64,
 }
 
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
-    if call.args[0] != "warc" {
-        bail!(
-            "export: {:?} is not a format; export warc PATH",
-            call.args[0]
-        );
+    let format = call.args[0];
+    if format != "warc" && format != "wacz" {
+        bail!("export: {format:?} is not a format; export warc PATH or export wacz PATH");
     }
     let path = PathBuf::from(call.args[1]);
     if path.exists() {
@@ -68,14 +67,28 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     }
     let (rest, base) = rest_after_words(call.line, 3);
     let rest = rest.replace("--json", "");
+    let text = format == "wacz" && rest.split_whitespace().any(|w| w == "--text");
+    let rest = match text {
+        true => rest.replacen("--text", "", 1),
+        false => rest,
+    };
+    // `--where EXPR`, as the other exports write it, is `where EXPR`.
+    let (rest, base) = match rest.trim_start().strip_prefix("--where") {
+        Some(expr) => (
+            format!("where{expr}"),
+            base + rest.len() - rest.trim_start().len() + 2,
+        ),
+        None => (rest, base),
+    };
     let ids = match rest.trim() {
         "" => None,
         _ => Some(matching_ids(sh, &rest, base)?),
     };
+    if format == "wacz" {
+        return super::export_wacz::run(sh, path, ids, text);
+    }
     // Written beside it and renamed when whole: PATH never holds half a file.
-    let mut partial = path.clone().into_os_string();
-    partial.push(".partial");
-    let partial = PathBuf::from(partial);
+    let partial = partial_of(&path);
     let file =
         File::create(&partial).map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
     let mut out = BufWriter::new(file);
@@ -103,13 +116,20 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     ))
 }
 
-fn io_error(path: &Path, e: std::io::Error) -> ShellError {
+/// `PATH.partial`: where an export is written until it is whole.
+pub(super) fn partial_of(path: &Path) -> PathBuf {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    PathBuf::from(partial)
+}
+
+pub(super) fn io_error(path: &Path, e: std::io::Error) -> ShellError {
     format!("writing {}: {e}", path.display()).into()
 }
 
 /// The warcinfo record, then a record for each page of `ids` (every page
 /// when None).
-fn write_warc(
+pub(super) fn write_warc(
     sh: &mut Shell,
     out: &mut impl Write,
     file: &Path,

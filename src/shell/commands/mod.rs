@@ -14,6 +14,7 @@ mod discover;
 mod disk;
 mod domains;
 mod export;
+mod export_wacz;
 mod frontier;
 mod get;
 mod help;

@@ -1,8 +1,9 @@
-//! `page URL [--raw|--text|--noise|--history]`: a stored page — status, headers,
-//! title, text, scores, links out and in; `--raw` prints the body as
-//! fetched (decoded to text), `--text` its text (denoised when it was),
-//! `--noise` the lines each denoising rule removed, `--history` its visits
-//! and past versions.
+//! `page URL [--raw|--text|--noise|--history|--warc]`: a stored page —
+//! status, headers, title, text, scores, links out and in; `--raw` prints
+//! the body as fetched (decoded to text), `--text` its text (denoised when
+//! it was), `--noise` the lines each denoising rule removed, `--history`
+//! its visits and past versions, `--warc` where its latest fetch is
+//! archived.
 
 use serde_json::json;
 
@@ -10,7 +11,7 @@ use super::{Call, Command, no_detail, page_history, urls};
 use crate::filter::denoise::{clean_text, noise_of, removed};
 use crate::frontier::order::backlink_importance;
 use crate::model::UrlId;
-use crate::schema::tables::{Clusters, RankRow, Ranks, Visits};
+use crate::schema::tables::{Clusters, RankRow, Ranks, Visits, Warc};
 use crate::schema::{DocRecord, LinkRecord, PageDoc, PageRecord};
 use crate::shell::error::{Result, ShellError};
 use crate::shell::reply::Reply;
@@ -18,13 +19,14 @@ use crate::shell::{Shell, table};
 
 pub const COMMAND: Command = Command {
     name: "page",
-    usage: "page URL [--raw|--text|--noise|--history]",
-    summary: "a stored page: status, headers, title, text, links in and out; --raw prints the body, --text the (denoised) text, --noise what denoising removed, --history its visits and past versions",
+    usage: "page URL [--raw|--text|--noise|--history|--warc]",
+    summary: "a stored page: status, headers, title, text, links in and out; --raw prints the body, --text the (denoised) text, --noise what denoising removed, --history its visits and past versions, --warc the WARC file and offset of its record",
     examples: &[
         "page https://example.org/",
         "page https://example.org/ --raw",
         "page https://example.org/ --noise",
         "page https://example.org/ --history",
+        "page https://example.org/ --warc",
     ],
     arity: (1, Some(2)),
     subs: &[],
@@ -37,11 +39,20 @@ pub const COMMAND: Command = Command {
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     let (url, view) = match call.args[..] {
         [u] => (u, None),
-        [u, flag @ ("--raw" | "--text" | "--noise" | "--history")]
-        | [flag @ ("--raw" | "--text" | "--noise" | "--history"), u] => (u, Some(flag)),
+        [
+            u,
+            flag @ ("--raw" | "--text" | "--noise" | "--history" | "--warc"),
+        ]
+        | [
+            flag @ ("--raw" | "--text" | "--noise" | "--history" | "--warc"),
+            u,
+        ] => (u, Some(flag)),
         _ => return Err(ShellError::Usage),
     };
     let u = sh.url_arg(url)?;
+    if view == Some("--warc") {
+        return warc_view(sh, &u);
+    }
     if view == Some("--history") {
         return page_history::history_view(sh, &u);
     }
@@ -108,6 +119,43 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     })));
     j["simhash"] = json!(d.doc.simhash.map(|h| format!("{h:016x}")));
     j["near_duplicate_of"] = json!(near.map(|(u, n)| json!({"url": u, "distance": n.distance})));
+    Ok(Reply::with(t.trim_end().to_string(), j))
+}
+
+/// `--warc`: the file, offset and length of the page's latest record.
+fn warc_view(sh: &Shell, u: &crate::model::CanonicalUrl) -> Result<Reply> {
+    let Some(row) = sh.store.row::<Warc>(&u.id())? else {
+        let why = match sh.store.page(u.id())? {
+            Some(_) => {
+                "was fetched without warc.dir set (export warc writes a stored crawl as WARC)"
+            }
+            None => "has no stored page",
+        };
+        return Err(format!("{u} has no WARC record: it {why}").into());
+    };
+    let date = crate::model::Utc::of_ms(row.date_ms).iso_millis();
+    let mut t = format!(
+        "file     {}\noffset   {}\nlength   {}\nrecord   {}\ndate     {date}\ndigest   {}\n",
+        row.file,
+        row.offset,
+        row.length,
+        if row.refers_to.is_some() {
+            "revisit"
+        } else {
+            "response"
+        },
+        row.digest
+    );
+    if let Some((uri, ms)) = &row.refers_to {
+        let when = crate::model::Utc::of_ms(*ms).iso_millis();
+        t += &format!("refers   {uri} at {when}\n");
+    }
+    let j = json!({
+        "url": u.as_str(), "file": row.file, "offset": row.offset, "length": row.length,
+        "record": if row.refers_to.is_some() { "revisit" } else { "response" },
+        "date": date, "digest": row.digest,
+        "refers_to": row.refers_to.as_ref().map(|(uri, ms)| json!({"url": uri, "date_ms": ms})),
+    });
     Ok(Reply::with(t.trim_end().to_string(), j))
 }
 

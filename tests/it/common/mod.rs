@@ -250,6 +250,7 @@ pub fn crawl_cmd(db: &std::path::Path, seed: &str, concurrency: usize) -> std::p
 
 pub mod by_host;
 pub mod raw;
+pub mod tools;
 
 /// Runs `f` on a shell over `store` (on a thread of its own, as the shell
 /// blocks); returns what it gave and what the shell printed.
