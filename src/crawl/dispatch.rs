@@ -45,6 +45,7 @@ impl Scheduler {
                     text: self.ledger.text_policy(),
                     dictionary: self.dictionary.clone(),
                     sitemap: self.ledger.is_sitemap(job.url.id()),
+                    warc_level: self.ledger.settings().warc.gzip_level,
                 },
             };
             let task = self.tasks.spawn(worker::fetch_page(work, job));

@@ -109,6 +109,8 @@ pub(super) struct How {
     pub dictionary: Arc<PageDictionary>,
     /// The URL is a sitemap file: read as one, not parsed as a page.
     pub sitemap: bool,
+    /// The deflate level of its WARC records (`warc.gzip_level`).
+    pub warc_level: u32,
 }
 
 pub(super) async fn fetch_page(work: PageWork, job: PageJob) -> Done {
@@ -209,6 +211,7 @@ fn process_guarded(
                 &w,
                 &fetched.body,
                 fetched.truncated,
+                how.warc_level,
             ))
         });
         let mut data = process_page(fetched, url, how, dict);

@@ -40,6 +40,8 @@ pub struct WarcSettings {
     pub max_file_size: u64,
     /// The files' names begin with it.
     pub prefix: String,
+    /// Deflate level of each record's gzip member (0: stored).
+    pub gzip_level: u32,
 }
 
 impl Default for WarcSettings {
@@ -48,6 +50,7 @@ impl Default for WarcSettings {
             dir: None,
             max_file_size: 1 << 30,
             prefix: "trawl".into(),
+            gzip_level: 1,
         }
     }
 }

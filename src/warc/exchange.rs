@@ -57,29 +57,25 @@ impl Exchange {
     /// The records of a fetch of `url`: `wire` as the client kept it,
     /// `body` decoded (the payload when nothing was to decode), cut at the
     /// cap when `truncated`.
-    pub fn of(url: &str, wire: &Wire, body: &[u8], truncated: bool) -> Exchange {
+    pub fn of(url: &str, wire: &Wire, body: &[u8], truncated: bool, level: u32) -> Exchange {
         let payload = wire.raw_body.as_deref().unwrap_or(body);
         let payload_digest = sha1_base32(payload);
-        let mut block = Vec::with_capacity(wire.response_head.len() + payload.len());
-        block.extend_from_slice(&wire.response_head);
-        block.extend_from_slice(payload);
         let id = new_record_id();
-        let exchange = |kind, content_type, block| {
-            let mut r =
-                Record::new(kind, wire.date_ms, content_type, block).field("WARC-Target-URI", url);
+        let exchange = |kind, content_type| {
+            let mut r = Record::new(kind, wire.date_ms, content_type, Vec::new())
+                .field("WARC-Target-URI", url);
             if let Some(ip) = wire.peer {
                 r = r.field("WARC-IP-Address", &ip.to_string());
             }
             r
         };
-        let mut response = exchange(RecordType::Response, RESPONSE_TYPE, block)
+        let mut response = exchange(RecordType::Response, RESPONSE_TYPE)
             .with_id(id.clone())
             .field("WARC-Payload-Digest", &payload_digest);
         if truncated {
             response = response.field("WARC-Truncated", "length");
         }
-        let request = exchange(RecordType::Request, REQUEST_TYPE, wire.request.clone())
-            .field("WARC-Concurrent-To", &id);
+        let request = exchange(RecordType::Request, REQUEST_TYPE).field("WARC-Concurrent-To", &id);
         Exchange {
             target: url.to_string(),
             id,
@@ -88,8 +84,9 @@ impl Exchange {
             response_head: wire.response_head.clone(),
             ip: wire.peer,
             truncated,
-            response_gz: response.gz(),
-            request_gz: request.gz(),
+            // The block is the head and the payload, not joined.
+            response_gz: response.gz_of(&[&wire.response_head, payload], level),
+            request_gz: request.gz_of(&[&wire.request], level),
         }
     }
 

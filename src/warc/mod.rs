@@ -5,6 +5,7 @@
 
 pub mod cdxj;
 mod exchange;
+mod gzip;
 pub mod reader;
 mod record;
 mod surt;
@@ -12,7 +13,10 @@ mod wacz;
 mod writer;
 
 pub use exchange::{Exchange, Profile};
-pub use record::{Record, RecordType, gzip, http_block, new_record_id, sha1_base32};
+pub use gzip::MAX_LEVEL as MAX_GZIP_LEVEL;
+pub use record::{
+    GZIP_LEVEL, Record, RecordType, gzip, http_block, new_record_id, sha1_base32, sha1_base32_of,
+};
 pub use surt::surt;
 pub use wacz::WaczWriter;
 pub use writer::{Placed, Recovered, WarcWriter, entry_of, recover_dir};

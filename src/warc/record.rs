@@ -3,9 +3,6 @@
 
 use std::io::{self, Write};
 
-use flate2::Compression;
-use flate2::write::GzEncoder;
-use ring::digest::{SHA1_FOR_LEGACY_USE_ONLY, digest};
 use ring::rand::{SecureRandom, SystemRandom};
 
 use crate::model::Utc;
@@ -87,6 +84,13 @@ impl Record {
     /// The record's bytes: header fields, a blank line, the block and the
     /// two CRLFs that end it.
     pub fn bytes(&self) -> Vec<u8> {
+        let head = self.head(&[&self.block]);
+        [head.as_bytes(), &self.block, b"\r\n\r\n"].concat()
+    }
+
+    /// The header fields for a block made of `parts`.
+    fn head(&self, parts: &[&[u8]]) -> String {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
         let mut head = format!(
             "WARC/1.1\r\nWARC-Type: {}\r\nWARC-Record-ID: {}\r\nWARC-Date: {}\r\n",
             self.kind.name(),
@@ -96,19 +100,14 @@ impl Record {
         for (name, value) in &self.fields {
             head += &format!("{name}: {value}\r\n");
         }
-        if !self.block.is_empty() {
+        if len > 0 {
             head += &format!("Content-Type: {}\r\n", self.content_type);
         }
         head += &format!(
-            "WARC-Block-Digest: {}\r\nContent-Length: {}\r\n\r\n",
-            sha1_base32(&self.block),
-            self.block.len()
+            "WARC-Block-Digest: {}\r\nContent-Length: {len}\r\n\r\n",
+            sha1_base32_of(parts),
         );
-        let mut out = Vec::with_capacity(head.len() + self.block.len() + 4);
-        out.extend_from_slice(head.as_bytes());
-        out.extend_from_slice(&self.block);
-        out.extend_from_slice(b"\r\n\r\n");
-        out
+        head
     }
 
     /// Writes the record as one gzip member; returns the bytes written.
@@ -118,21 +117,34 @@ impl Record {
         Ok(member.len() as u64)
     }
 
-    /// The record as one gzip member.
+    /// The record as one gzip member (at the default level).
     pub fn gz(&self) -> Vec<u8> {
-        gzip(&self.bytes())
+        self.gz_at(GZIP_LEVEL)
+    }
+
+    /// The record as one gzip member at deflate `level` (0: stored).
+    pub fn gz_at(&self, level: u32) -> Vec<u8> {
+        self.gz_of(&[&self.block], level)
+    }
+
+    /// The record with its block made of `parts` (instead of the block it
+    /// was made with), as one gzip member at `level`: no copy of them.
+    pub fn gz_of(&self, parts: &[&[u8]], level: u32) -> Vec<u8> {
+        let head = self.head(parts);
+        let mut all = Vec::with_capacity(parts.len() + 2);
+        all.push(head.as_bytes());
+        all.extend_from_slice(parts);
+        all.push(b"\r\n\r\n");
+        super::gzip::member(&all, level)
     }
 }
 
-/// `bytes` as one gzip member.
+/// The deflate level of records written without one given.
+pub const GZIP_LEVEL: u32 = 6;
+
+/// `bytes` as one gzip member at the default level.
 pub fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut gz = GzEncoder::new(
-        Vec::with_capacity(bytes.len() / 3 + 64),
-        Compression::new(6),
-    );
-    // Writing to a Vec cannot fail.
-    let _ = gz.write_all(bytes);
-    gz.finish().unwrap_or_default()
+    super::gzip::member(&[bytes], GZIP_LEVEL)
 }
 
 /// An HTTP message as a WARC block: its start line, its header fields as
@@ -151,8 +163,19 @@ pub fn http_block(start_line: &str, headers: &[(String, String)], body: &[u8]) -
 /// `sha1:` and the SHA-1 of `bytes` in base32, as WARC digests are
 /// written.
 pub fn sha1_base32(bytes: &[u8]) -> String {
-    let d = digest(&SHA1_FOR_LEGACY_USE_ONLY, bytes);
-    format!("sha1:{}", data_encoding::BASE32.encode(d.as_ref()))
+    sha1_base32_of(&[bytes])
+}
+
+/// The digest of `parts` concatenated (RustCrypto's SHA-1, which uses the
+/// CPU's SHA instructions where it has them: ring's is portable code,
+/// 7 % of a crawl's CPU when it wrote WARC).
+pub fn sha1_base32_of(parts: &[&[u8]]) -> String {
+    use sha1::Digest;
+    let mut h = sha1::Sha1::new();
+    for p in parts {
+        h.update(p);
+    }
+    format!("sha1:{}", data_encoding::BASE32.encode(&h.finalize()))
 }
 
 /// A field value on one line.

@@ -135,12 +135,13 @@ impl Ledger {
         resp: Response<'_>,
         refers: Option<(Profile, (String, u64, String))>,
     ) -> Result<(), StoreError> {
+        let level = self.settings.warc.gzip_level;
         let Some(a) = self.archive.as_mut() else {
             return Ok(());
         };
         let (main, digest, mime) = match &refers {
             Some((profile, (uri, date, digest))) => (
-                ex.revisit(*profile, (uri, *date), digest).gz(),
+                ex.revisit(*profile, (uri, *date), digest).gz_at(level),
                 digest.clone(),
                 "warc/revisit".to_string(),
             ),
@@ -159,7 +160,7 @@ impl Ledger {
             length: 0,
             offset: 0,
         };
-        let metadata = ex.metadata(resp.metadata).gz();
+        let metadata = ex.metadata(resp.metadata).gz_at(level);
         let members = [
             (&main[..], Some(entry)),
             (&ex.request_gz[..], None),

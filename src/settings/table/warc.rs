@@ -23,6 +23,14 @@ pub(super) static KEYS: &[&dyn Setting] = &[
         at_start
     ),
     key!(
+        "warc.gzip_level",
+        Int { min: 0, max: 9 },
+        "deflate level of each WARC record's gzip member: 1 is fastest, 9 smallest, 0 stores records uncompressed (still one gzip member each)",
+        |s| u64::from(s.warc.gzip_level),
+        |s, n| s.warc.gzip_level = n as u32,
+        at_start
+    ),
+    key!(
         "warc.prefix",
         FileWord,
         "what the WARC files' names begin with (PREFIX-TIMESTAMP-SERIAL-PID~HOST.warc.gz)",
