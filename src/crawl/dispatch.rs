@@ -72,7 +72,8 @@ impl Scheduler {
             }
             Next::Robots { origin, seed } => {
                 self.set_robots_in_flight(id, true);
-                let fetch = worker::fetch_robots(self.client.clone(), id, origin, seed);
+                let level = self.ledger.settings().warc.gzip_level;
+                let fetch = worker::fetch_robots(self.client.clone(), id, origin, seed, level);
                 let task = self.tasks.spawn(fetch);
                 self.running.insert(task.id(), Running::Robots(id));
                 Ok(None)
@@ -116,7 +117,9 @@ impl Scheduler {
                             body: Vec::new(),
                             redirects: Vec::new(),
                             blocked: None,
+                            hops: Vec::new(),
                         }),
+                        exchanges: Vec::new(),
                     },
                 };
                 self.handle(done)
@@ -126,7 +129,15 @@ impl Scheduler {
 
     fn handle(&mut self, done: Done) -> Result<(), CrawlError> {
         match done {
-            Done::Robots { host, fetched } => self.robots_done(host, *fetched)?,
+            Done::Robots {
+                host,
+                fetched,
+                exchanges,
+            } => {
+                // In the files before the batch that records the answer.
+                self.ledger.archive_robots(&exchanges)?;
+                self.robots_done(host, *fetched)?
+            }
             Done::Page { job, result } => {
                 self.pages_in_flight -= 1;
                 let host = job.key.host;

@@ -88,6 +88,8 @@ pub enum Done {
     Robots {
         host: HostId,
         fetched: Box<RobotsFetch>,
+        /// Its responses as WARC records, when the crawl writes WARC.
+        exchanges: Vec<Exchange>,
     },
 }
 
@@ -265,14 +267,24 @@ pub async fn fetch_robots(
     host: HostId,
     origin: String,
     seed_guard: Option<NetGuard>,
+    warc_level: u32,
 ) -> Done {
     let vouch = |hops: &[CanonicalUrl]| {
         if let Some(g) = &seed_guard {
             super::robots::vouch_for_robots_hop(g, &origin, hops);
         }
     };
-    let fetched = Box::new(fetch::fetch_robots(&client, &origin, vouch).await);
-    Done::Robots { host, fetched }
+    let mut fetched = Box::new(fetch::fetch_robots(&client, &origin, vouch).await);
+    // Its responses' WARC records, made here as a page's are.
+    let exchanges = std::mem::take(&mut fetched.hops)
+        .into_iter()
+        .map(|h| Exchange::of(&h.url, &h.wire, &h.body, h.truncated, warc_level))
+        .collect();
+    Done::Robots {
+        host,
+        fetched,
+        exchanges,
+    }
 }
 
 fn internal(what: &str) -> FetchError {

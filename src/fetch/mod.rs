@@ -21,5 +21,5 @@ pub use client::{
 };
 pub use dns::CachingResolver;
 pub use guard::{AddrClass, NetGuard, classify as classify_addr};
-pub use robots::{Robots, RobotsFetch, RobotsRules, Rule, fetch_robots, product_token};
+pub use robots::{Robots, RobotsFetch, RobotsHop, RobotsRules, Rule, fetch_robots, product_token};
 pub use wire::Wire;

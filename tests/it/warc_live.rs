@@ -204,7 +204,12 @@ async fn a_crawl_writes_warc_that_warcio_and_cdxj_indexer_accept() {
         assert_eq!(recs[0].get("WARC-Type"), "warcinfo");
         assert_eq!(recs[0].get("WARC-Filename"), name);
     }
+    // Every page, and the robots.txt fetched before them.
     let pages = db.store.counters().unwrap().fetched;
+    assert_eq!(
+        all.remove(&server.url("/robots.txt")).as_deref(),
+        Some("404")
+    );
     assert_eq!(all.len() as u64, pages, "{all:?}");
     assert_eq!(all[&server.url("/gone")], "404");
     assert_eq!(all[&server.url("/moved")], "301");

@@ -126,6 +126,44 @@ impl Ledger {
         self.archive_as(w, job, ex, resp, refers)
     }
 
+    /// A robots.txt fetch's responses (each redirect hop's too): response
+    /// and request records, no `warc` row (robots.txt is no page).
+    pub(in crate::crawl) fn archive_robots(
+        &mut self,
+        exchanges: &[Exchange],
+    ) -> Result<(), StoreError> {
+        let Some(a) = self.archive.as_mut() else {
+            return Ok(());
+        };
+        for ex in exchanges {
+            let head = crate::warc::reader::http_head(&ex.response_head);
+            let entry = Entry {
+                url: ex.target.clone(),
+                date_ms: ex.date_ms,
+                mime: mime_of(
+                    head.as_ref()
+                        .and_then(|h| h.get("content-type"))
+                        .unwrap_or(""),
+                ),
+                status: head.as_ref().and_then(|h| h.status()),
+                digest: ex.payload_digest.clone(),
+                length: 0,
+                offset: 0,
+            };
+            let members = [
+                (&ex.response_gz[..], Some(entry)),
+                (&ex.request_gz[..], None),
+            ];
+            a.writer
+                .append(&members)
+                .map_err(|e| warc_error(&a.dir, e))?;
+        }
+        if !exchanges.is_empty() {
+            a.writer.flush().map_err(|e| warc_error(&a.dir, e))?;
+        }
+        Ok(())
+    }
+
     /// Appends the records and puts the page's `warc` row in the batch.
     fn archive_as(
         &mut self,

@@ -51,6 +51,7 @@ fn robots(outcome: RobotsOutcome, body: &str) -> RobotsFetch {
         body: body.as_bytes().to_vec(),
         redirects: Vec::new(),
         blocked: None,
+        hops: Vec::new(),
     }
 }
 

@@ -35,6 +35,7 @@ impl Ledger {
             body,
             redirects,
             blocked,
+            ..
         } = fetched;
         if self.seeds.is_seed_host(id) && !redirects.is_empty() {
             self.widen_scope_for_robots(id, &redirects)?;

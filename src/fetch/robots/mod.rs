@@ -9,7 +9,7 @@ use std::time::Duration;
 
 pub use rules::{Robots, Rule};
 
-use super::HttpClient;
+use super::{HttpClient, Wire};
 use crate::model;
 use crate::model::{FailReason, RobotsOutcome, RobotsRecord};
 
@@ -41,6 +41,18 @@ pub struct RobotsFetch {
     /// The network guard refused the host's own address (not a redirect
     /// target's): why. Nothing of the host can be fetched.
     pub blocked: Option<String>,
+    /// Each response as exchanged, when the client keeps the wire (for
+    /// WARC records).
+    pub hops: Vec<RobotsHop>,
+}
+
+/// One response of a robots.txt fetch, as on the wire.
+pub struct RobotsHop {
+    pub url: String,
+    pub wire: Box<Wire>,
+    /// The body decoded (the payload when it was not content-coded).
+    pub body: Vec<u8>,
+    pub truncated: bool,
 }
 
 impl RobotsFetch {
@@ -50,6 +62,7 @@ impl RobotsFetch {
             body: Vec::new(),
             redirects,
             blocked: None,
+            hops: Vec::new(),
         }
     }
 }
@@ -68,8 +81,9 @@ pub async fn fetch_robots(
     let mut redirects = Vec::new();
     let mut waits = 0;
     let mut hops = 0;
+    let mut wires = Vec::new();
     while hops <= MAX_REDIRECTS {
-        let resp = match client.get(&url).await {
+        let mut resp = match client.get(&url).await {
             Ok(r) => r,
             // It waited its patience for memory other bodies held: no
             // answer of the host's, so asked again rather than counted
@@ -84,10 +98,19 @@ pub async fn fetch_robots(
                 let detail = e.to_string();
                 return RobotsFetch {
                     blocked,
+                    hops: wires,
                     ..RobotsFetch::ended(RobotsOutcome::Unreachable { detail }, redirects)
                 };
             }
         };
+        if let Some(wire) = resp.wire.take() {
+            wires.push(RobotsHop {
+                url: url.clone(),
+                wire,
+                body: resp.body.clone(),
+                truncated: resp.truncated,
+            });
+        }
         let status = resp.status;
         let outcome = match status {
             200..=299 => {
@@ -99,6 +122,7 @@ pub async fn fetch_robots(
                     body,
                     redirects,
                     blocked: None,
+                    hops: wires,
                 };
             }
             300..=399 => {
@@ -131,9 +155,15 @@ pub async fn fetch_robots(
                 detail: format!("status {s}"),
             },
         };
-        return RobotsFetch::ended(outcome, redirects);
+        return RobotsFetch {
+            hops: wires,
+            ..RobotsFetch::ended(outcome, redirects)
+        };
     }
-    RobotsFetch::ended(RobotsOutcome::TooManyRedirects, redirects)
+    RobotsFetch {
+        hops: wires,
+        ..RobotsFetch::ended(RobotsOutcome::TooManyRedirects, redirects)
+    }
 }
 
 /// The rules of one host's robots.txt that apply to our agent.
