@@ -24,6 +24,8 @@ pub struct WarcRow {
     /// A revisit record: the URI and date of the response it refers to.
     /// None for a response record.
     pub refers_to: Option<(String, u64)>,
+    /// A revisit record: the file (path as `file`) holding that response.
+    pub refers_file: Option<String>,
 }
 
 impl Versioned for WarcRow {

@@ -21,6 +21,8 @@ pub enum MemberError {
     TooLarge,
     /// Not gzip, or gzip that does not decode: skipped to the next member.
     Corrupt(String),
+    /// The file could not be read there (the reader stops).
+    Io(String),
 }
 
 impl std::fmt::Display for MemberError {
@@ -29,6 +31,7 @@ impl std::fmt::Display for MemberError {
             MemberError::Torn => write!(f, "the file ends inside this record"),
             MemberError::TooLarge => write!(f, "the record decodes to more than the cap"),
             MemberError::Corrupt(e) => write!(f, "not a readable gzip member ({e})"),
+            MemberError::Io(e) => write!(f, "the file cannot be read here ({e})"),
         }
     }
 }
@@ -85,9 +88,7 @@ impl<R: BufRead> Members<R> {
                 return Ok(());
             }
             match memchr::memmem::find(buf, &[0x1f, 0x8b, 0x08]) {
-                Some(0) => {
-                    self.input.consume(1); // the corrupt member's own start
-                }
+                // (A member that broke where it started was stepped past.)
                 Some(i) => {
                     self.input.consume(i);
                     return Ok(());
@@ -122,7 +123,7 @@ impl<R: BufRead> Iterator for Members<R> {
                 return Some(Member {
                     offset,
                     length: 0,
-                    outcome: Err(MemberError::Corrupt(e.to_string())),
+                    outcome: Err(MemberError::Io(e.to_string())),
                 });
             }
         }
@@ -140,14 +141,14 @@ impl<R: BufRead> Iterator for Members<R> {
         };
         drop(gz);
         match &outcome {
-            Err(MemberError::Torn) => self.done = true,
+            Err(MemberError::Torn | MemberError::Io(_)) => self.done = true,
             Err(MemberError::Corrupt(_)) => {
                 if self.input.pos == offset {
                     self.input.consume(1);
                 }
-                if let Err(e) = self.resync() {
+                // A read error while looking for the next member ends it.
+                if self.resync().is_err() {
                     self.done = true;
-                    let _ = e;
                 }
             }
             _ => {}
@@ -163,11 +164,15 @@ impl<R: BufRead> Iterator for Members<R> {
 fn classify(e: &io::Error) -> MemberError {
     match e.kind() {
         io::ErrorKind::UnexpectedEof => MemberError::Torn,
-        _ => MemberError::Corrupt(e.to_string()),
+        io::ErrorKind::InvalidData | io::ErrorKind::InvalidInput => {
+            MemberError::Corrupt(e.to_string())
+        }
+        _ => MemberError::Io(e.to_string()),
     }
 }
 
 /// A record's named fields and its block.
+#[derive(Debug)]
 pub struct RecordView<'a> {
     pub fields: Vec<(&'a str, &'a str)>,
     pub block: &'a [u8],
@@ -222,19 +227,20 @@ pub fn parse_record(bytes: &[u8]) -> Result<(RecordView<'_>, usize), String> {
 }
 
 /// An HTTP message's head in a block: its start line, its fields, and
-/// where the body starts.
-pub struct HttpHead<'a> {
-    pub start_line: &'a str,
-    pub fields: Vec<(&'a str, &'a str)>,
+/// where the body starts (bytes past ASCII read as Latin-1, as HTTP's
+/// field values were and as pywb's indexer reads them).
+pub struct HttpHead {
+    pub start_line: String,
+    pub fields: Vec<(String, String)>,
     pub body_at: usize,
 }
 
-impl<'a> HttpHead<'a> {
-    pub fn get(&self, name: &str) -> Option<&'a str> {
+impl HttpHead {
+    pub fn get(&self, name: &str) -> Option<&str> {
         self.fields
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| *v)
+            .map(|(_, v)| v.as_str())
     }
 
     /// A response's status code.
@@ -246,8 +252,8 @@ impl<'a> HttpHead<'a> {
 }
 
 /// Parses the HTTP head at the start of `block` (lines may end in LF
-/// alone); None when there is no blank line or the head is not text.
-pub fn http_head(block: &[u8]) -> Option<HttpHead<'_>> {
+/// alone); None when there is no blank line.
+pub fn http_head(block: &[u8]) -> Option<HttpHead> {
     let (end, body_at) = match memchr::memmem::find(block, b"\r\n\r\n") {
         Some(i) => (i, i + 4),
         None => {
@@ -255,13 +261,12 @@ pub fn http_head(block: &[u8]) -> Option<HttpHead<'_>> {
             (i, i + 2)
         }
     };
-    // Header bytes past ASCII are read as Latin-1 would be, lossily.
-    let head = std::str::from_utf8(&block[..end]).ok()?;
+    let head: String = block[..end].iter().map(|&b| b as char).collect();
     let mut lines = head.lines();
-    let start_line = lines.next()?.trim_end_matches('\r');
+    let start_line = lines.next()?.trim_end_matches('\r').to_string();
     let fields = lines
         .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim(), v.trim()))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .collect();
     Some(HttpHead {
         start_line,
@@ -276,4 +281,66 @@ fn clip(s: &str) -> &str {
         end -= 1;
     }
     &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::warc::gzip::member;
+
+    fn members_of(file: &[u8]) -> Vec<(u64, Result<Vec<u8>, MemberError>)> {
+        Members::new(file, 1 << 20)
+            .map(|m| (m.offset, m.outcome))
+            .collect()
+    }
+
+    #[test]
+    fn a_corrupt_member_or_garbage_is_skipped_and_the_next_member_read() {
+        let (a, b, c) = (
+            member(&[b"one"], 1),
+            member(&[b"two"], 1),
+            member(&[b"three"], 0),
+        );
+        // A member whose stored data (so its CRC) is altered, then one
+        // right after it.
+        let mut bad = c.clone();
+        let at = bad.len() - 10;
+        bad[at] ^= 0xff;
+        let file = [&a[..], b"garbage\x1f\x8b", &bad, &b].concat();
+        let got = members_of(&file);
+        let whole: Vec<Vec<u8>> = got.iter().filter_map(|(_, r)| r.clone().ok()).collect();
+        assert_eq!(whole, vec![b"one".to_vec(), b"two".to_vec()], "{got:?}");
+        let last = got.last().unwrap();
+        assert_eq!(
+            last.0 as usize,
+            file.len() - b.len(),
+            "the last member found where it is"
+        );
+        assert!(
+            got.iter()
+                .any(|(_, r)| matches!(r, Err(MemberError::Corrupt(_))))
+        );
+    }
+
+    #[test]
+    fn a_torn_last_member_is_told_apart_and_ends_the_file() {
+        let (a, b) = (member(&[b"one"], 1), member(&[&[7u8; 5000][..]], 1));
+        let file = [&a[..], &b[..b.len() / 2]].concat();
+        let got = members_of(&file);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].1.as_deref().ok(), Some(&b"one"[..]));
+        assert_eq!(got[1], (a.len() as u64, Err(MemberError::Torn)));
+    }
+
+    #[test]
+    fn records_and_heads_parse_without_trusting_lengths() {
+        let rec = b"WARC/1.1\r\nWARC-Type: response\r\nContent-Length: 999999999999\r\n\r\nx";
+        assert!(parse_record(rec).unwrap_err().contains("more than"));
+        assert!(parse_record(b"HTTP/1.1 200 OK\r\n\r\n").is_err());
+        let block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; q=\xe9\r\n\r\nbody";
+        let h = http_head(block).unwrap();
+        assert_eq!(h.status(), Some(200));
+        assert_eq!(h.get("content-type"), Some("text/html; q=\u{e9}"));
+        assert_eq!(&block[h.body_at..], b"body");
+    }
 }

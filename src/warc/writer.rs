@@ -36,6 +36,8 @@ pub struct WarcWriter {
     info: String,
     serial: u32,
     open: Option<OpenFile>,
+    /// A write failed: the open file may end in part of a record.
+    broken: bool,
 }
 
 struct OpenFile {
@@ -57,6 +59,7 @@ impl WarcWriter {
             info,
             serial: 0,
             open: None,
+            broken: false,
         })
     }
 
@@ -81,7 +84,12 @@ impl WarcWriter {
         };
         let mut placed = Vec::with_capacity(members.len());
         for (member, entry) in members {
-            f.out.write_all(member)?;
+            if let Err(e) = f.out.write_all(member) {
+                // Part of a record may be in the file: it stays `.open`
+                // for the next crawl to cut back, never closed as whole.
+                self.broken = true;
+                return Err(e);
+            }
             let (offset, length) = (f.len, member.len() as u64);
             f.len += length;
             if let Some(e) = entry {
@@ -103,17 +111,23 @@ impl WarcWriter {
     /// Hands what was appended to the system, so a killed process leaves
     /// it in the file (called before the db records the pages).
     pub fn flush(&mut self) -> io::Result<()> {
-        match &mut self.open {
+        let flushed = match &mut self.open {
             Some(f) => f.out.flush(),
             None => Ok(()),
-        }
+        };
+        self.broken |= flushed.is_err();
+        flushed
     }
 
     /// Closes the open file: synced, indexed, renamed to its final name.
+    /// A file a write failed on is left open (see [`recover_dir`]).
     pub fn close(&mut self) -> io::Result<()> {
         let Some(f) = self.open.take() else {
             return Ok(());
         };
+        if self.broken {
+            return Ok(());
+        }
         let file = f.out.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
         let done = self.dir.join(&f.name);
@@ -140,15 +154,19 @@ impl WarcWriter {
             }
         };
         let path = open_path(&self.dir.join(&name));
+        // Made and locked under a name recovery does not look at, then
+        // renamed: no other crawl can take it for one a killed crawl left.
+        let fresh = PathBuf::from(format!("{}.new", path.display()));
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&path)?;
+            .open(&fresh)?;
         // Held while the file is written: the next crawl into the
         // directory closes it only once this process is gone.
         if !lock(&file) {
             return Err(io::Error::other("cannot lock a new WARC file"));
         }
+        std::fs::rename(&fresh, &path)?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         let fields = format!(
             "software: trawl/{}\r\nformat: WARC File Format 1.1\r\nconformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n{}",
@@ -224,15 +242,28 @@ pub fn recover_dir(dir: &Path, prefix: &str) -> io::Result<Vec<Recovered>> {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
+        if name.starts_with(&format!("{prefix}-")) && name.ends_with(".open.new") {
+            // A file a crawl was killed making (no record of a page yet).
+            if let Ok(f) = File::open(&path)
+                && lock(&f)
+            {
+                let _ = std::fs::remove_file(&path);
+            }
+            continue;
+        }
         let Some(base) = name.strip_suffix(OPEN_SUFFIX) else {
             continue;
         };
         if !base.starts_with(&format!("{prefix}-")) || !base.ends_with(".warc.gz") {
             continue;
         }
-        // A crawl writing it holds its lock.
-        let file = OpenOptions::new().read(true).write(true).open(&path)?;
-        if !lock(&file) {
+        // A crawl writing it holds its lock; one that closed it since the
+        // directory was read has renamed it.
+        let file = match OpenOptions::new().read(true).write(true).open(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            opened => opened?,
+        };
+        if !lock(&file) || !path.exists() {
             continue;
         }
         done.push(recover(file, &path, &dir.join(base))?);
@@ -270,6 +301,9 @@ fn recover(file: File, open: &Path, done: &Path) -> io::Result<Recovered> {
                 }
             }
             Err(MemberError::Torn) => break,
+            // Nothing is cut on a read error: records rows point to may
+            // follow.
+            Err(MemberError::Io(e)) => return Err(io::Error::other(e)),
             Err(_) => keep = m.offset + m.length,
         }
     }
@@ -315,4 +349,63 @@ pub fn entry_of(bytes: &[u8], offset: u64, length: u64) -> Option<Entry> {
         length,
         offset,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(url: &str) -> Entry {
+        Entry {
+            url: url.into(),
+            date_ms: 1_795_852_385_123,
+            mime: "text/html".into(),
+            status: Some(200),
+            digest: String::new(),
+            length: 0,
+            offset: 0,
+        }
+    }
+
+    fn response(url: &str) -> Vec<u8> {
+        let block = b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\n\r\nhi".to_vec();
+        Record::new(
+            RecordType::Response,
+            1_795_852_385_123,
+            "application/http;msgtype=response",
+            block,
+        )
+        .field("WARC-Target-URI", url)
+        .payload(b"hi")
+        .gz()
+    }
+
+    #[test]
+    fn a_file_left_open_is_cut_to_its_last_whole_record_unless_a_writer_holds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = WarcWriter::new(dir.path(), "t", 1 << 30, String::new()).unwrap();
+        let (a, b) = (response("http://a.test/"), response("http://b.test/"));
+        let placed = w.append(&[(&a, Some(entry("http://a.test/")))]).unwrap();
+        w.flush().unwrap();
+        let open = dir.path().join(format!("{}.open", placed[0].file));
+        // Held by this writer: left alone.
+        assert_eq!(recover_dir(dir.path(), "t").unwrap(), vec![]);
+        assert!(open.exists());
+        // A kill: the writer's lock goes, half a record is at the end.
+        w.append(&[(&b[..b.len() / 2], None)]).unwrap();
+        w.flush().unwrap();
+        drop(w.open.take());
+        let size = open.metadata().unwrap().len();
+        let got = recover_dir(dir.path(), "t").unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!((got[0].records, got[0].cut), (2, b.len() as u64 / 2));
+        let done = dir.path().join(&placed[0].file);
+        assert_eq!(done.metadata().unwrap().len(), size - b.len() as u64 / 2);
+        let index = std::fs::read_to_string(cdxj::index_path(&done)).unwrap();
+        assert_eq!(index.lines().count(), 1, "{index}");
+        assert!(
+            index.contains(&format!("\"offset\": \"{}\"", placed[0].offset)),
+            "{index}"
+        );
+    }
 }

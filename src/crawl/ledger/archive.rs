@@ -16,7 +16,7 @@ use crate::schema::{NearRecord, VerdictRecord, WarcRow};
 use crate::settings::CrawlSettings;
 use crate::store::StoreError;
 use crate::warc::cdxj::{Entry, mime_of};
-use crate::warc::{Exchange, Profile, WarcWriter, recover_dir};
+use crate::warc::{Exchange, Placed, Profile, WarcWriter, recover_dir};
 
 /// The open WARC output of a run.
 pub(super) struct Archive {
@@ -120,8 +120,9 @@ impl Ledger {
             _ => None,
         };
         if resp.status == 304 && refers.is_none() {
-            // Nothing archived to refer to: the 304 is kept as it came.
-            return self.archive_as(w, job, ex, resp, None);
+            // Nothing archived to refer to: the 304 is kept as it came,
+            // and the page has no row (no record here holds its body).
+            return self.archive_records(ex, resp, None).map(|_| ());
         }
         self.archive_as(w, job, ex, resp, refers)
     }
@@ -171,16 +172,44 @@ impl Ledger {
         job: &PageJob,
         ex: &Exchange,
         resp: Response<'_>,
-        refers: Option<(Profile, (String, u64, String))>,
+        refers: Option<(Profile, Original)>,
     ) -> Result<(), StoreError> {
-        let level = self.settings.warc.gzip_level;
-        let Some(a) = self.archive.as_mut() else {
+        let original = refers.as_ref().map(|(_, o)| o.clone());
+        let Some((file, placed, digest)) = self.archive_records(ex, resp, refers)? else {
             return Ok(());
         };
+        let row = WarcRow {
+            url: ex.target.clone(),
+            file,
+            offset: placed.offset,
+            length: placed.length,
+            date_ms: ex.date_ms,
+            digest,
+            refers_to: original.as_ref().map(|o| (o.url.clone(), o.date_ms)),
+            refers_file: original.map(|o| o.file),
+        };
+        w.b.put_row::<Warc>(&job.url.id(), &row);
+        Ok(())
+    }
+
+    /// Appends a fetch's response (or a revisit in its place), request
+    /// and metadata records and hands them to the system; returns the
+    /// file, where the response or revisit went, and its payload digest.
+    fn archive_records(
+        &mut self,
+        ex: &Exchange,
+        resp: Response<'_>,
+        refers: Option<(Profile, Original)>,
+    ) -> Result<Option<(String, Placed, String)>, StoreError> {
+        let level = self.settings.warc.gzip_level;
+        let Some(a) = self.archive.as_mut() else {
+            return Ok(None);
+        };
         let (main, digest, mime) = match &refers {
-            Some((profile, (uri, date, digest))) => (
-                ex.revisit(*profile, (uri, *date), digest).gz_at(level),
-                digest.clone(),
+            Some((profile, o)) => (
+                ex.revisit(*profile, (&o.url, o.date_ms), &o.digest)
+                    .gz_at(level),
+                o.digest.clone(),
                 "warc/revisit".to_string(),
             ),
             None => (
@@ -210,26 +239,38 @@ impl Ledger {
             .map_err(|e| warc_error(&a.dir, e))?;
         // In the file before the batch that records the page is written.
         a.writer.flush().map_err(|e| warc_error(&a.dir, e))?;
-        let row = WarcRow {
-            url: ex.target.clone(),
-            file: a.dir.join(&placed[0].file).display().to_string(),
-            offset: placed[0].offset,
-            length: placed[0].length,
-            date_ms: ex.date_ms,
-            digest,
-            refers_to: refers.map(|(_, (uri, date, _))| (uri, date)),
-        };
-        w.b.put_row::<Warc>(&job.url.id(), &row);
-        Ok(())
+        let first = placed.into_iter().next().expect("three records placed");
+        let file = a.dir.join(&first.file).display().to_string();
+        Ok(Some((file, first, digest)))
     }
 }
 
-/// The response a revisit of `row`'s record refers to: its URI, date and
-/// payload digest.
-fn original(row: WarcRow) -> (String, u64, String) {
-    match row.refers_to {
-        Some((uri, date)) => (uri, date, row.digest),
-        None => (row.url, row.date_ms, row.digest),
+/// The response record a revisit refers to.
+#[derive(Clone)]
+pub(super) struct Original {
+    url: String,
+    date_ms: u64,
+    digest: String,
+    /// The file that holds it.
+    file: String,
+}
+
+/// The response a revisit of `row`'s record refers to: its own record,
+/// or the one it refers to in turn.
+fn original(row: WarcRow) -> Original {
+    match (row.refers_to, row.refers_file) {
+        (Some((url, date_ms)), Some(file)) => Original {
+            url,
+            date_ms,
+            digest: row.digest,
+            file,
+        },
+        _ => Original {
+            url: row.url,
+            date_ms: row.date_ms,
+            digest: row.digest,
+            file: row.file,
+        },
     }
 }
 

@@ -20,7 +20,7 @@ use crate::frontier::Focus;
 use crate::model::{self, HostId};
 use crate::model::{FilterReason, SeenState};
 use crate::parse::ParsedPage;
-use crate::schema::tables::{Capped, Details, Docs, Pages, Verdicts};
+use crate::schema::tables::{Capped, Details, Docs, Pages, Verdicts, Warc};
 use crate::schema::{
     CappedRecord, DenoiseRecord, DetailRecord, DocRecord, Filtered, FrontierEntry, LinkView,
     NearRecord, PageLinksBuilder, PageRecord, VerdictRecord,
@@ -144,6 +144,9 @@ impl Ledger {
                 metadata,
             };
             self.archive_fetch(&mut w, &job, &ex, resp, duplicate_of)?;
+        } else if revisit {
+            // A new version not archived: an older record is not it.
+            w.b.delete_row::<Warc>(&job.url.id());
         }
         self.visited(&mut w.b, &job, changed, &fetched.headers, text_hash);
         self.finish(w.b, &w.touched)?;

@@ -103,12 +103,19 @@ pub async fn fetch_robots(
                 };
             }
         };
-        if let Some(wire) = resp.wire.take() {
+        if let Some(mut wire) = resp.wire.take() {
+            // Archived up to what a robots.txt is read to (the copy is not
+            // counted by the byte budget, so it stays small).
+            let cut = |b: &[u8]| b[..b.len().min(MAX_ROBOTS_BYTES)].to_vec();
+            let raw_cut = (wire.raw_body.as_ref()).is_some_and(|r| r.len() > MAX_ROBOTS_BYTES);
+            if let Some(raw) = wire.raw_body.as_mut() {
+                raw.truncate(MAX_ROBOTS_BYTES);
+            }
             wires.push(RobotsHop {
                 url: url.clone(),
                 wire,
-                body: resp.body.clone(),
-                truncated: resp.truncated,
+                body: cut(&resp.body),
+                truncated: resp.truncated || raw_cut || resp.body.len() > MAX_ROBOTS_BYTES,
             });
         }
         let status = resp.status;

@@ -109,16 +109,20 @@ fn all_pages(sh: &Shell) -> Result<Vec<UrlId>> {
     Ok(ids)
 }
 
-/// The crawl's WARC files holding `ids`' latest records, when each has
-/// one in a closed file (a crawl still writing a file has it `.open`).
+/// The crawl's WARC files holding `ids`' latest records and the
+/// responses their revisits refer to, when each is in a closed file (a
+/// crawl still writing a file has it `.open`).
 fn crawl_files(sh: &Shell, ids: &[UrlId]) -> Result<Option<Vec<PathBuf>>> {
     let mut files = BTreeSet::new();
     for id in ids {
-        match sh.store.row::<Warc>(id)? {
-            Some(row) if Path::new(&row.file).is_file() => {
-                files.insert(PathBuf::from(row.file));
+        let Some(row) = sh.store.row::<Warc>(id)? else {
+            return Ok(None);
+        };
+        for f in std::iter::once(row.file).chain(row.refers_file) {
+            if !Path::new(&f).is_file() {
+                return Ok(None);
             }
-            _ => return Ok(None),
+            files.insert(PathBuf::from(f));
         }
     }
     Ok((!files.is_empty()).then(|| files.into_iter().collect()))
