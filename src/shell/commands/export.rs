@@ -67,10 +67,11 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     }
     let (rest, base) = rest_after_words(call.line, 3);
     let rest = rest.replace("--json", "");
-    let text = format == "wacz" && rest.split_whitespace().any(|w| w == "--text");
-    let rest = match text {
-        true => rest.replacen("--text", "", 1),
-        false => rest,
+    // `--text` right after PATH or at the end, never inside the
+    // expression (`--where title ~ "--text"` keeps its operand).
+    let (text, rest, base) = match format {
+        "wacz" => take_flag(rest, base, "--text"),
+        _ => (false, rest, base),
     };
     // `--where EXPR`, as the other exports write it, is `where EXPR`.
     let (rest, base) = match rest.trim_start().strip_prefix("--where") {
@@ -114,6 +115,23 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
         json!({"path": path.display().to_string(), "pages": pages, "responses": written.responses,
             "revisits": written.revisits, "bytes": written.bytes}),
     ))
+}
+
+/// `flag` as the first or last word of `rest` (which starts at column
+/// `base` of the line): whether it was there, and `rest` without it.
+fn take_flag(rest: String, base: usize, flag: &str) -> (bool, String, usize) {
+    let lead = rest.len() - rest.trim_start().len();
+    if let Some(after) = rest.trim_start().strip_prefix(flag)
+        && (after.is_empty() || after.starts_with(char::is_whitespace))
+    {
+        return (true, after.to_string(), base + lead + flag.len());
+    }
+    match rest.trim_end().strip_suffix(flag) {
+        Some(before) if before.is_empty() || before.ends_with(char::is_whitespace) => {
+            (true, before.to_string(), base)
+        }
+        _ => (false, rest, base),
+    }
 }
 
 /// `PATH.partial`: where an export is written until it is whole.
@@ -253,4 +271,26 @@ fn page_record(sh: &Shell, id: UrlId, page: &PageRecord, info: &str) -> Result<(
         r = r.field("WARC-Truncated", "length");
     }
     Ok((r.payload(&body), revisit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::take_flag;
+
+    #[test]
+    fn a_flag_is_taken_first_or_last_never_from_inside_the_expression() {
+        let take = |rest: &str| take_flag(rest.to_string(), 10, "--text");
+        assert_eq!(
+            take(" --text --where a = 1"),
+            (true, " --where a = 1".into(), 17)
+        );
+        assert_eq!(
+            take(" --where a = 1 --text"),
+            (true, " --where a = 1 ".into(), 10)
+        );
+        let quoted = " --where title ~ \"--text\"";
+        assert_eq!(take(quoted), (false, quoted.into(), 10));
+        assert_eq!(take(" --textual"), (false, " --textual".into(), 10));
+        assert_eq!(take(" --text"), (true, "".into(), 17));
+    }
 }
