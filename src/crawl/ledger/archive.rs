@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{Ledger, PageWrite};
-use crate::crawl::worker::{PageJob, ParsedHtml};
+use crate::crawl::worker::{PageData, PageJob, ParsedHtml};
 use crate::model::UrlId;
 use crate::schema::tables::Warc;
 use crate::schema::{NearRecord, VerdictRecord, WarcRow};
@@ -108,9 +108,17 @@ impl Ledger {
         &mut self,
         w: &mut PageWrite<'_>,
         job: &PageJob,
-        ex: &Exchange,
-        resp: Response<'_>,
+        data: &mut PageData,
     ) -> Result<(), StoreError> {
+        let Some(ex) = data.exchange.take().filter(|_| self.archive.is_some()) else {
+            return Ok(());
+        };
+        let resp = Response {
+            status: data.fetched.status,
+            content_type: &data.fetched.content_type,
+            metadata: fetch_fields(job, data.parsed.as_ref()),
+        };
+        let ex = &*ex;
         let last = self.store.row::<Warc>(&job.url.id())?;
         let refers = match last {
             Some(l) if resp.status == 304 => Some((Profile::ServerNotModified, original(l))),

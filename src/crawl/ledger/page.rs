@@ -7,7 +7,7 @@
 use super::archive;
 use super::discover::ScoreFrom;
 use super::near::Placed;
-use super::revisits::Revisit;
+use super::revisits::{Changed, Revisit};
 use super::{Discovery, Ledger, PageWrite, VIA_REDIRECT};
 use crate::crawl::page_text::TextPlace;
 use crate::crawl::politeness::{hold, is_backoff};
@@ -89,19 +89,27 @@ impl Ledger {
             Revisit::First => None,
             Revisit::Missed(why) => return self.commit_missed(w, &job, &why, next_at),
             Revisit::Unchanged(v) => {
-                if let Some(ex) = data.exchange.take().filter(|_| self.archiving()) {
-                    let resp = archive::Response {
-                        status: data.fetched.status,
-                        content_type: &data.fetched.content_type,
-                        metadata: archive::fetch_fields(&job, data.parsed.as_ref()),
-                    };
-                    self.archive_unchanged(&mut w, &job, &ex, resp)?;
-                }
+                self.archive_unchanged(&mut w, &job, &mut data)?;
                 let headers = std::mem::take(&mut data.fetched.headers);
                 return self.commit_unchanged(w, &job, v, &headers, next_at);
             }
             Revisit::Changed(c) => Some(c),
         };
+        self.commit_response(w, job, data, changed, next_at)
+    }
+
+    /// A response to store (a first fetch, or a revisit's new version):
+    /// the page record, a sitemap's or an HTML page's rows, its WARC
+    /// records, and its visit.
+    fn commit_response(
+        &mut self,
+        mut w: PageWrite<'_>,
+        job: PageJob,
+        mut data: PageData,
+        changed: Option<Changed>,
+        next_at: u64,
+    ) -> Result<(), StoreError> {
+        let revisit = job.entry.revisit.is_some();
         self.record_response(&mut w, &job, &mut data, next_at)?;
         // A revisit is counted apart (`counters.revisits`).
         if !revisit {
@@ -137,16 +145,18 @@ impl Ledger {
             }
             duplicate_of = judged.duplicate_of;
         }
-        if let Some(ex) = archived {
-            let resp = archive::Response {
-                status: fetched.status,
-                content_type: &fetched.content_type,
-                metadata,
-            };
-            self.archive_fetch(&mut w, &job, &ex, resp, duplicate_of)?;
-        } else if revisit {
+        match archived {
+            Some(ex) => {
+                let resp = archive::Response {
+                    status: fetched.status,
+                    content_type: &fetched.content_type,
+                    metadata,
+                };
+                self.archive_fetch(&mut w, &job, &ex, resp, duplicate_of)?;
+            }
             // A new version not archived: an older record is not it.
-            w.b.delete_row::<Warc>(&job.url.id());
+            None if revisit => w.b.delete_row::<Warc>(&job.url.id()),
+            None => {}
         }
         self.visited(&mut w.b, &job, changed, &fetched.headers, text_hash);
         self.finish(w.b, &w.touched)?;
