@@ -210,7 +210,7 @@ fn process_guarded(
         let exchange = (fetched.wire.take()).map(|w| {
             Box::new(Exchange::of(
                 url.as_str(),
-                &w,
+                *w,
                 &fetched.body,
                 fetched.truncated,
                 how.warc_level,
@@ -278,7 +278,7 @@ pub async fn fetch_robots(
     // Its responses' WARC records, made here as a page's are.
     let exchanges = std::mem::take(&mut fetched.hops)
         .into_iter()
-        .map(|h| Exchange::of(&h.url, &h.wire, &h.body, h.truncated, warc_level))
+        .map(|h| Exchange::of(&h.url, *h.wire, &h.body, h.truncated, warc_level))
         .collect();
     Done::Robots {
         host,

@@ -5,6 +5,7 @@
 
 use std::net::IpAddr;
 
+use super::cdxj::Entry;
 use super::record::{Record, RecordType, new_record_id, sha1_base32};
 use crate::fetch::Wire;
 use crate::model::Utc;
@@ -46,7 +47,6 @@ pub struct Exchange {
     /// The status line and header fields, for a revisit record.
     pub response_head: Vec<u8>,
     pub ip: Option<IpAddr>,
-    pub truncated: bool,
     /// The response record, one gzip member.
     pub response_gz: Vec<u8>,
     /// The request record, one gzip member.
@@ -57,7 +57,7 @@ impl Exchange {
     /// The records of a fetch of `url`: `wire` as the client kept it,
     /// `body` decoded (the payload when nothing was to decode), cut at the
     /// cap when `truncated`.
-    pub fn of(url: &str, wire: &Wire, body: &[u8], truncated: bool, level: u32) -> Exchange {
+    pub fn of(url: &str, wire: Wire, body: &[u8], truncated: bool, level: u32) -> Exchange {
         let payload = wire.raw_body.as_deref().unwrap_or(body);
         let payload_digest = sha1_base32(payload);
         let id = new_record_id();
@@ -76,17 +76,31 @@ impl Exchange {
             response = response.field("WARC-Truncated", "length");
         }
         let request = exchange(RecordType::Request, REQUEST_TYPE).field("WARC-Concurrent-To", &id);
+        // The block is the head and the payload, not joined.
+        let response_gz = response.gz_of(&[&wire.response_head, payload], level);
+        let request_gz = request.gz_of(&[&wire.request], level);
         Exchange {
             target: url.to_string(),
             id,
             date_ms: wire.date_ms,
             payload_digest,
-            response_head: wire.response_head.clone(),
+            response_head: wire.response_head,
             ip: wire.peer,
-            truncated,
-            // The block is the head and the payload, not joined.
-            response_gz: response.gz_of(&[&wire.response_head, payload], level),
-            request_gz: request.gz_of(&[&wire.request], level),
+            response_gz,
+            request_gz,
+        }
+    }
+
+    /// Its response's (or a revisit's) index entry, placed when written.
+    pub fn entry(&self, mime: String, status: Option<u16>, digest: &str) -> Entry {
+        Entry {
+            url: self.target.clone(),
+            date_ms: self.date_ms,
+            mime,
+            status,
+            digest: digest.to_string(),
+            length: 0,
+            offset: 0,
         }
     }
 

@@ -6,6 +6,7 @@
 //! missing. A payload already archived (a duplicate's, an unchanged
 //! revisit's) is a revisit record referring to the first one.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use super::{Ledger, PageWrite};
@@ -15,7 +16,7 @@ use crate::schema::tables::Warc;
 use crate::schema::{NearRecord, VerdictRecord, WarcRow};
 use crate::settings::CrawlSettings;
 use crate::store::StoreError;
-use crate::warc::cdxj::{Entry, mime_of};
+use crate::warc::cdxj::mime_of;
 use crate::warc::{Exchange, Placed, Profile, WarcWriter, recover_dir};
 
 /// The open WARC output of a run.
@@ -146,19 +147,12 @@ impl Ledger {
         };
         for ex in exchanges {
             let head = crate::warc::reader::http_head(&ex.response_head);
-            let entry = Entry {
-                url: ex.target.clone(),
-                date_ms: ex.date_ms,
-                mime: mime_of(
-                    head.as_ref()
-                        .and_then(|h| h.get("content-type"))
-                        .unwrap_or(""),
-                ),
-                status: head.as_ref().and_then(|h| h.status()),
-                digest: ex.payload_digest.clone(),
-                length: 0,
-                offset: 0,
-            };
+            let content_type = head.as_ref().and_then(|h| h.get("content-type"));
+            let entry = ex.entry(
+                mime_of(content_type.unwrap_or("")),
+                head.as_ref().and_then(|h| h.status()),
+                &ex.payload_digest,
+            );
             let members = [
                 (&ex.response_gz[..], Some(entry)),
                 (&ex.request_gz[..], None),
@@ -213,28 +207,23 @@ impl Ledger {
         let Some(a) = self.archive.as_mut() else {
             return Ok(None);
         };
-        let (main, digest, mime) = match &refers {
+        // The response as the fetch task compressed it, not copied.
+        let (main, digest, mime): (Cow<[u8]>, _, _) = match &refers {
             Some((profile, o)) => (
                 ex.revisit(*profile, (&o.url, o.date_ms), &o.digest)
-                    .gz_at(level),
-                o.digest.clone(),
+                    .gz_at(level)
+                    .into(),
+                &o.digest,
                 "warc/revisit".to_string(),
             ),
             None => (
-                ex.response_gz.clone(),
-                ex.payload_digest.clone(),
+                ex.response_gz[..].into(),
+                &ex.payload_digest,
                 mime_of(resp.content_type),
             ),
         };
-        let entry = Entry {
-            url: ex.target.clone(),
-            date_ms: ex.date_ms,
-            mime,
-            status: Some(resp.status),
-            digest: digest.clone(),
-            length: 0,
-            offset: 0,
-        };
+        let entry = ex.entry(mime, Some(resp.status), digest);
+        let digest = digest.clone();
         let metadata = ex.metadata(resp.metadata).gz_at(level);
         let members = [
             (&main[..], Some(entry)),
@@ -290,8 +279,11 @@ pub(super) fn fetch_fields(job: &PageJob, parsed: Option<&ParsedHtml>) -> String
         "depth: {}\r\nscore-inherited: {}\r\nscore-anchor: {}\r\nscore-url-shape: {}\r\nscore-backlinks: {}\r\nscore-model: {}\r\n",
         job.entry.depth, s.inherited, s.anchor, s.url_shape, s.backlinks, s.model
     );
+    // Appended in place: a page may have thousands.
     for link in parsed.map_or(&[][..], |p| &p.page.links[..]) {
-        f += &format!("outlink: {}\r\n", link.url.as_str());
+        f.push_str("outlink: ");
+        f.push_str(link.url.as_str());
+        f.push_str("\r\n");
     }
     f
 }
