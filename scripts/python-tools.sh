@@ -2,6 +2,12 @@
 # run against trawl's output (warcio, cdxj-indexer, pywb, wacz; pinned in
 # scripts/python-tools.txt), kept beside the build output so a machine
 # installs them once (~20 s from PyPI). The tests find it by TRAWL_VENV.
+# And wget (Debian package), whose --warc-file archives `import warc` reads.
+if ! command -v wget >/dev/null 2>&1; then
+    echo "setup: installing wget" >&2
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq wget >/dev/null
+fi
 export TRAWL_VENV="${TRAWL_VENV:-$HOME/.cache/trawl-venv}"
 _tools="$(dirname "${BASH_SOURCE[0]}")/python-tools.txt"
 if ! cmp -s "$_tools" "$TRAWL_VENV/.installed" 2>/dev/null; then

@@ -20,6 +20,15 @@ impl Clock {
         }
     }
 
+    /// A clock that reads `wall_ms` now: an import's, set to each page's
+    /// archived fetch time.
+    pub fn at(wall_ms: u64) -> Clock {
+        Clock {
+            wall0_ms: wall_ms,
+            mono0: tokio::time::Instant::now(),
+        }
+    }
+
     /// Milliseconds since the Unix epoch, on this clock.
     pub fn now_ms(&self) -> u64 {
         self.wall0_ms + self.mono0.elapsed().as_millis() as u64

@@ -6,7 +6,8 @@
 //! (host records and queues, the seen front, counters) and is the only
 //! writer, so every fetched page becomes exactly one atomic batch and the
 //! counters in the db always match its contents. Fetches run as separate
-//! tasks, bounded by `concurrency`. `refilter` uses the ledger alone.
+//! tasks, bounded by `concurrency`. `refilter` and `import warc` use the
+//! ledger alone.
 
 mod audit;
 mod clock;
@@ -16,6 +17,7 @@ pub mod focus;
 mod frame;
 pub mod groups;
 mod handle;
+mod import;
 mod ledger;
 mod marks;
 mod page_text;
@@ -33,6 +35,7 @@ pub use crate::filter::scope::ScopeRule;
 pub use audit::audit;
 pub use frame::FrameWriter;
 pub use handle::{CrawlHandle, CrawlState, Snapshot, wait_text};
+pub use import::{ImportError, ImportProgress, ImportReport, import_warc};
 pub use ledger::{CRASH_LOOP_DEATHS, forget_in_flight};
 /// A fetch task's CPU work on a body, public for the crawl-floor benchmark.
 pub use page_text::{TextPlace, TextPolicy};

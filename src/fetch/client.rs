@@ -150,32 +150,54 @@ impl Fetched {
         read(&self.body, &mut hold)
     }
 
-    /// A response made here, not read from the network (for the ledger's
-    /// tests): `headers` as the client keeps them, its own budget.
-    #[cfg(test)]
-    pub(crate) fn offline(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Fetched {
-        let mut f = Fetched {
-            status,
-            http_version: "HTTP/1.1",
-            headers: headers
+    /// A response read from elsewhere (a WARC file), not the network:
+    /// the headers a fetch keeps picked from `headers`, its own budget.
+    pub fn stored(
+        status: u16,
+        http_version: &'static str,
+        headers: &[(String, String)],
+        body: Vec<u8>,
+        truncated: bool,
+        wire_len: u64,
+    ) -> Fetched {
+        let named = |name: &str| {
+            headers
                 .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            content_type: String::new(),
-            location: None,
-            retry_after: None,
-            wire_len: body.len() as u64,
-            body: body.to_vec(),
-            truncated: false,
-            elapsed: Duration::from_millis(1),
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        };
+        let kept = KEPT_HEADERS
+            .iter()
+            .filter_map(|&k| named(k).map(|v| (k.to_string(), v)))
+            .collect();
+        Fetched {
+            status,
+            http_version,
+            headers: kept,
+            content_type: named("content-type").unwrap_or_default(),
+            location: named("location"),
+            retry_after: named("retry-after"),
+            wire_len,
+            body,
+            truncated,
+            elapsed: Duration::ZERO,
             wire: None,
             ticket: ByteBudget::new(usize::MAX / 2).ticket(0),
             kept: 0,
-        };
-        let named = |f: &Fetched, name| f.header(name).map(str::to_string);
-        f.content_type = named(&f, "content-type").unwrap_or_default();
-        f.location = named(&f, "location");
-        f.retry_after = named(&f, "retry-after");
+        }
+    }
+
+    /// A response made here, not read from the network (for the ledger's
+    /// tests): `headers` as the client keeps them.
+    #[cfg(test)]
+    pub(crate) fn offline(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Fetched {
+        let headers: Vec<(String, String)> = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let mut f = Fetched::stored(status, "HTTP/1.1", &headers, body.to_vec(), false, 0);
+        f.wire_len = body.len() as u64;
+        f.elapsed = Duration::from_millis(1);
         f
     }
 

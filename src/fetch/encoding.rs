@@ -243,6 +243,21 @@ impl Decoder {
     }
 }
 
+/// A whole body (read from a WARC file, not the network) decoded from
+/// `encoding` as a fetch decodes one, its output capped at `cap`: the
+/// body, and whether it was cut.
+pub fn decode_whole(raw: &[u8], encoding: &str, cap: usize) -> Result<(Vec<u8>, bool), FetchError> {
+    let mut d = Decoder::new(encoding, cap);
+    d.reserve(raw.len().min(cap));
+    for piece in raw.chunks(PIECE * 64) {
+        if d.done() {
+            break;
+        }
+        d.feed(piece)?;
+    }
+    d.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,6 +20,7 @@ pub use client::{
     ClientError, FetchError, FetchSettings, Fetched, HttpClient, KEPT_HEADERS, retry_after_ms,
 };
 pub use dns::CachingResolver;
+pub use encoding::decode_whole as decode_body;
 pub use guard::{AddrClass, NetGuard, classify as classify_addr};
 pub use robots::{Robots, RobotsFetch, RobotsHop, RobotsRules, Rule, fetch_robots, product_token};
 pub use wire::Wire;

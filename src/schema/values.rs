@@ -322,6 +322,7 @@ impl SeedList {
 /// host's robots.txt did.
 pub const VIA_REDIRECT: &str = "redirect";
 pub const VIA_ROBOTS: &str = "robots";
+pub const VIA_IMPORT: &str = "import";
 
 /// A URL that became a seed because a seed (or its host's robots.txt)
 /// redirected to it, as Heritrix treats a seed's redirect.
@@ -331,8 +332,9 @@ pub struct DerivedSeed {
     pub url: String,
     /// The URL that redirected to it.
     pub from: String,
-    /// `redirect` (a seed's response) or `robots` (its host's robots.txt):
-    /// a robots redirect puts the host in scope without queueing the URL.
+    /// `redirect` (a seed's response), `robots` (its host's robots.txt)
+    /// or `import` (pages of its host were imported from an archive, named
+    /// by `from`): only a redirect's target is queued.
     pub via: String,
 }
 

@@ -1,13 +1,15 @@
 //! WARC 1.1 (ISO 28500:2017), the format archivists exchange crawls in:
 //! records as trawl writes them, each its own gzip member so a reader can
 //! seek to any record's offset; the files a crawl writes, their CDXJ
-//! indexes, and reading WARC files back.
+//! indexes, and reading WARC files back, trawl's and other crawlers'.
 
+pub mod capture;
 pub mod cdxj;
 mod exchange;
 mod gzip;
 pub mod reader;
 mod record;
+pub mod records;
 mod surt;
 mod wacz;
 mod writer;

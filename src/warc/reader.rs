@@ -11,6 +11,9 @@ pub struct Member {
     /// Bytes of the member in the file (up to where the reader stopped).
     pub length: u64,
     pub outcome: Result<Vec<u8>, MemberError>,
+    /// It decoded to more than the cap and only its first bytes were kept
+    /// (a reader made with [`Members::truncating`]).
+    pub cut: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +67,9 @@ impl<R: BufRead> BufRead for Counted<R> {
 pub struct Members<R> {
     input: Counted<R>,
     cap: usize,
+    /// A member past the cap keeps its first `cap` bytes (else it is
+    /// `TooLarge`).
+    truncate: bool,
     done: bool,
 }
 
@@ -76,8 +82,44 @@ impl<R: BufRead> Members<R> {
                 pos: 0,
             },
             cap,
+            truncate: false,
             done: false,
         }
+    }
+
+    /// Members of `input`, each decoded up to `cap` bytes; one larger
+    /// keeps those and is marked `cut`.
+    pub fn truncating(input: R, cap: usize) -> Members<R> {
+        Members {
+            truncate: true,
+            ..Members::new(input, cap)
+        }
+    }
+
+    /// Goes to `offset`, where a member starts.
+    pub fn seek_to(&mut self, offset: u64) -> io::Result<()>
+    where
+        R: io::Seek,
+    {
+        self.input.inner.seek(io::SeekFrom::Start(offset))?;
+        self.input.pos = offset;
+        self.done = false;
+        Ok(())
+    }
+
+    /// Looks for the next member from `offset` on (past a member that
+    /// broke, whose decoder may have read into the members after it).
+    pub fn rescan_from(&mut self, offset: u64) -> io::Result<()>
+    where
+        R: io::Seek,
+    {
+        self.seek_to(offset)?;
+        self.resync()
+    }
+
+    /// Bytes of the file read so far.
+    pub fn position(&self) -> u64 {
+        self.input.pos
     }
 
     /// Skips to the next gzip magic after a corrupt member (or the end).
@@ -124,6 +166,7 @@ impl<R: BufRead> Iterator for Members<R> {
                     offset,
                     length: 0,
                     outcome: Err(MemberError::Io(e.to_string())),
+                    cut: false,
                 });
             }
         }
@@ -131,8 +174,13 @@ impl<R: BufRead> Iterator for Members<R> {
         let mut out = Vec::new();
         let mut gz = flate2::bufread::GzDecoder::new(&mut self.input);
         let read = (&mut gz).take(self.cap as u64 + 1).read_to_end(&mut out);
+        let cut = matches!(read, Ok(n) if n > self.cap);
         let outcome = match read {
             Ok(n) if n > self.cap => match io::copy(&mut gz, &mut io::sink()) {
+                Ok(_) if self.truncate => {
+                    out.truncate(self.cap);
+                    Ok(out)
+                }
                 Ok(_) => Err(MemberError::TooLarge),
                 Err(e) => Err(classify(&e)),
             },
@@ -156,6 +204,7 @@ impl<R: BufRead> Iterator for Members<R> {
         Some(Member {
             offset,
             length: self.input.pos - offset,
+            cut: cut && outcome.is_ok(),
             outcome,
         })
     }

@@ -23,6 +23,7 @@ mod guard;
 mod harvest;
 mod hostile;
 mod hostile_pages;
+mod import_warc;
 mod learned;
 mod orders;
 mod paused;

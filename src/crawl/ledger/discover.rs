@@ -47,6 +47,8 @@ pub struct Discovery<'a> {
     redirects: u8,
     /// Seeds skip the scope and depth checks.
     seed: bool,
+    /// A page read from an archive: queued whatever filtered it before.
+    imported: bool,
     /// Judge a URL filtered for depth or scope again (the limits changed).
     rejudge: bool,
     /// A filter that dropped the link before the seen check (domain, link type).
@@ -65,6 +67,7 @@ impl<'a> Discovery<'a> {
             parent,
             redirects,
             seed: true,
+            imported: false,
             rejudge: false,
             filtered: None,
             from: ScoreFrom::Nothing,
@@ -80,6 +83,7 @@ impl<'a> Discovery<'a> {
             parent,
             redirects: 0,
             seed: false,
+            imported: false,
             rejudge: false,
             filtered: None,
             from: ScoreFrom::Listed,
@@ -100,10 +104,21 @@ impl<'a> Discovery<'a> {
             parent: Some(parent),
             redirects,
             seed: false,
+            imported: false,
             rejudge: false,
             filtered,
             from: ScoreFrom::Nothing,
             found_on: None,
+        }
+    }
+
+    /// A page another crawler fetched, read from its archive (`import
+    /// warc`): queued to be stored at once, whatever verdict filtered it
+    /// before, with no scope, depth or spider-trap check.
+    pub fn imported(depth: u16, parent: Option<UrlId>) -> Discovery<'a> {
+        Discovery {
+            imported: true,
+            ..Discovery::seed(depth, parent, 0)
         }
     }
 
@@ -147,6 +162,7 @@ impl<'a> Discovery<'a> {
             parent: Some(parent),
             redirects: 0,
             seed: false,
+            imported: false,
             rejudge: true,
             filtered,
             from: ScoreFrom::Nothing,
@@ -167,6 +183,7 @@ impl<'a> Discovery<'a> {
 /// dropped.
 fn reopens(prior: &SeenRecord, d: &Discovery<'_>, within_depth: bool, site_filters: bool) -> bool {
     match prior.state {
+        SeenState::Filtered(_) if d.imported => true,
         state if d.rejudge && rejudge_reconsiders(state) => true,
         SeenState::Filtered(FilterReason::Depth) => d.seed || within_depth,
         SeenState::Filtered(FilterReason::Scope) => d.seed,
@@ -259,6 +276,7 @@ impl Ledger {
                     parent: rec.parent.map(UrlId),
                     redirects: rec.redirects,
                     seed: false,
+                    imported: false,
                     rejudge: true,
                     filtered: None,
                     from: ScoreFrom::Nothing,

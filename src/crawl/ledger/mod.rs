@@ -24,6 +24,7 @@ mod due_book;
 mod groups;
 mod harvest;
 mod hosts;
+mod import;
 mod inflight;
 mod inlinks;
 mod learned;

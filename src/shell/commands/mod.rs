@@ -20,6 +20,7 @@ mod get;
 mod help;
 mod host;
 mod hosts;
+mod import;
 mod learned;
 mod links;
 mod near;
@@ -68,6 +69,7 @@ pub static COMMANDS: &[&Command] = &[
     &pages::COMMAND,
     &count::COMMAND,
     &export::COMMAND,
+    &import::COMMAND,
     &rank::COMMAND,
     &discover::COMMAND,
     &why::COMMAND,

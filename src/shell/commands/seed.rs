@@ -425,6 +425,7 @@ fn list_seeds(sh: &Shell, list: &SeedList) -> Reply {
     for d in &list.derived {
         let what = match d.via.as_str() {
             "robots" => format!("in scope: {}'s robots.txt redirects here", d.from),
+            "import" => format!("in scope: its pages were imported from {}", d.from),
             _ => format!("{} redirects here", d.from),
         };
         rows.push(vec![d.url.clone(), what]);
