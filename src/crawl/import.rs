@@ -44,6 +44,8 @@ pub struct ImportReport {
     pub files: usize,
     pub records: u64,
     pub stored: u64,
+    /// Captures stored as failed fetches.
+    pub failed: u64,
     /// Records not stored, by why.
     pub skipped: BTreeMap<String, u64>,
     pub malformed: u64,
@@ -81,6 +83,9 @@ pub enum ImportError {
 /// What became of one record.
 enum Outcome {
     Stored,
+    /// Stored as a failed fetch (a body that does not decode as its
+    /// Content-Encoding says).
+    Failed,
     Skipped(String),
     Malformed(String),
 }
@@ -108,7 +113,11 @@ pub fn import_warc(
         files: files.len(),
         ..Default::default()
     };
-    let Survey { hosts, originals } = survey(files, cap, total, progress)?;
+    let Some(Survey { hosts, originals }) = survey(files, cap, total, progress)? else {
+        report.interrupted = true;
+        report.elapsed = started.elapsed();
+        return Ok(report);
+    };
     for (i, roots) in hosts.iter().enumerate() {
         let from = files[i].display().to_string();
         report.hosts_added += ledger.import_hosts(roots, &from)?;
@@ -141,18 +150,18 @@ struct Survey {
     /// A URL of each host whose fetches each file holds (the file a host
     /// is first met in names it).
     hosts: Vec<Vec<CanonicalUrl>>,
-    /// Where each response record is, by payload digest and by record id
-    /// (a revisit may come before the response it repeats).
+    /// Where each response record is, by payload digest (a revisit may
+    /// come before the response it repeats).
     originals: HashMap<u64, Place>,
 }
 
-/// The first pass over the files.
+/// The first pass over the files (None: `progress` stopped it).
 fn survey(
     files: &[PathBuf],
     cap: usize,
     total: u64,
     progress: &mut dyn FnMut(&ImportProgress) -> bool,
-) -> Result<Survey, ImportError> {
+) -> Result<Option<Survey>, ImportError> {
     let mut seen: std::collections::HashSet<HostId> = Default::default();
     let mut out = Survey {
         hosts: Vec::new(),
@@ -189,13 +198,13 @@ fn survey(
                 stored: 0,
             };
             if n.is_multiple_of(STEP) && !progress(&at) {
-                break;
+                return Ok(None);
             }
         }
         done += records.position();
         out.hosts.push(roots);
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// The normalized URL of a response or revisit record of an HTTP fetch.
@@ -219,8 +228,8 @@ struct Run<'a> {
     dictionary: Option<Dictionary>,
     cap: usize,
     files: &'a [PathBuf],
-    /// Response records by payload digest and by record id, for the
-    /// revisits that repeat them (keys hashed: 8 bytes, not the string).
+    /// Response records by payload digest, for the revisits that repeat
+    /// them (keys hashed: 8 bytes, not the string).
     originals: HashMap<u64, Place>,
     report: ImportReport,
     done_bytes: u64,
@@ -251,6 +260,7 @@ impl Run<'_> {
             };
             match outcome {
                 Outcome::Stored => self.report.stored += 1,
+                Outcome::Failed => self.report.failed += 1,
                 Outcome::Skipped(why) => self.report.skip(why),
                 Outcome::Malformed(why) => self.report.malformed(path, offset, &why),
             }
@@ -293,17 +303,17 @@ impl Run<'_> {
             },
             false => *c,
         };
-        let Some(job) = self.ledger.import_job(&url)? else {
-            return skip("captures of a URL stored already");
+        // A date ahead of now would hold the host's next fetch until then.
+        let at = c.date_ms.min(model::now_ms());
+        let Some(job) = self.ledger.import_job(&url, at)? else {
+            return skip("captures of a URL the db has an outcome for (fetched or failed)");
         };
-        self.store(job, c)?;
-        Ok(Outcome::Stored)
+        self.store(job, c)
     }
 
     /// Decodes, parses and commits one capture, as a fetch task and the
     /// ledger do a fetched page.
-    fn store(&mut self, job: PageJob, c: Capture) -> Result<(), ImportError> {
-        let at = c.date_ms;
+    fn store(&mut self, job: PageJob, c: Capture) -> Result<Outcome, ImportError> {
         let coding = c.header("content-encoding").unwrap_or("").to_string();
         let wire_len = c.payload.len() as u64;
         let decoded = decode_body(&c.payload, &coding, self.cap);
@@ -325,30 +335,41 @@ impl Run<'_> {
             }))
             .map_err(|_| FetchError::new(FailReason::Internal, "processing the page panicked"))
         });
-        self.ledger.commit_imported(job, result, at)?;
-        Ok(())
+        let outcome = match result {
+            Ok(_) => Outcome::Stored,
+            Err(_) => Outcome::Failed,
+        };
+        self.ledger.commit_imported(job, result)?;
+        Ok(outcome)
     }
 
-    /// A revisit made whole: the payload (and, when the revisit has no
-    /// HTTP head, the status and headers) of the response it repeats.
+    /// A revisit made whole: the payload of the response it repeats (its
+    /// payload digest checked), with the headers that describe that
+    /// payload; the status and all headers too when the revisit has no
+    /// HTTP head or is a 304.
     fn original_of(&self, mut c: Capture) -> Option<Capture> {
-        let of = c.revisit.as_ref()?;
-        let place = [&of.record_id, &c.payload_digest]
-            .into_iter()
-            .flatten()
-            .find_map(|k| self.originals.get(&key_of(k)))?;
-        let (file, offset) = *place;
-        let mut records =
-            WarcRecords::open_at(&self.files[file as usize], self.cap, offset).ok()?;
-        let Some(Item::Record(r)) = records.next() else {
-            return None;
-        };
-        let capture::Read::Capture(orig) = capture::read(r) else {
-            return None;
-        };
-        if c.status == 0 {
+        let digest = c.payload_digest.clone()?;
+        let &(file, offset) = self.originals.get(&key_of(&digest))?;
+        let records = WarcRecords::open_at(&self.files[file as usize], self.cap, offset).ok()?;
+        // The records of that member (or that one plain record).
+        let orig = records
+            .map_while(|item| match item {
+                Item::Record(r) if r.offset == offset => Some(r),
+                _ => None,
+            })
+            .filter(|r| r.get("WARC-Payload-Digest") == Some(digest.as_str()))
+            .find_map(|r| match capture::read(r) {
+                capture::Read::Capture(o) if o.revisit.is_none() => Some(o),
+                _ => None,
+            })?;
+        if c.status == 0 || c.status == 304 {
             c.status = orig.status;
             c.headers = orig.headers;
+        } else {
+            let coding = |h: &(String, String)| h.0.eq_ignore_ascii_case("content-encoding");
+            c.headers.retain(|h| !coding(h));
+            c.headers
+                .extend(orig.headers.iter().filter(|h| coding(h)).cloned());
         }
         c.payload = orig.payload;
         c.truncated = orig.truncated;

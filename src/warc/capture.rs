@@ -57,13 +57,32 @@ pub enum Read {
     Malformed(String),
 }
 
+/// The record types of WARC 1.1, named in the skip counts (any other
+/// type counts as one kind, so a file cannot grow the counts unbounded).
+const RECORD_TYPES: [&str; 8] = [
+    "warcinfo",
+    "request",
+    "metadata",
+    "resource",
+    "conversion",
+    "continuation",
+    "response",
+    "revisit",
+];
+
+/// The URI schemes named in the skip counts.
+const SCHEMES: [&str; 6] = ["dns", "ftp", "whois", "urn", "data", "mailto"];
+
 /// What record `rec` holds.
 pub fn read(rec: RawRecord) -> Read {
     let Some(kind) = rec.get("WARC-Type").map(str::to_ascii_lowercase) else {
         return Read::Malformed("the record has no WARC-Type".into());
     };
     if kind != "response" && kind != "revisit" {
-        return Read::Skip(format!("{kind} records"));
+        return Read::Skip(match RECORD_TYPES.contains(&kind.as_str()) {
+            true => format!("{kind} records"),
+            false => "records of a type WARC 1.1 does not name".into(),
+        });
     }
     let Some(url) = rec.get("WARC-Target-URI") else {
         return Read::Malformed(format!("a {kind} record without WARC-Target-URI"));
@@ -75,7 +94,10 @@ pub fn read(rec: RawRecord) -> Read {
         .to_string();
     let scheme = url.split(':').next().unwrap_or("").to_ascii_lowercase();
     if scheme != "http" && scheme != "https" {
-        return Read::Skip(format!("{scheme}: records (not HTTP)"));
+        return Read::Skip(match SCHEMES.contains(&scheme.as_str()) {
+            true => format!("{scheme}: records (not HTTP)"),
+            false => "records of another URI scheme (not HTTP)".into(),
+        });
     }
     let http = rec
         .get("Content-Type")
@@ -85,43 +107,64 @@ pub fn read(rec: RawRecord) -> Read {
     }
     let date = rec.get("WARC-Date").unwrap_or("");
     let Some(date_ms) = Utc::parse_iso(date) else {
-        return Read::Malformed(format!("WARC-Date {date:?} is not a date"));
+        return Read::Malformed(format!("WARC-Date {:?} is not a date", clip(date)));
     };
     let revisit = (kind == "revisit").then(|| RevisitOf {
         profile: rec.get("WARC-Profile").unwrap_or("").to_string(),
         target_uri: rec.get("WARC-Refers-To-Target-URI").map(str::to_string),
         record_id: rec.get("WARC-Refers-To").map(str::to_string),
     });
+    let capture = |status, http_version, headers, payload| {
+        Read::Capture(Box::new(Capture {
+            url: url.clone(),
+            date_ms,
+            record_id: rec.get("WARC-Record-ID").map(str::to_string),
+            payload_digest: rec.get("WARC-Payload-Digest").map(str::to_string),
+            revisit: revisit.clone(),
+            status,
+            http_version,
+            truncated: rec.cut || rec.get("WARC-Truncated").is_some(),
+            headers,
+            payload,
+        }))
+    };
     let Some(head) = http_head(&rec.block) else {
-        return Read::Malformed(format!("the {kind} record's block has no HTTP head"));
+        // A revisit may hold no HTTP head: the response it repeats has it.
+        return match revisit.is_some() && rec.block.iter().all(u8::is_ascii_whitespace) {
+            true => capture(0, "HTTP/1.1", Vec::new(), Vec::new()),
+            false => Read::Malformed(format!("the {kind} record's block has no HTTP head")),
+        };
     };
     let Some(status) = head.status() else {
-        let line = head.start_line.chars().take(60).collect::<String>();
-        return Read::Malformed(format!("not an HTTP status line: {line:?}"));
+        return Read::Malformed(format!(
+            "not an HTTP status line: {:?}",
+            clip(&head.start_line)
+        ));
     };
+    let payload = payload_of(&rec, &head);
+    capture(status, version_of(&head.start_line), head.fields, payload)
+}
+
+/// The payload after `head`: taken off its chunking when it is chunked as
+/// its head says; kept as it is when it is not (a writer that took the
+/// coding off and kept the header), as warcio reads it.
+fn payload_of(rec: &RawRecord, head: &super::reader::HttpHead) -> Vec<u8> {
     let chunked = head
         .get("transfer-encoding")
         .is_some_and(|t| t.to_ascii_lowercase().contains("chunked"));
     let raw = &rec.block[head.body_at..];
-    // Taken off when the payload is chunked as it says; kept as it is
-    // when it is not (a writer that took the coding off and kept the
-    // header), as warcio reads it.
-    let payload = match chunked {
+    match chunked {
         true => dechunk(raw).unwrap_or_else(|| raw.to_vec()),
         false => raw.to_vec(),
-    };
-    Read::Capture(Box::new(Capture {
-        url,
-        date_ms,
-        record_id: rec.get("WARC-Record-ID").map(str::to_string),
-        payload_digest: rec.get("WARC-Payload-Digest").map(str::to_string),
-        revisit,
-        status,
-        http_version: version_of(&head.start_line),
-        truncated: rec.cut || rec.get("WARC-Truncated").is_some(),
-        headers: head.fields,
-        payload,
-    }))
+    }
+}
+
+fn clip(s: &str) -> &str {
+    let mut end = s.len().min(60);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 fn version_of(status_line: &str) -> &'static str {

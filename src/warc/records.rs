@@ -160,6 +160,15 @@ fn split_member(bytes: &[u8], offset: u64, cut: bool, out: &mut std::collections
             }
         };
         let available = (rest.len() - head.len) as u64;
+        if head.block_len > available && cut && at > 0 {
+            // Not one large record: many records gzipped as one stream.
+            let why = format!(
+                "a gzip member holds more than {} MiB of records (a file gzipped whole?); its records from here on were skipped (`warcio recompress` writes one member per record)",
+                bytes.len() >> 20
+            );
+            out.push_back(Item::Malformed { offset, why });
+            return;
+        }
         if head.block_len > available && !cut {
             let why = format!(
                 "Content-Length {} is more than the {available} bytes its gzip member holds",
@@ -290,24 +299,26 @@ impl Plain {
         let head = match parse_head(&head_bytes) {
             Ok(h) => h,
             Err(why) => {
-                let skipped = self.resync(start + 1)?;
-                let why = format!("{why}; {skipped} bytes skipped to the next record");
-                return Ok(Some(Item::Malformed { offset: start, why }));
+                // No blank line in the bytes scanned: no record starts
+                // before their end that could be read (each scan moves on
+                // by what it read, never by a byte).
+                let blank = memchr::memmem::find(&head_bytes, b"\r\n\r\n").is_some();
+                let from = match blank {
+                    true => start + 1,
+                    false => start + (head_bytes.len() as u64).saturating_sub(3).max(1),
+                };
+                return self.skip_bad(start, from, why);
             }
         };
+        // The record's end and what follows it are checked before its
+        // block is read: a wrong length costs a seek, not a read.
         let block_at = start + head.len as u64;
-        self.seek(block_at)?;
-        let take = head.block_len.min(self.cap as u64);
-        let mut block = Vec::with_capacity(take.min(1 << 20) as usize);
-        (&mut self.input).take(take).read_to_end(&mut block)?;
-        self.pos += block.len() as u64;
-        let file_len = self.len;
         let end = block_at.saturating_add(head.block_len);
-        if end > file_len {
+        if end > self.len {
             let why = format!(
                 "Content-Length {} runs past the end of the file ({} bytes left)",
                 head.block_len,
-                file_len - block_at
+                self.len.saturating_sub(block_at)
             );
             return self.skip_bad(start, block_at, why);
         }
@@ -324,6 +335,12 @@ impl Plain {
             );
             return self.skip_bad(start, block_at, why);
         }
+        self.seek(block_at)?;
+        let take = head.block_len.min(self.cap as u64);
+        let mut block = Vec::with_capacity(take as usize);
+        (&mut self.input).take(take).read_to_end(&mut block)?;
+        self.pos += block.len() as u64;
+        self.seek(end)?;
         Ok(Some(Item::Record(RawRecord {
             offset: start,
             fields: head.fields,
@@ -332,10 +349,10 @@ impl Plain {
         })))
     }
 
-    /// A record whose length is wrong: reported, and reading goes on at
-    /// the next record after its head.
+    /// A record that cannot be read: reported, and reading goes on at
+    /// the next record from `from` on.
     fn skip_bad(&mut self, start: u64, from: u64, why: String) -> io::Result<Option<Item>> {
-        let skipped = self.resync(from)?;
+        let skipped = self.resync(from)? + (from - start);
         let why = format!("{why}; {skipped} bytes skipped to the next record");
         Ok(Some(Item::Malformed { offset: start, why }))
     }
@@ -388,7 +405,8 @@ impl Plain {
             out.extend_from_slice(&buf[..n]);
             self.input.consume(n);
             let found = memchr::memmem::find(&out[scan_from..], b"\r\n\r\n").is_some();
-            if found || out.len() >= MAX_HEAD {
+            let not_a_record = out.len() >= 5 && !out.starts_with(b"WARC/");
+            if found || not_a_record || out.len() >= MAX_HEAD {
                 break;
             }
         }
@@ -396,11 +414,11 @@ impl Plain {
         Ok(out)
     }
 
-    /// Moves to the next `WARC/1.` at or after `from` (or the end; a
+    /// Moves to the next `WARC/` at or after `from` (or the end; a
     /// record cut short leaves the next one mid-line); returns the bytes
     /// passed over.
     fn resync(&mut self, from: u64) -> io::Result<u64> {
-        const MARK: &[u8] = b"WARC/1.";
+        const MARK: &[u8] = b"WARC/";
         self.seek(from)?;
         let mut window: Vec<u8> = Vec::new();
         let mut base = from;
@@ -484,5 +502,22 @@ mod tests {
             assert!(a.cut && (1000..=1000 + MAX_HEAD).contains(&kept), "{kept}");
             assert!(!b.cut && b.block == b"after");
         }
+    }
+
+    #[test]
+    fn heads_without_end_and_wrong_lengths_cost_one_scan_not_one_per_byte() {
+        // 2 MB of record starts that never end their fields, then 40-byte
+        // heads that each declare 11 MB, then a record: each would cost a
+        // 1 MiB read per byte (or an 11 MB one per head) without the scans
+        // moving on by what they read.
+        let mut file = b"WARC/1.0 ".repeat(230_000);
+        file.extend(b"WARC/1.0\r\nContent-Length: 11000000\r\n\r\n".repeat(50_000));
+        file.extend(rec("http://c/", b"three"));
+        let got = items(&file, 1 << 20);
+        let Some(Item::Record(c)) = got.last() else {
+            panic!("{:?}", got.last())
+        };
+        assert_eq!(c.block, b"three");
+        assert!(got.len() < 60_000, "{}", got.len());
     }
 }

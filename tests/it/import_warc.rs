@@ -89,7 +89,7 @@ async fn a_crawl_exported_or_archived_live_imports_as_the_same_pages_and_links()
     let again = import(&from_live.store, &refs).await;
     assert!(again.contains(": 0 pages stored"), "{again}");
     assert!(
-        again.contains("captures of a URL stored already"),
+        again.contains("captures of a URL the db has an outcome for"),
         "{again}"
     );
     audited(&from_live.store);
@@ -375,6 +375,8 @@ fn heritrix_archive() -> Vec<u8> {
             http,
             b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n",
         ),
+        // A revisit with no HTTP head: the response's status and headers.
+        rec("revisit", "http://h.test/bare", &revisit, http, b""),
         rec(
             "response",
             "http://h.test/same",
@@ -393,7 +395,7 @@ async fn a_heritrix_style_archive_imports_its_pages_and_revisits() {
     std::fs::write(&path, heritrix_archive()).unwrap();
     let db = Db::new();
     let out = import(&db.store, &[&path]).await;
-    assert!(out.contains(": 3 pages stored"), "{out}");
+    assert!(out.contains(": 4 pages stored"), "{out}");
     for why in [
         "dns: records",
         "request records",
@@ -411,8 +413,42 @@ async fn a_heritrix_style_archive_imports_its_pages_and_revisits() {
     assert_eq!(home.2.len(), 2, "its links: {home:?}");
     // The revisit came first in the file; its payload is the response's.
     assert_eq!(again.1, same.1);
-    assert_eq!(db.store.counters().unwrap().duplicates, 1);
+    assert_eq!(pages["http://h.test/bare"].1, same.1);
+    let bare = db.page("http://h.test/bare").unwrap();
+    assert_eq!(
+        (bare.status, bare.content_type.as_str()),
+        (200, "text/html")
+    );
+    assert_eq!(db.store.counters().unwrap().duplicates, 2);
     let doc = db.doc("http://h.test/same").unwrap();
     assert_eq!(doc.title, "same");
     audited(&db.store);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_stopped_while_finding_hosts_stores_nothing_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.warc.gz");
+    let file: Vec<u8> = (0..600)
+        .flat_map(|n| {
+            gz(&record(
+                Some("response"),
+                &format!("http://m.test/{n}"),
+                None,
+                &http("x"),
+            ))
+        })
+        .collect();
+    std::fs::write(&path, file).unwrap();
+    let db = Db::new();
+    let store = db.store.clone();
+    let report = tokio::task::spawn_blocking(move || {
+        let mut stop = |_: &trawl::crawl::ImportProgress| false;
+        trawl::crawl::import_warc(store, fast(), &[path], &mut stop).unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(report.interrupted);
+    assert_eq!(report.stored, 0);
+    assert_eq!(db.store.counters().unwrap().fetched, 0);
 }

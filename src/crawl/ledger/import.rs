@@ -14,11 +14,18 @@ use crate::schema::{DerivedSeed, FrontierKey, VIA_IMPORT};
 use crate::store::StoreError;
 
 impl Ledger {
-    /// The job that stores a capture of `url`: its queued entry taken
-    /// from its host's queue, or the URL queued now (at depth 0, or where
-    /// a verdict filtered it before) and taken. None when the URL has an
-    /// outcome already (fetched, failed, refused by robots.txt).
-    pub fn import_job(&mut self, url: &CanonicalUrl) -> Result<Option<PageJob>, StoreError> {
+    /// The job that stores a capture of `url` fetched at `at_ms` (the
+    /// ledger's clock reads it from now on): its queued entry taken from
+    /// its host's queue, or the URL queued now (at depth 0, or where a
+    /// verdict filtered it before, robots.txt's included: the archive
+    /// holds the page) and taken. None when the URL has an outcome
+    /// already (fetched or failed).
+    pub fn import_job(
+        &mut self,
+        url: &CanonicalUrl,
+        at_ms: u64,
+    ) -> Result<Option<PageJob>, StoreError> {
+        self.clock = Clock::at(at_ms);
         let id = url.id();
         let prior = match self.front.may_contain(id) {
             true => self.store.seen(id)?,
@@ -58,16 +65,15 @@ impl Ledger {
         }))
     }
 
-    /// Commits an imported capture as the outcome of a fetch made at
-    /// `at_ms`, never retried (a 503 in an archive is the answer it got).
+    /// Commits an imported capture as the outcome of a fetch (made when
+    /// `import_job` said), never retried (a 503 in an archive is the
+    /// answer it got).
     pub fn commit_imported(
         &mut self,
         mut job: PageJob,
         result: Result<PageData, FetchError>,
-        at_ms: u64,
     ) -> Result<(), StoreError> {
         job.entry.attempts = u8::MAX;
-        self.clock = Clock::at(at_ms);
         self.commit_page(job, result)
     }
 

@@ -102,6 +102,12 @@ fn report(r: &ImportReport) -> Reply {
         table::thousands(skipped),
         table::thousands(r.malformed),
     );
+    if r.failed > 0 {
+        t += &format!(
+            "\n  stored as failed {}: a body that does not decode as its Content-Encoding says (`why URL` tells)",
+            table::thousands(r.failed)
+        );
+    }
     for (why, n) in &r.skipped {
         t += &format!("\n  skipped {}: {why}", table::thousands(*n));
     }
@@ -122,7 +128,7 @@ fn report(r: &ImportReport) -> Reply {
         t += &format!("\nnote: {n}");
     }
     let j = json!({
-        "files": r.files, "records": r.records, "stored": r.stored, "skipped": r.skipped,
+        "files": r.files, "records": r.records, "stored": r.stored, "failed": r.failed, "skipped": r.skipped,
         "malformed": r.malformed, "malformed_shown": r.malformed_shown,
         "hosts_added": r.hosts_added, "interrupted": r.interrupted, "seconds": secs,
         "notices": r.notices,
