@@ -11,6 +11,15 @@ if ! ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 \
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq libclang-dev >/dev/null
 fi
 
+# ISA-L (the WARC writer's deflate) is built from C and assembly by its
+# autotools: nasm, autoconf, automake, libtool and make.
+if ! command -v nasm >/dev/null 2>&1 || ! command -v autoreconf >/dev/null 2>&1 \
+    || ! command -v libtoolize >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
+    echo "setup: installing nasm and autotools (needed to build ISA-L)" >&2
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq nasm autoconf automake libtool make >/dev/null
+fi
+
 # RocksDB is ~40 CPU-minutes of C++. Keep the target dir outside the work
 # tree (it survives fresh clones on this machine) and cache compiles with
 # sccache when it can be had (cc-rs routes the C++ through it too).

@@ -40,7 +40,8 @@ pub struct WarcSettings {
     pub max_file_size: u64,
     /// The files' names begin with it.
     pub prefix: String,
-    /// Deflate level of each record's gzip member (0: stored).
+    /// Deflate level of each record's gzip member (0: stored; 1: igzip's
+    /// fastest, 2: its level 1, 3 and up: its best).
     pub gzip_level: u32,
 }
 

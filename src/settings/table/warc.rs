@@ -25,7 +25,7 @@ pub(super) static KEYS: &[&dyn Setting] = &[
     key!(
         "warc.gzip_level",
         Int { min: 0, max: 9 },
-        "deflate level of each WARC record's gzip member: 1 is fastest, 9 smallest, 0 stores records uncompressed (still one gzip member each)",
+        "deflate level of each WARC record's gzip member (ISA-L's igzip): 1 is fastest, 2 and 3 (up to 9, the same) smaller, 0 stores records uncompressed (still one gzip member each)",
         |s| u64::from(s.warc.gzip_level),
         |s, n| s.warc.gzip_level = n as u32,
         at_start
