@@ -150,8 +150,8 @@ struct Survey {
     /// A URL of each host whose fetches each file holds (the file a host
     /// is first met in names it).
     hosts: Vec<Vec<CanonicalUrl>>,
-    /// Where each response record is, by payload digest (a revisit may
-    /// come before the response it repeats).
+    /// Where each response record is, by payload digest and by record id
+    /// (a revisit may come before the response it repeats).
     originals: HashMap<u64, Place>,
 }
 
@@ -228,8 +228,9 @@ struct Run<'a> {
     dictionary: Option<Dictionary>,
     cap: usize,
     files: &'a [PathBuf],
-    /// Response records by payload digest, for the revisits that repeat
-    /// them (keys hashed: 8 bytes, not the string).
+    /// Response records by payload digest and by record id, for the
+    /// revisits that repeat them (keys hashed: 8 bytes, not the string;
+    /// ~60 bytes a response record).
     originals: HashMap<u64, Place>,
     report: ImportReport,
     done_bytes: u64,
@@ -348,20 +349,17 @@ impl Run<'_> {
     /// payload; the status and all headers too when the revisit has no
     /// HTTP head or is a 304.
     fn original_of(&self, mut c: Capture) -> Option<Capture> {
-        let digest = c.payload_digest.clone()?;
-        let &(file, offset) = self.originals.get(&key_of(&digest))?;
-        let records = WarcRecords::open_at(&self.files[file as usize], self.cap, offset).ok()?;
-        // The records of that member (or that one plain record).
-        let orig = records
-            .map_while(|item| match item {
-                Item::Record(r) if r.offset == offset => Some(r),
-                _ => None,
-            })
-            .filter(|r| r.get("WARC-Payload-Digest") == Some(digest.as_str()))
-            .find_map(|r| match capture::read(r) {
-                capture::Read::Capture(o) if o.revisit.is_none() => Some(o),
-                _ => None,
-            })?;
+        // By the record it names, else by payload digest: the field the
+        // key came from must match on the record found.
+        let refers = c.revisit.as_ref().and_then(|r| r.record_id.clone());
+        let keys = [
+            refers.map(|id| ("WARC-Record-ID", id)),
+            c.payload_digest.clone().map(|d| ("WARC-Payload-Digest", d)),
+        ];
+        let orig = keys
+            .into_iter()
+            .flatten()
+            .find_map(|(field, value)| self.response_by(field, &value))?;
         if c.status == 0 || c.status == 304 {
             c.status = orig.status;
             c.headers = orig.headers;
@@ -374,5 +372,22 @@ impl Run<'_> {
         c.payload = orig.payload;
         c.truncated = orig.truncated;
         Some(c)
+    }
+
+    /// The response record whose `field` is `value`, read again from its
+    /// file (the records of its gzip member, or its one plain record).
+    fn response_by(&self, field: &str, value: &str) -> Option<Box<Capture>> {
+        let &(file, offset) = self.originals.get(&key_of(value))?;
+        let records = WarcRecords::open_at(&self.files[file as usize], self.cap, offset).ok()?;
+        records
+            .map_while(|item| match item {
+                Item::Record(r) if r.offset == offset => Some(r),
+                _ => None,
+            })
+            .filter(|r| r.get(field) == Some(value))
+            .find_map(|r| match capture::read(r) {
+                capture::Read::Capture(o) if o.revisit.is_none() => Some(o),
+                _ => None,
+            })
     }
 }

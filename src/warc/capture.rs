@@ -3,7 +3,7 @@
 //! wrote it — the transfer coding some leave in the payload (wget,
 //! Heritrix) taken off, the content coding kept as received.
 
-use super::reader::http_head;
+use super::reader::{clip, field, http_head};
 use super::records::RawRecord;
 use crate::model::Utc;
 
@@ -30,10 +30,7 @@ pub struct Capture {
 
 impl Capture {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        field(&self.headers, name)
     }
 }
 
@@ -157,14 +154,6 @@ fn payload_of(rec: &RawRecord, head: &super::reader::HttpHead) -> Vec<u8> {
         true => dechunk(raw).unwrap_or_else(|| raw.to_vec()),
         false => raw.to_vec(),
     }
-}
-
-fn clip(s: &str) -> &str {
-    let mut end = s.len().min(60);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 fn version_of(status_line: &str) -> &'static str {

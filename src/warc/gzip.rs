@@ -18,7 +18,8 @@ pub const MAX_LEVEL: u32 = 9;
 /// ~100 KB to zero or move, more than deflating a page costs.
 struct Deflater {
     stream: Box<isal::isal_zstream>,
-    level_buf: Vec<u8>,
+    /// u64s: igzip keeps aligned tables in it.
+    level_buf: Vec<u64>,
     /// A record's parts joined, for the one-call compressor.
     joined: Vec<u8>,
 }
@@ -96,8 +97,9 @@ fn deflated(parts: &[&[u8]], level: u32, out: &mut Vec<u8>) {
             level_buf: Vec::new(),
             joined: Vec::new(),
         });
-        if d.level_buf.len() != buf_size as usize {
-            d.level_buf = vec![0; buf_size as usize];
+        let words = (buf_size as usize).div_ceil(8);
+        if d.level_buf.len() != words {
+            d.level_buf = vec![0; words];
         }
         let input: &[u8] = match parts {
             [one] => one,
@@ -118,7 +120,7 @@ fn deflated(parts: &[&[u8]], level: u32, out: &mut Vec<u8>) {
                 let s = &mut *d.stream;
                 isal::isal_deflate_stateless_init(s);
                 s.level = isal_level;
-                s.level_buf = d.level_buf.as_mut_ptr();
+                s.level_buf = d.level_buf.as_mut_ptr().cast::<u8>();
                 s.level_buf_size = buf_size;
                 s.gzip_flag = isal::IGZIP_DEFLATE as u16;
                 s.flush = isal::NO_FLUSH as u16;

@@ -286,10 +286,7 @@ pub struct HttpHead {
 
 impl HttpHead {
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.fields
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        field(&self.fields, name)
     }
 
     /// A response's status code.
@@ -324,7 +321,17 @@ pub fn http_head(block: &[u8]) -> Option<HttpHead> {
     })
 }
 
-fn clip(s: &str) -> &str {
+/// The value of field `name` among `fields` (names compared without
+/// case, as WARC and HTTP compare them), if present.
+pub fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    fields
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// At most the first 60 bytes of `s` (for messages quoting input).
+pub fn clip(s: &str) -> &str {
     let mut end = s.len().min(60);
     while !s.is_char_boundary(end) {
         end -= 1;

@@ -29,10 +29,7 @@ pub struct RawRecord {
 impl RawRecord {
     /// The value of field `name` (case-insensitive), if present.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.fields
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        super::reader::field(&self.fields, name)
     }
 }
 
@@ -242,6 +239,26 @@ fn parse_head(bytes: &[u8]) -> Result<Head, String> {
     })
 }
 
+/// Where the next record may start after a head at the start of `head`
+/// (the bytes a scan read from there) that does not parse: past its
+/// blank line when it has one (a record starting before that line would
+/// end its fields there too, with the same fault); at the last `WARC/`
+/// the scan saw when it has none (a record whose fields run past the
+/// scan); one byte on when it is no record at all. Each scan moves on by
+/// what it read, so a file of broken heads costs one pass.
+fn past_bad_head(head: &[u8]) -> u64 {
+    if !head.starts_with(b"WARC/") {
+        return 1;
+    }
+    if let Some(blank) = memchr::memmem::find(head, b"\r\n\r\n") {
+        return (blank + 4) as u64;
+    }
+    match memchr::memmem::rfind(&head[1..], b"WARC/") {
+        Some(i) => (i + 1) as u64,
+        None => (head.len() as u64).saturating_sub(4).max(1),
+    }
+}
+
 fn skip_newlines(bytes: &[u8], mut at: usize) -> usize {
     while at < bytes.len() && matches!(bytes[at], b'\r' | b'\n') {
         at += 1;
@@ -299,14 +316,7 @@ impl Plain {
         let head = match parse_head(&head_bytes) {
             Ok(h) => h,
             Err(why) => {
-                // No blank line in the bytes scanned: no record starts
-                // before their end that could be read (each scan moves on
-                // by what it read, never by a byte).
-                let blank = memchr::memmem::find(&head_bytes, b"\r\n\r\n").is_some();
-                let from = match blank {
-                    true => start + 1,
-                    false => start + (head_bytes.len() as u64).saturating_sub(3).max(1),
-                };
+                let from = start + past_bad_head(&head_bytes);
                 return self.skip_bad(start, from, why);
             }
         };
@@ -357,9 +367,13 @@ impl Plain {
         Ok(Some(Item::Malformed { offset: start, why }))
     }
 
+    /// Goes to `to`, keeping the read buffer when `to` is in it.
     fn seek(&mut self, to: u64) -> io::Result<()> {
         if to != self.pos {
-            self.input.seek(SeekFrom::Start(to))?;
+            match (self.pos, i64::try_from(to)) {
+                (u64::MAX, _) | (_, Err(_)) => self.input.seek(SeekFrom::Start(to)).map(drop)?,
+                (pos, Ok(t)) => self.input.seek_relative(t - pos as i64)?,
+            }
             self.pos = to;
         }
         Ok(())
@@ -382,18 +396,16 @@ impl Plain {
 
     /// Up to `n` bytes from here, not consumed.
     fn peek(&mut self, n: usize) -> io::Result<Vec<u8>> {
-        let at = self.pos;
         let mut out = vec![0u8; n];
         let got = read_up_to(&mut self.input, &mut out)?;
         out.truncate(got);
-        self.input.seek(SeekFrom::Start(at))?;
+        self.input.seek_relative(-(got as i64))?;
         Ok(out)
     }
 
     /// The bytes from here up to and with the blank line that ends a
     /// record's fields (at most [`MAX_HEAD`]), not consumed.
     fn peek_head(&mut self) -> io::Result<Vec<u8>> {
-        let at = self.pos;
         let mut out = Vec::new();
         loop {
             let buf = self.input.fill_buf()?;
@@ -410,7 +422,7 @@ impl Plain {
                 break;
             }
         }
-        self.input.seek(SeekFrom::Start(at))?;
+        self.input.seek_relative(-(out.len() as i64))?;
         Ok(out)
     }
 
@@ -519,5 +531,27 @@ mod tests {
         };
         assert_eq!(c.block, b"three");
         assert!(got.len() < 60_000, "{}", got.len());
+    }
+
+    #[test]
+    fn a_record_after_junk_or_broken_heads_is_found() {
+        // Junk nearly a read buffer long, then a record whose fields end
+        // past that buffer; a head with a blank line but no length,
+        // repeated; then a record.
+        let mut file = vec![b'x'; 65_400];
+        let long = format!("http://a/{}", "p".repeat(400));
+        file.extend(rec(&long, b"one"));
+        file.extend(b"WARC/".repeat(200_000));
+        file.extend(b"\r\n\r\n");
+        file.extend(rec("http://b/", b"two"));
+        let got = items(&file, 1 << 20);
+        let records: Vec<&[u8]> = got
+            .iter()
+            .filter_map(|i| match i {
+                Item::Record(r) => Some(&r.block[..]),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(records, [&b"one"[..], &b"two"[..]], "{}", got.len());
     }
 }

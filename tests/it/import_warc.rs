@@ -338,6 +338,9 @@ fn heritrix_archive() -> Vec<u8> {
     let revisit = format!(
         "{digest}WARC-Profile: http://netpreserve.org/warc/1.0/revisit/identical-payload-digest\r\nWARC-Refers-To-Target-URI: http://h.test/same\r\n"
     );
+    // `rec` names a record `<urn:uuid:N>`, N its URL's and type's length.
+    let same_id = "http://h.test/same".len() + "response".len();
+    let by_id = format!("WARC-Refers-To: <urn:uuid:{same_id}>\r\n");
     [
         rec(
             "warcinfo",
@@ -377,6 +380,8 @@ fn heritrix_archive() -> Vec<u8> {
         ),
         // A revisit with no HTTP head: the response's status and headers.
         rec("revisit", "http://h.test/bare", &revisit, http, b""),
+        // One naming the response by its record id, with no digest.
+        rec("revisit", "http://h.test/byid", &by_id, http, b""),
         rec(
             "response",
             "http://h.test/same",
@@ -395,7 +400,7 @@ async fn a_heritrix_style_archive_imports_its_pages_and_revisits() {
     std::fs::write(&path, heritrix_archive()).unwrap();
     let db = Db::new();
     let out = import(&db.store, &[&path]).await;
-    assert!(out.contains(": 4 pages stored"), "{out}");
+    assert!(out.contains(": 5 pages stored"), "{out}");
     for why in [
         "dns: records",
         "request records",
@@ -414,12 +419,13 @@ async fn a_heritrix_style_archive_imports_its_pages_and_revisits() {
     // The revisit came first in the file; its payload is the response's.
     assert_eq!(again.1, same.1);
     assert_eq!(pages["http://h.test/bare"].1, same.1);
+    assert_eq!(pages["http://h.test/byid"].1, same.1);
     let bare = db.page("http://h.test/bare").unwrap();
     assert_eq!(
         (bare.status, bare.content_type.as_str()),
         (200, "text/html")
     );
-    assert_eq!(db.store.counters().unwrap().duplicates, 2);
+    assert_eq!(db.store.counters().unwrap().duplicates, 3);
     let doc = db.doc("http://h.test/same").unwrap();
     assert_eq!(doc.title, "same");
     audited(&db.store);
