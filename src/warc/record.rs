@@ -90,20 +90,25 @@ impl Record {
 
     /// The header fields for a block made of `parts`.
     fn head(&self, parts: &[&[u8]]) -> String {
+        use std::fmt::Write as _;
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        let mut head = format!(
+        let mut head = String::with_capacity(512);
+        // Writing into a String cannot fail.
+        let _ = write!(
+            head,
             "WARC/1.1\r\nWARC-Type: {}\r\nWARC-Record-ID: {}\r\nWARC-Date: {}\r\n",
             self.kind.name(),
             self.id,
             self.date
         );
         for (name, value) in &self.fields {
-            head += &format!("{name}: {value}\r\n");
+            let _ = write!(head, "{name}: {value}\r\n");
         }
         if len > 0 {
-            head += &format!("Content-Type: {}\r\n", self.content_type);
+            let _ = write!(head, "Content-Type: {}\r\n", self.content_type);
         }
-        head += &format!(
+        let _ = write!(
+            head,
             "WARC-Block-Digest: {}\r\nContent-Length: {len}\r\n\r\n",
             sha1_base32_of(parts),
         );
@@ -128,7 +133,9 @@ impl Record {
     }
 
     /// The record with its block made of `parts` (instead of the block it
-    /// was made with), as one gzip member at `level`: no copy of them.
+    /// was made with), as one gzip member at `level`: no block is made of
+    /// them (`gzip::member` stores them as they are, or deflates them from
+    /// a buffer kept per thread).
     pub fn gz_of(&self, parts: &[&[u8]], level: u32) -> Vec<u8> {
         let head = self.head(parts);
         let mut all = Vec::with_capacity(parts.len() + 2);
@@ -183,17 +190,24 @@ fn field_value(v: &str) -> String {
     v.replace(['\r', '\n'], " ")
 }
 
-/// `<urn:uuid:…>`, a random (version 4) UUID.
+/// `<urn:uuid:…>`, a version 4 UUID (pseudo-random, unique per run).
 pub fn new_record_id() -> String {
-    let mut b = [0u8; 16];
-    // The system's random source; if it fails, the id is still unique per
-    // process from the clock and a counter.
-    if SystemRandom::new().fill(&mut b).is_err() {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static N: AtomicU64 = AtomicU64::new(0);
-        b[..8].copy_from_slice(&crate::model::now_ms().to_be_bytes());
-        b[8..].copy_from_slice(&N.fetch_add(1, Ordering::Relaxed).to_be_bytes());
-    }
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // A key drawn from the system once a process, and a counter: ids that
+    // differ in every bit, with no system call per record (three a page).
+    static KEY: OnceLock<u64> = OnceLock::new();
+    static N: AtomicU64 = AtomicU64::new(0);
+    let key = *KEY.get_or_init(|| {
+        let mut k = [0u8; 8];
+        // If the system's source fails, the clock still differs per run.
+        match SystemRandom::new().fill(&mut k) {
+            Ok(()) => u64::from_le_bytes(k),
+            Err(_) => crate::model::now_ms() ^ u64::from(std::process::id()) << 40,
+        }
+    });
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let mut b = xxhash_rust::xxh3::xxh3_128_with_seed(&n.to_le_bytes(), key).to_le_bytes();
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h = data_encoding::HEXLOWER.encode(&b);

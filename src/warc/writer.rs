@@ -21,8 +21,9 @@ const RECOVER_CAP: usize = 1 << 30;
 /// Where a record went.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Placed {
-    /// The file's final name (without `.open`).
-    pub file: String,
+    /// The file's final path (without `.open`; absolute when the writer's
+    /// directory is).
+    pub path: String,
     pub offset: u64,
     pub length: u64,
 }
@@ -42,6 +43,8 @@ pub struct WarcWriter {
 
 struct OpenFile {
     name: String,
+    /// `dir/name`, made once for every record's [`Placed`].
+    path: String,
     out: BufWriter<File>,
     len: u64,
     index: Vec<Entry>,
@@ -66,8 +69,12 @@ impl WarcWriter {
     /// Appends one page's records (`members`, each one gzip member, with
     /// its index entry when it is a response or revisit) to one file,
     /// rolling to a new file first when they would take it past the
-    /// maximum size. Returns where each went.
-    pub fn append(&mut self, members: &[(&[u8], Option<Entry>)]) -> io::Result<Vec<Placed>> {
+    /// maximum size. Returns where the first went (a page's response).
+    pub fn append<'m>(
+        &mut self,
+        members: impl IntoIterator<Item = (&'m [u8], Option<Entry>)>,
+    ) -> io::Result<Placed> {
+        let members: Vec<_> = members.into_iter().collect();
         let size: u64 = members.iter().map(|(m, _)| m.len() as u64).sum();
         if self
             .open
@@ -82,7 +89,7 @@ impl WarcWriter {
         let Some(f) = self.open.as_mut() else {
             return Err(io::Error::other("no WARC file open"));
         };
-        let mut placed = Vec::with_capacity(members.len());
+        let mut first = None;
         for (member, entry) in members {
             if let Err(e) = f.out.write_all(member) {
                 // Part of a record may be in the file: it stays `.open`
@@ -96,16 +103,17 @@ impl WarcWriter {
                 f.index.push(Entry {
                     offset,
                     length,
-                    ..e.clone()
+                    ..e
                 });
             }
-            placed.push(Placed {
-                file: f.name.clone(),
-                offset,
-                length,
-            });
+            first.get_or_insert((offset, length));
         }
-        Ok(placed)
+        let (offset, length) = first.unwrap_or((f.len, 0));
+        Ok(Placed {
+            path: f.path.clone(),
+            offset,
+            length,
+        })
     }
 
     /// Hands what was appended to the system, so a killed process leaves
@@ -182,6 +190,7 @@ impl WarcWriter {
         .field("WARC-Filename", &name);
         let len = info.write_gz(&mut out)?;
         Ok(OpenFile {
+            path: self.dir.join(&name).display().to_string(),
             name,
             out,
             len,
@@ -385,26 +394,26 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut w = WarcWriter::new(dir.path(), "t", 1 << 30, String::new()).unwrap();
         let (a, b) = (response("http://a.test/"), response("http://b.test/"));
-        let placed = w.append(&[(&a, Some(entry("http://a.test/")))]).unwrap();
+        let placed = w.append([(&a[..], Some(entry("http://a.test/")))]).unwrap();
         w.flush().unwrap();
-        let open = dir.path().join(format!("{}.open", placed[0].file));
+        let open = PathBuf::from(format!("{}.open", placed.path));
         // Held by this writer: left alone.
         assert_eq!(recover_dir(dir.path(), "t").unwrap(), vec![]);
         assert!(open.exists());
         // A kill: the writer's lock goes, half a record is at the end.
-        w.append(&[(&b[..b.len() / 2], None)]).unwrap();
+        w.append([(&b[..b.len() / 2], None)]).unwrap();
         w.flush().unwrap();
         drop(w.open.take());
         let size = open.metadata().unwrap().len();
         let got = recover_dir(dir.path(), "t").unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!((got[0].records, got[0].cut), (2, b.len() as u64 / 2));
-        let done = dir.path().join(&placed[0].file);
+        let done = PathBuf::from(&placed.path);
         assert_eq!(done.metadata().unwrap().len(), size - b.len() as u64 / 2);
         let index = std::fs::read_to_string(cdxj::index_path(&done)).unwrap();
         assert_eq!(index.lines().count(), 1, "{index}");
         assert!(
-            index.contains(&format!("\"offset\": \"{}\"", placed[0].offset)),
+            index.contains(&format!("\"offset\": \"{}\"", placed.offset)),
             "{index}"
         );
     }

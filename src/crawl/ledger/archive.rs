@@ -158,7 +158,7 @@ impl Ledger {
                 (&ex.request_gz[..], None),
             ];
             a.writer
-                .append(&members)
+                .append(members)
                 .map_err(|e| warc_error(&a.dir, e))?;
         }
         if !exchanges.is_empty() {
@@ -177,12 +177,12 @@ impl Ledger {
         refers: Option<(Profile, Original)>,
     ) -> Result<(), StoreError> {
         let original = refers.as_ref().map(|(_, o)| o.clone());
-        let Some((file, placed, digest)) = self.archive_records(ex, resp, refers)? else {
+        let Some((placed, digest)) = self.archive_records(ex, resp, refers)? else {
             return Ok(());
         };
         let row = WarcRow {
             url: ex.target.clone(),
-            file,
+            file: placed.path,
             offset: placed.offset,
             length: placed.length,
             date_ms: ex.date_ms,
@@ -196,13 +196,13 @@ impl Ledger {
 
     /// Appends a fetch's response (or a revisit in its place), request
     /// and metadata records and hands them to the system; returns the
-    /// file, where the response or revisit went, and its payload digest.
+    /// where the response or revisit went, and its payload digest.
     fn archive_records(
         &mut self,
         ex: &Exchange,
         resp: Response<'_>,
         refers: Option<(Profile, Original)>,
-    ) -> Result<Option<(String, Placed, String)>, StoreError> {
+    ) -> Result<Option<(Placed, String)>, StoreError> {
         let level = self.settings.warc.gzip_level;
         let Some(a) = self.archive.as_mut() else {
             return Ok(None);
@@ -232,13 +232,11 @@ impl Ledger {
         ];
         let placed = a
             .writer
-            .append(&members)
+            .append(members)
             .map_err(|e| warc_error(&a.dir, e))?;
         // In the file before the batch that records the page is written.
         a.writer.flush().map_err(|e| warc_error(&a.dir, e))?;
-        let first = placed.into_iter().next().expect("three records placed");
-        let file = a.dir.join(&first.file).display().to_string();
-        Ok(Some((file, first, digest)))
+        Ok(Some((placed, digest)))
     }
 }
 
