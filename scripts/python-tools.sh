@@ -1,7 +1,7 @@
-# Sourced by scripts/test: a Python venv with the archive tools the tests
-# run against trawl's output (warcio, cdxj-indexer, pywb, wacz; pinned in
-# scripts/python-tools.txt), kept beside the build output so a machine
-# installs them once (~20 s from PyPI). The tests find it by TRAWL_VENV.
+# Sourced by scripts/test: a Python venv with the tools the tests run
+# against trawl's output (warcio, cdxj-indexer, pywb, wacz, duckdb,
+# networkx; pinned in scripts/python-tools.txt), kept beside the build
+# output so a machine installs them once (~30 s from PyPI). The tests find it by TRAWL_VENV.
 # And wget (Debian package), whose --warc-file archives `import warc` reads.
 if ! command -v wget >/dev/null 2>&1; then
     echo "setup: installing wget" >&2
@@ -11,7 +11,7 @@ fi
 export TRAWL_VENV="${TRAWL_VENV:-$HOME/.cache/trawl-venv}"
 _tools="$(dirname "${BASH_SOURCE[0]}")/python-tools.txt"
 if ! cmp -s "$_tools" "$TRAWL_VENV/.installed" 2>/dev/null; then
-    echo "setup: installing the archive tools into $TRAWL_VENV" >&2
+    echo "setup: installing the test tools into $TRAWL_VENV" >&2
     if ! python3 -m venv --help >/dev/null 2>&1; then
         SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
         $SUDO apt-get update -qq && $SUDO apt-get install -y -qq python3-venv >/dev/null

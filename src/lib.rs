@@ -26,6 +26,7 @@
 pub mod cli;
 pub mod crawl;
 pub mod dedup;
+pub mod export;
 pub mod fetch;
 pub mod filter;
 pub mod frontier;

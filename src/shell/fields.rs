@@ -208,6 +208,18 @@ pub static FIELDS: &[Field] = &[
         |p| Val::Num(p.body_len as f64)
     )),
     field!(
+        "md5",
+        Str,
+        Page,
+        None,
+        "the MD5 of the decoded body, in hex",
+        |r| {
+            page(r, |p| {
+                Val::Str(format!("{:032x}", u128::from_be_bytes(p.md5)))
+            })
+        }
+    ),
+    field!(
         "inlinks",
         Num,
         Inlinks,

@@ -1,12 +1,12 @@
 //! Lookups several commands share: a URL or host argument, a page's links
 //! out and in, URLs by id, and a positive count.
 
-use super::Shell;
+use super::Ctx;
 use super::error::Result;
 use crate::model::{self, HostId, UrlId};
 use crate::schema::{HostRecord, LinkRecord};
 
-impl Shell {
+impl Ctx {
     pub(super) fn url_arg(&self, url: &str) -> Result<model::CanonicalUrl> {
         Ok(model::normalize(url).map_err(|e| e.to_string())?)
     }

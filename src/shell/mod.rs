@@ -6,12 +6,14 @@
 
 pub mod batch;
 pub mod commands;
+mod ctx;
 pub mod error;
 pub mod expr;
 pub mod fields;
 pub mod lifeline;
 mod lookup;
 mod plan;
+pub mod render;
 pub mod repl;
 pub(crate) mod reply;
 mod table;
@@ -25,80 +27,38 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::crawl::{CrawlHandle, CrawlState, Summary};
-use crate::schema::ConfigEntries;
-use crate::schema::tables::ConfigRow;
-use crate::settings::CrawlSettings;
+pub(crate) use ctx::Ctx;
+use render::{Format, Sink};
+
+use crate::crawl::CrawlState;
 use crate::store::Store;
 
-/// A crawl started from this shell.
-struct Running {
-    handle: CrawlHandle,
-    join: tokio::task::JoinHandle<std::result::Result<Summary, crate::crawl::CrawlError>>,
-}
-
+/// The shell: a command context plus what only the shell itself keeps
+/// (whether to quit, `source` nesting, `timing`).
 pub struct Shell {
-    store: Arc<Store>,
-    rt: tokio::runtime::Handle,
-    settings: CrawlSettings,
-    crawl: Option<Running>,
-    /// Set by Ctrl-C; long commands check it and stop.
-    interrupt: Arc<AtomicBool>,
-    out: Box<dyn Write + Send>,
-    /// Terminal width for tables; 0 means no truncation.
-    width: usize,
+    ctx: Ctx,
     quit: bool,
     /// How deep in `source` files we are.
     source_depth: usize,
-    progress_tty: bool,
-    last_progress: Option<std::time::Instant>,
     /// `timing on`: each command's wall time is printed after it.
     timing: bool,
 }
 
 impl Shell {
-    /// A shell over `store`, printing to `out`. Settings saved in the db
-    /// with `set` are applied.
+    /// A shell over `store`, printing to `out` (notes beside data to
+    /// stderr). Settings saved in the db with `set` are applied.
     pub fn new(
         store: Arc<Store>,
         rt: tokio::runtime::Handle,
         out: Box<dyn Write + Send>,
         width: usize,
     ) -> Shell {
-        let mut settings = CrawlSettings::default();
-        let mut notes = Vec::new();
-        let saved = match store.meta::<ConfigRow>() {
-            Ok(saved) => saved,
-            Err(e) => {
-                notes.push(format!(
-                    "note: saved settings unreadable ({e}); using the defaults (set saves them again)"
-                ));
-                None
-            }
-        };
-        if let Some(cfg) = saved {
-            for (k, v) in cfg.entries {
-                match crate::settings::find(&k).map(|key| key.set(&mut settings, &v)) {
-                    Some(Ok(())) => {}
-                    Some(Err(e)) => notes.push(format!("note: saved setting ignored: {e}")),
-                    None => notes.push(format!(
-                        "note: saved setting {k} is unknown to this trawl; ignored"
-                    )),
-                }
-            }
-        }
+        let sink = Sink::new(out, Box::new(std::io::stderr()), width);
+        let (ctx, notes) = Ctx::new(store, rt, sink);
         let mut shell = Shell {
-            store,
-            rt,
-            settings,
-            crawl: None,
-            interrupt: Arc::new(AtomicBool::new(false)),
-            out,
-            width,
+            ctx,
             quit: false,
             source_depth: 0,
-            progress_tty: std::io::IsTerminal::is_terminal(&std::io::stderr()),
-            last_progress: None,
             timing: false,
         };
         for n in notes {
@@ -109,11 +69,11 @@ impl Shell {
 
     /// The flag Ctrl-C should set to interrupt the current command.
     pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
-        self.interrupt.clone()
+        self.ctx.interrupt.clone()
     }
 
     pub fn store(&self) -> &Arc<Store> {
-        &self.store
+        &self.ctx.store
     }
 
     pub fn wants_quit(&self) -> bool {
@@ -121,46 +81,22 @@ impl Shell {
     }
 
     fn say(&mut self, text: &str) {
-        let _ = writeln!(self.out, "{}", text.trim_end_matches('\n'));
-        let _ = self.out.flush();
-    }
-
-    /// A progress line on stderr, redrawn at most every 200 ms; only on a
-    /// terminal, so pipes and files get none of it.
-    fn progress(&mut self, line: &str) {
-        if !self.progress_tty
-            || self
-                .last_progress
-                .is_some_and(|t| t.elapsed() < std::time::Duration::from_millis(200))
-        {
-            return;
-        }
-        self.last_progress = Some(std::time::Instant::now());
-        eprint!("\r\x1b[K{line}");
-    }
-
-    fn progress_done(&mut self) {
-        if self.last_progress.take().is_some() {
-            eprint!("\r\x1b[K");
-        }
-    }
-
-    fn interrupted(&self) -> bool {
-        self.interrupt.swap(false, Ordering::SeqCst)
+        self.ctx.say(text);
     }
 
     /// Waits for a crawl started from this shell to end (for batches that
     /// start one and end without `crawl wait`); with revisits on it does
     /// not end by itself, so this waits until Ctrl-C.
     pub fn finish_crawl(&mut self) -> std::result::Result<(), String> {
-        self.interrupt.store(false, Ordering::SeqCst);
-        self.wait_for_crawl_end().map_err(|e| e.to_string())
+        self.ctx.interrupt.store(false, Ordering::SeqCst);
+        self.ctx.wait_for_crawl_end().map_err(|e| e.to_string())
     }
 
     /// The crawl's state for the prompt: `idle`, `running 1,234 p/s`, …
     pub fn state_label(&mut self) -> String {
-        self.reap();
+        self.ctx.reap();
         let notices = self
+            .ctx
             .crawl
             .as_ref()
             .map(|r| r.handle.take_notices())
@@ -168,7 +104,7 @@ impl Shell {
         for n in notices {
             self.say(&format!("note: {n}"));
         }
-        match &self.crawl {
+        match &self.ctx.crawl {
             None => "idle".into(),
             Some(r) => {
                 let s = r.handle.snapshot();
@@ -191,103 +127,100 @@ impl Shell {
         }
     }
 
-    /// Collects a finished crawl and reports how it ended.
-    fn reap(&mut self) {
-        if self.crawl.as_ref().is_some_and(|r| r.join.is_finished()) {
-            let r = self.crawl.take().expect("checked above");
-            for n in r.handle.take_notices() {
-                self.say(&format!("note: {n}"));
-            }
-            match self.rt.block_on(r.join) {
-                Ok(Ok(s)) => self.say(&format!(
-                    "crawl {}: {} pages fetched, {} links found in {:.1} s, TLP {:.1}",
-                    if s.interrupted { "stopped" } else { "finished" },
-                    s.run_fetched,
-                    s.run_links,
-                    s.elapsed.as_secs_f64(),
-                    s.tlp()
-                )),
-                Ok(Err(e)) => self.say(&format!("crawl failed: {e}")),
-                Err(e) => self.say(&format!("crawl task failed: {e}")),
-            }
-        }
-    }
-
     /// Runs one command line. Errors are one line, for the caller to show.
     pub fn execute(&mut self, line: &str) -> std::result::Result<(), String> {
         let done = self.run_line(line).map_err(|e| e.to_string());
-        lifeline::tell_crawl(self.crawl.is_some());
+        lifeline::tell_crawl(self.ctx.crawl.is_some());
         done
     }
 
     fn run_line(&mut self, line: &str) -> Result<()> {
-        self.interrupt.store(false, Ordering::SeqCst);
+        self.ctx.interrupt.store(false, Ordering::SeqCst);
         let started = std::time::Instant::now();
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             return Ok(());
         }
-        self.reap();
-        self.store.catch_up()?;
-        let words = split_words(line)?;
-        let json = words.iter().any(|w| w == "--json");
-        let mut words = words.iter().map(String::as_str).filter(|w| *w != "--json");
+        self.ctx.reap();
+        self.ctx.store.catch_up()?;
+        // `export`'s --format names its file's format.
+        let file_format = line.split_whitespace().next() == Some("export");
+        let (format, line) = take_format(line, file_format)?;
+        let words = split_words(&line)?;
+        let mut words = words.iter().map(String::as_str);
         let Some(name) = words.next() else {
             return Ok(());
         };
         let cmd = commands::find(name).ok_or_else(|| commands::unknown(name))?;
         let call = commands::Call {
             args: words.collect(),
-            line,
-            json,
+            line: &line,
         };
         if !cmd.fits(call.args.len()) {
             return Err(cmd.usage_error());
         }
-        if cmd.writes(&call.args) && self.store.is_read_only() {
+        if cmd.writes(&call.args) && self.ctx.store.is_read_only() {
             bail!(
                 "{name}: the database is attached read-only (--read-only); this command changes it"
             );
         }
-        let reply = (cmd.run)(self, &call).map_err(|e| match e {
+        self.ctx.sink.format = format;
+        let reply = match cmd.run {
+            commands::Run::Data(run) => run(&mut self.ctx, &call),
+            commands::Run::Shell(run) => run(self, &call),
+        };
+        let reply = reply.map_err(|e| match e {
             ShellError::Usage => cmd.usage_error(),
             e => e,
-        })?;
-        let text = if json {
-            serde_json::to_string_pretty(&reply.json).unwrap_or_default()
-        } else {
-            reply.human
-        };
-        if !text.is_empty() {
-            self.say(&text);
+        });
+        // A stream cut by an error is closed, so JSON output stays JSON.
+        if self.ctx.sink.streaming() {
+            self.ctx.sink.end();
         }
+        let reply = reply.inspect_err(|_| self.ctx.sink.format = Format::Table)?;
+        self.ctx.sink.reply(reply);
+        self.ctx.sink.format = Format::Table;
         if self.timing && cmd.name != "timing" {
             let ms = started.elapsed().as_secs_f64() * 1e3;
             self.say(&format!("time: {ms:.1} ms"));
         }
         Ok(())
     }
-
-    /// Saves the settings that differ from the defaults into the db.
-    fn persist_settings(&self) -> Result<()> {
-        let defaults = CrawlSettings::default();
-        let entries = crate::settings::keys()
-            .filter(|k| k.get(&self.settings) != k.get(&defaults))
-            .map(|k| (k.name().to_string(), k.get(&self.settings)))
-            .collect();
-        let mut b = self.store.batch();
-        b.put_meta::<ConfigRow>(&ConfigEntries { entries });
-        Ok(b.write()?)
-    }
 }
 
-impl Drop for Shell {
-    fn drop(&mut self) {
-        if let Some(r) = self.crawl.take() {
-            r.handle.stop();
-            let _ = self.rt.block_on(r.join);
+/// The output format a line asks for, and the line without the words
+/// that asked: `--json`, or `--format NAME`, as unquoted words anywhere
+/// (`pages where title ~ "--json"` keeps its operand). The words are
+/// blanked, not cut, so errors still point at the right column.
+fn take_format(line: &str, file_format: bool) -> Result<(Format, String)> {
+    let spans = word_spans(line)?;
+    let mut format = Format::Table;
+    let mut blank = Vec::new();
+    let mut i = 0;
+    while i < spans.len() {
+        let (w, r, quoted) = &spans[i];
+        match (w.as_str(), quoted) {
+            ("--json", false) => {
+                format = Format::Json;
+                blank.push(r.clone());
+            }
+            ("--format", false) if !file_format => {
+                let Some((name, r2, _)) = spans.get(i + 1) else {
+                    bail!("--format needs a value: table, json, jsonl, csv or tsv");
+                };
+                format = Format::parse(name)?;
+                blank.push(r.start..r2.end);
+                i += 1;
+            }
+            _ => {}
         }
+        i += 1;
     }
+    let mut out = line.to_string();
+    for r in blank {
+        out.replace_range(r.clone(), &" ".repeat(r.len()));
+    }
+    Ok((format, out.trim_end().to_string()))
 }
 
 /// Splits a command line into words; quotes group; inside quotes a
@@ -295,20 +228,33 @@ impl Drop for Shell {
 /// `\xHH` (a byte below 0x80) standing for the control characters
 /// [`quote`] writes that way.
 pub fn split_words(line: &str) -> std::result::Result<Vec<String>, String> {
+    Ok(word_spans(line)?.into_iter().map(|w| w.0).collect())
+}
+
+/// A word, the byte range it came from, and whether any of it was quoted.
+type Span = (String, std::ops::Range<usize>, bool);
+
+/// The words of a line as [`split_words`] reads them, with where each was.
+fn word_spans(line: &str) -> std::result::Result<Vec<Span>, String> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;
+    let mut quoted = false;
+    let mut start = 0;
     let mut quote: Option<char> = None;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut chars = line.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if !in_word {
+            start = at;
+        }
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
-            (Some(_), '\\') => match chars.next() {
+            (Some(_), '\\') => match chars.next().map(|c| c.1) {
                 Some('n') => cur.push('\n'),
                 Some('r') => cur.push('\r'),
                 Some('t') => cur.push('\t'),
                 Some('x') => {
-                    let hex: String = chars.by_ref().take(2).collect();
+                    let hex: String = chars.by_ref().take(2).map(|c| c.1).collect();
                     let byte = u8::from_str_radix(&hex, 16)
                         .ok()
                         .filter(u8::is_ascii)
@@ -324,11 +270,13 @@ pub fn split_words(line: &str) -> std::result::Result<Vec<String>, String> {
             (None, '"' | '\'') => {
                 quote = Some(c);
                 in_word = true;
+                quoted = true;
             }
             (None, c) if c.is_whitespace() => {
                 if in_word {
-                    words.push(std::mem::take(&mut cur));
+                    words.push((std::mem::take(&mut cur), start..at, quoted));
                     in_word = false;
+                    quoted = false;
                 }
             }
             (None, c) => {
@@ -341,7 +289,7 @@ pub fn split_words(line: &str) -> std::result::Result<Vec<String>, String> {
         return Err("unterminated quote".into());
     }
     if in_word {
-        words.push(cur);
+        words.push((cur, start..line.len(), quoted));
     }
     Ok(words)
 }

@@ -80,6 +80,17 @@ impl Store {
         &self,
         mut f: impl FnMut(UrlId, std::result::Result<Vec<(UrlId, LinkView<'_>)>, CodecError>),
     ) -> Result<()> {
+        self.each_page_links_while(|src, links| {
+            f(src, links);
+            true
+        })
+    }
+
+    /// As [`Store::each_page_links`], stopping when `f` says false.
+    pub fn each_page_links_while(
+        &self,
+        mut f: impl FnMut(UrlId, std::result::Result<Vec<(UrlId, LinkView<'_>)>, CodecError>) -> bool,
+    ) -> Result<()> {
         let mut cursor = self.cursor(CF_LINKS, &[]);
         while let Some((k, _)) = cursor.current()? {
             let Some(src) = k.get(..16).and_then(UrlId::from_slice) else {
@@ -87,7 +98,9 @@ impl Store {
                 continue;
             };
             let rows = PageLinkRows::read(&mut cursor, &src.to_bytes())?;
-            f(src, rows.links_strict());
+            if !f(src, rows.links_strict()) {
+                break;
+            }
         }
         Ok(())
     }

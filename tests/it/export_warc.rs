@@ -128,7 +128,7 @@ async fn a_stored_crawl_exports_as_warc_with_digests_revisits_and_decoded_bodies
     let e = common::shell_error(db.store.clone(), cmd).await;
     assert!(e.contains("exists") && !e.contains('\n'), "{e}");
     let e = common::shell_error(db.store.clone(), "export tar x.tar".into()).await;
-    assert!(e.contains("not a format"), "{e}");
+    assert!(e.contains("not something to export"), "{e}");
     let nowhere = dir.path().join("no-such-dir").join("x.warc.gz");
     let e = common::shell_error(
         db.store.clone(),

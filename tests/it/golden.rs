@@ -31,14 +31,14 @@ fn site(path: &str) -> Response {
     }
 }
 
-/// `out` with the number of every `"fetched_ms": N` written `T` (when a
+/// `out` with the number of every `"fetched_at": N` written `T` (when a
 /// page was fetched differs each run).
 fn mask_times(out: &str) -> String {
     out.lines()
-        .map(|l| match l.split_once("\"fetched_ms\": ") {
+        .map(|l| match l.split_once("\"fetched_at\": ") {
             Some((head, tail)) => {
                 let rest = tail.trim_start_matches(|c: char| c.is_ascii_digit());
-                format!("{head}\"fetched_ms\": T{rest}")
+                format!("{head}\"fetched_at\": T{rest}")
             }
             None => l.to_string(),
         })

@@ -15,6 +15,7 @@ mod dedup_places;
 mod denoise;
 mod discover;
 mod export_warc;
+mod exports;
 mod fetch_parse;
 mod focused;
 mod fuzz;

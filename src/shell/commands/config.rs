@@ -3,11 +3,13 @@
 
 use std::path::Path;
 
-use super::{Call, Command, Sub, no_detail, nothing, site_fields};
+use serde_json::json;
+
+use super::{Call, Command, Run, Sub, no_detail, nothing, site_fields};
 use crate::settings::keys;
 use crate::shell::error::{Result, ShellError, bail};
-use crate::shell::reply::Reply;
-use crate::shell::{Shell, quote, table};
+use crate::shell::reply::{Kind, Reply, columns};
+use crate::shell::{Ctx, quote};
 
 pub const COMMAND: Command = Command {
     name: "config",
@@ -22,7 +24,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: nothing,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
 /// The first line of every file `config save` writes; a file that starts
@@ -30,7 +32,7 @@ pub const COMMAND: Command = Command {
 const CONFIG_HEADER: &str =
     "# trawl settings, written by `config save`; run with `source` or `trawl run`";
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     match call.args[..] {
         [] => Ok(list(sh)),
         ["save", file] | ["save", file, "--force"] | ["save", "--force", file] => {
@@ -40,27 +42,30 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     }
 }
 
-fn list(sh: &Shell) -> Reply {
-    let rows: Vec<Vec<String>> = keys()
+fn list(sh: &Ctx) -> Reply {
+    let rows = keys()
         .map(|k| {
             vec![
-                k.name().into(),
-                k.get(&sh.settings),
-                k.default_value(),
-                k.meaning().into(),
+                json!(k.name()),
+                json!(k.get(&sh.settings)),
+                json!(k.default_value()),
+                json!(k.type_name()),
+                json!(k.meaning()),
             ]
         })
         .collect();
-    let json: Vec<_> = keys()
-        .map(|k| serde_json::json!({"key": k.name(), "value": k.get(&sh.settings), "default": k.default_value(), "type": k.type_name(), "meaning": k.meaning()}))
-        .collect();
-    Reply::with(
-        table::render(&["key", "value", "default", "meaning"], &rows, sh.width),
-        serde_json::json!(json),
-    )
+    let t = Kind::Text;
+    let columns = columns(&[
+        ("key", t),
+        ("value", t),
+        ("default", t),
+        ("type", t),
+        ("meaning", t),
+    ]);
+    Reply::table(columns, rows)
 }
 
-fn save(sh: &Shell, file: &str, force: bool) -> Result<Reply> {
+fn save(sh: &Ctx, file: &str, force: bool) -> Result<Reply> {
     if !force
         && let Some(first) = first_line(Path::new(file))
         && first != CONFIG_HEADER

@@ -2,10 +2,10 @@
 //! counting only).
 
 use super::pages::{Output, complete, query};
-use super::{Call, Command, Sub};
+use super::{Call, Command, Run, Sub};
 use crate::shell::error::{Result, ShellError};
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, fields, rest_after_words};
+use crate::shell::{Ctx, fields, rest_after_words};
 
 pub const COMMAND: Command = Command {
     name: "count",
@@ -20,15 +20,15 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: |k, args| complete(k, args.get(1..).unwrap_or_default()),
     detail: fields::help,
-    run,
+    run: Run::Data(run),
 };
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     if call.args[0] != "pages" {
         return Err(ShellError::Usage);
     }
     let (rest, base) = rest_after_words(call.line, 2);
-    query(sh, &rest.replace("--json", ""), base, Output::Count)
+    query(sh, &rest, base, Output::Count)
 }
 
 #[cfg(test)]

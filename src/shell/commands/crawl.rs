@@ -3,12 +3,13 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Call, Command, Sub, no_detail, nothing};
+use super::{Call, Command, Run, Sub, no_detail, nothing};
 use crate::crawl::{self, CrawlState};
 use crate::settings;
+use crate::shell::ctx::Running;
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
-use crate::shell::{Running, Shell, table};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "crawl",
@@ -41,10 +42,10 @@ pub const COMMAND: Command = Command {
     writes: true,
     complete: nothing,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     match call.args[..] {
         ["start"] => start(sh),
         ["pause"] => {
@@ -91,7 +92,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     }
 }
 
-fn start(sh: &mut Shell) -> Result<Reply> {
+fn start(sh: &mut Ctx) -> Result<Reply> {
     if sh.crawl.is_some() {
         bail!("a crawl is already running (crawl stop ends it)");
     }
@@ -110,7 +111,7 @@ fn start(sh: &mut Shell) -> Result<Reply> {
     )))
 }
 
-fn running(sh: &Shell) -> Result<&crawl::CrawlHandle> {
+fn running(sh: &Ctx) -> Result<&crawl::CrawlHandle> {
     sh.crawl
         .as_ref()
         .map(|r| &r.handle)
@@ -131,7 +132,7 @@ struct Until {
 /// Blocks until the crawl ends or `until` says; Ctrl-C ends the wait, not
 /// the crawl. Returns a note when only revisits remain, or when the crawl
 /// ended short of `--pages`.
-fn wait(sh: &mut Shell, until: Until) -> Result<Option<String>> {
+fn wait(sh: &mut Ctx, until: Until) -> Result<Option<String>> {
     let start = Instant::now();
     while let Some(r) = &sh.crawl {
         if r.join.is_finished() {
@@ -179,7 +180,7 @@ fn wait(sh: &mut Shell, until: Until) -> Result<Option<String>> {
     }))
 }
 
-impl Shell {
+impl Ctx {
     /// Waits for a crawl started from this shell to end: `trawl run` at
     /// the end of its file. With revisits on that is until Ctrl-C.
     pub(in crate::shell) fn wait_for_crawl_end(&mut self) -> Result<()> {

@@ -19,7 +19,7 @@ use serde_json::json;
 
 use super::rank::CHECK_EVERY;
 use super::rank_hosts::origin_of;
-use super::{Call, Command, Sub, no_detail, words};
+use super::{Call, Command, Run, Sub, no_detail, words};
 use crate::crawl::probe;
 use crate::crawl::sites::SiteRules;
 use crate::fetch::AddrClass;
@@ -29,7 +29,7 @@ use crate::schema::tables::{HostRankRow, HostRanks, Sites};
 use crate::schema::{Decision, ProbeRecord, SiteRecord};
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "discover",
@@ -51,7 +51,7 @@ pub const COMMAND: Command = Command {
         _ => words(&["--min-colinks", "--min-sources", "--limit", "--probe"]),
     },
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
 /// Pages whose own URL is looked up at once, at most (see `Pending`).
@@ -66,7 +66,7 @@ struct Options {
     probe: bool,
 }
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let ["seeds", ref rest @ ..] = call.args[..] else {
         return Err(ShellError::Usage);
     };
@@ -114,7 +114,7 @@ struct Read {
     unreadable: u64,
 }
 
-impl Shell {
+impl Ctx {
     fn discover_seeds(&mut self, o: &Options) -> Result<Reply> {
         let started = Instant::now();
         let (rules, _) = SiteRules::load(&self.store)?;
@@ -180,13 +180,13 @@ impl Shell {
             "pages_read": read.pages, "unreadable": read.unreadable, "read_secs": read_secs,
             "top": listed});
         if found.is_empty() {
-            return Ok(Reply::with(head.trim_end().to_string(), json));
+            return Ok(Reply::record(head.trim_end().to_string(), json));
         }
         let header = [
             "#", "host", "address", "sites", "pages", "links", "rank", "robots", "home", "topic",
             "anchors",
         ];
-        Ok(Reply::with(
+        Ok(Reply::record(
             head + &table::render(&header, &rows, self.width),
             json,
         ))
@@ -249,7 +249,7 @@ impl Shell {
             .iter()
             .map(|c| model::parsed_host(&c.origin))
             .collect();
-        let interrupt = self.interrupt_flag();
+        let interrupt = self.interrupt.clone();
         let mut stopped = false;
         let resolve = self.settings.fetch.resolve.clone();
         let found = self
@@ -274,7 +274,7 @@ impl Shell {
     ) -> Result<()> {
         let origins: Vec<String> = found.iter().map(|c| c.origin.clone()).collect();
         let seeds = self.store.seeds()?;
-        let interrupt = self.interrupt_flag();
+        let interrupt = self.interrupt.clone();
         let total = origins.len();
         let probes = self
             .rt
@@ -314,7 +314,7 @@ impl Shell {
 
 /// Resolves the pending pages' own hosts and counts their links.
 fn resolve(
-    sh: &Shell,
+    sh: &Ctx,
     read: &mut Read,
     pending: &mut Pending<UrlId>,
     left_out: &impl Fn(&str) -> bool,

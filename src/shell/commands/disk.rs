@@ -3,10 +3,10 @@
 
 use serde_json::json;
 
-use super::{Call, Command, no_detail, nothing};
+use super::{Call, Command, Run, no_detail, nothing};
 use crate::shell::error::Result;
-use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::reply::{Kind, Reply, columns};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "disk",
@@ -18,31 +18,36 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: nothing,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
-const HEADERS: [&str; 5] = ["table", "sst", "blob", "memtable", "rows"];
+const HEADERS: [(&str, Kind); 5] = [
+    ("table", Kind::Text),
+    ("sst", Kind::Bytes),
+    ("blob", Kind::Bytes),
+    ("memtable", Kind::Bytes),
+    ("rows", Kind::Int),
+];
 
-fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, _: &Call) -> Result<Reply> {
     let usage = sh.store.disk_usage();
     let total: u64 = usage.iter().map(|u| u.sst + u.blob).sum();
     let unflushed: u64 = usage.iter().map(|u| u.memtable).sum();
     let wire = sh.store.counters()?.bytes;
-    let mut cells = Vec::new();
-    let mut rows = Vec::new();
-    for u in usage.iter().filter(|u| u.sst + u.blob + u.memtable > 0) {
-        cells.push(vec![
-            u.table.to_string(),
-            table::bytes(u.sst),
-            table::bytes(u.blob),
-            table::bytes(u.memtable),
-            table::thousands(u.rows),
-        ]);
-        rows.push(json!({"table": u.table, "sst": u.sst, "blob": u.blob,
-            "memtable": u.memtable, "rows": u.rows}));
-    }
-    let mut h = table::render(&HEADERS, &cells, sh.width);
-    h += &format!("total {} on disk", table::bytes(total));
+    let rows = usage
+        .iter()
+        .filter(|u| u.sst + u.blob + u.memtable > 0)
+        .map(|u| {
+            vec![
+                json!(u.table),
+                json!(u.sst),
+                json!(u.blob),
+                json!(u.memtable),
+                json!(u.rows),
+            ]
+        })
+        .collect();
+    let mut h = format!("total {} on disk", table::bytes(total));
     if wire > 0 {
         h += &format!(
             " ({:.2} × the {} fetched on the wire)",
@@ -53,8 +58,7 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
     if unflushed > 0 {
         h += &format!(", {} in memtables", table::bytes(unflushed));
     }
-    let j = json!({"tables": rows, "total": total, "memtables": unflushed, "wire": wire});
-    Ok(Reply::with(h, j))
+    Ok(Reply::table(columns(&HEADERS), rows).note(h))
 }
 
 #[cfg(test)]
@@ -70,9 +74,13 @@ mod tests {
             assert!(out.contains(&format!("\n{table} ")), "{table}: {out}");
         }
         let j: serde_json::Value = serde_json::from_str(&t.ok("disk --json")).unwrap();
-        let stored = j["total"].as_u64().unwrap() + j["memtables"].as_u64().unwrap();
+        let rows = j.as_array().unwrap();
+        let field = |r: &serde_json::Value, f: &str| r[f].as_u64().unwrap();
+        let stored: u64 = rows
+            .iter()
+            .map(|r| field(r, "sst") + field(r, "blob") + field(r, "memtable"))
+            .sum();
         assert!(stored > 0, "{j}");
-        assert!(j["wire"].as_u64().unwrap() > 0, "{j}");
         assert_eq!(t.err("disk now"), "usage: disk");
     }
 }

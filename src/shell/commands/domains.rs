@@ -1,9 +1,9 @@
 //! `domains`: the key domains (document 000) derived from the seeds, and
 //! the common labels removed to find them; both can be edited.
 
-use super::{Call, Command, Sub, no_detail, nothing};
+use super::{Call, Command, Run, Sub, no_detail, nothing};
 use crate::model;
-use crate::shell::Shell;
+use crate::shell::Ctx;
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 
@@ -46,10 +46,10 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: nothing,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let mut s = sh.settings.clone();
     let f = &mut s.filter;
     match call.args[..] {
@@ -99,7 +99,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
 }
 
 /// Both lists, or the one `args` names.
-fn show(sh: &Shell, args: &[&str]) -> Result<Reply> {
+fn show(sh: &Ctx, args: &[&str]) -> Result<Reply> {
     let f = &sh.settings.filter;
     let seeds = sh.store.seeds()?.urls;
     let hosts: Vec<String> = seeds
@@ -115,7 +115,7 @@ fn show(sh: &Shell, args: &[&str]) -> Result<Reply> {
         ["common", ..] => common,
         _ => format!("key domains     {keys}\ncommon domains  {common}"),
     };
-    Ok(Reply::with(
+    Ok(Reply::record(
         text,
         serde_json::json!({"key": built.domain.keys(), "common": f.common_domains}),
     ))

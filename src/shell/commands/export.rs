@@ -12,20 +12,24 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::pages::matching_ids;
-use super::{Call, Command, Known, no_detail};
+use super::{Call, Command, Known, Run, no_detail};
 use crate::model::{UrlId, now_ms};
 use crate::schema::PageRecord;
 use crate::schema::tables::{Docs, Pages};
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, rest_after_words, table};
+use crate::shell::{Ctx, rest_after_words, table};
 use crate::warc::{Record, RecordType, http_block};
 
 pub const COMMAND: Command = Command {
     name: "export",
-    usage: "export warc|wacz PATH [--where EXPR] [--text]",
-    summary: "the stored pages (or those an expression matches) as a WARC 1.1 file, one gzip member per record, or packaged as WACZ with a CDXJ index and a page list (--text: with the pages' text)",
+    usage: "export pages|links|hosts|inlinks|graph|warc|wacz PATH [--fields a,b,c] [--format F] [--text] [--hosts] [--where EXPR]",
+    summary: "a table of the db (pages with every field pages where knows, links, hosts, in-links) as JSONL, CSV or Parquet (.gz/.zst compress), the link graph (pages, or --hosts) as GraphML, GEXF, an edge list or DOT, or the stored pages as a WARC 1.1 file or WACZ package (--text: with the pages' text)",
     examples: &[
+        "export pages pages.jsonl",
+        "export pages docs.csv.gz --fields url,status,title,pagerank --where host = 'docs.example.org'",
+        "export links links.parquet",
+        "export graph hosts.gexf --hosts",
         "export warc crawl.warc.gz",
         "export warc docs.warc.gz --where host = 'docs.example.org' and status = 200",
         "export wacz crawl.wacz --text",
@@ -35,14 +39,20 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
 const IDENTICAL_PAYLOAD: &str = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
 
 fn complete(_: &Known, args: &[&str]) -> Vec<String> {
     match args {
-        [] => vec!["warc".into(), "wacz".into()],
+        [] => super::words(&[
+            "pages", "links", "hosts", "inlinks", "graph", "warc", "wacz",
+        ]),
+        ["graph", _] => super::words(&["--format", "--hosts", "--where"]),
+        [w, _] if super::export_table::TABLES.contains(w) => {
+            super::words(&["--fields", "--format", "--text", "--where"])
+        }
         [_, _] => vec!["--where".into()],
         _ => Vec::new(),
     }
@@ -56,17 +66,26 @@ pub(super) struct Written {
     bytes: u64,
 }
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let format = call.args[0];
-    if format != "warc" && format != "wacz" {
-        bail!("export: {format:?} is not a format; export warc PATH or export wacz PATH");
-    }
     let path = PathBuf::from(call.args[1]);
+    if super::export_table::TABLES.contains(&format) {
+        let (rest, base) = rest_after_words(call.line, 3);
+        return super::export_table::run(sh, format, path, &rest, base);
+    }
+    if format == "graph" {
+        let (rest, base) = rest_after_words(call.line, 3);
+        return super::export_graph::run(sh, path, &rest, base);
+    }
+    if format != "warc" && format != "wacz" {
+        bail!(
+            "export: {format:?} is not something to export; export pages|links|hosts|inlinks|graph|warc|wacz PATH"
+        );
+    }
     if path.exists() {
         bail!("{} exists; give export a new file name", path.display());
     }
     let (rest, base) = rest_after_words(call.line, 3);
-    let rest = rest.replace("--json", "");
     // `--text` right after PATH or at the end, never inside the
     // expression (`--where title ~ "--text"` keeps its operand).
     let (text, rest, base) = match format {
@@ -103,7 +122,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
         })?;
     std::fs::rename(&partial, &path).map_err(|e| io_error(&path, e))?;
     let pages = written.responses + written.revisits;
-    Ok(Reply::with(
+    Ok(Reply::record(
         format!(
             "wrote {} ({} pages: {} responses, {} revisits; {})",
             path.display(),
@@ -148,7 +167,7 @@ pub(super) fn io_error(path: &Path, e: std::io::Error) -> ShellError {
 /// The warcinfo record, then a record for each page of `ids` (every page
 /// when None).
 pub(super) fn write_warc(
-    sh: &mut Shell,
+    sh: &mut Ctx,
     out: &mut impl Write,
     file: &Path,
     ids: Option<Vec<UrlId>>,
@@ -161,7 +180,7 @@ pub(super) fn write_warc(
         None => sh.store.counters()?.fetched,
     };
     let mut done = 0u64;
-    let mut each = |sh: &mut Shell, id: UrlId, page: PageRecord, w: &mut Written| -> Result<()> {
+    let mut each = |sh: &mut Ctx, id: UrlId, page: PageRecord, w: &mut Written| -> Result<()> {
         if sh.interrupted() {
             bail!("interrupted; nothing written");
         }
@@ -204,7 +223,7 @@ pub(super) fn write_warc(
     Ok(w)
 }
 
-fn warcinfo(sh: &Shell) -> Record {
+fn warcinfo(sh: &Ctx) -> Record {
     let fields = format!(
         "software: trawl/{}\r\nformat: WARC File Format 1.1\r\nconformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\nisPartOf: {}\r\ndescription: exported from a trawl db; the db keeps bodies decoded, so each response carries the stored body, Content-Encoding and Transfer-Encoding dropped and Content-Length set to its length\r\n",
         env!("CARGO_PKG_VERSION"),
@@ -220,7 +239,7 @@ fn warcinfo(sh: &Shell) -> Record {
 
 /// A page's record: a response, or a revisit of the first page with the
 /// same body (true).
-fn page_record(sh: &Shell, id: UrlId, page: &PageRecord, info: &str) -> Result<(Record, bool)> {
+fn page_record(sh: &Ctx, id: UrlId, page: &PageRecord, info: &str) -> Result<(Record, bool)> {
     let body = page
         .body()
         .map_err(|e| format!("{}: stored body unreadable: {e}", page.url))?;

@@ -16,7 +16,7 @@ use crate::model::{UrlId, Utc};
 use crate::schema::tables::{Pages, Warc};
 use crate::shell::error::{Result, bail};
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 use crate::warc::reader::Members;
 use crate::warc::{WaczWriter, entry_of};
 
@@ -24,7 +24,7 @@ use crate::warc::{WaczWriter, entry_of};
 const INDEX_CAP: usize = 1 << 30;
 
 pub(super) fn run(
-    sh: &mut Shell,
+    sh: &mut Ctx,
     path: PathBuf,
     ids: Option<Vec<UrlId>>,
     text: bool,
@@ -35,7 +35,7 @@ pub(super) fn run(
     })?;
     std::fs::rename(&partial, &path).map_err(|e| io_error(&path, e))?;
     let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
-    Ok(Reply::with(
+    Ok(Reply::record(
         format!(
             "wrote {} ({} WARC file{} from {}, {} index lines, {} pages listed; {})",
             path.display(),
@@ -60,7 +60,7 @@ struct Made {
     pages: u64,
 }
 
-fn package(sh: &mut Shell, out: &Path, ids: Option<Vec<UrlId>>, text: bool) -> Result<Made> {
+fn package(sh: &mut Ctx, out: &Path, ids: Option<Vec<UrlId>>, text: bool) -> Result<Made> {
     let ids = match ids {
         Some(ids) => ids,
         None => all_pages(sh)?,
@@ -99,7 +99,7 @@ fn package(sh: &mut Shell, out: &Path, ids: Option<Vec<UrlId>>, text: bool) -> R
 }
 
 /// Every stored page's id.
-fn all_pages(sh: &Shell) -> Result<Vec<UrlId>> {
+fn all_pages(sh: &Ctx) -> Result<Vec<UrlId>> {
     let mut ids = Vec::new();
     let mut rows = sh.store.rows::<Pages>(&[]);
     for row in rows.by_ref() {
@@ -112,7 +112,7 @@ fn all_pages(sh: &Shell) -> Result<Vec<UrlId>> {
 /// The crawl's WARC files holding `ids`' latest records and the
 /// responses their revisits refer to, when each is in a closed file (a
 /// crawl still writing a file has it `.open`).
-fn crawl_files(sh: &Shell, ids: &[UrlId]) -> Result<Option<Vec<PathBuf>>> {
+fn crawl_files(sh: &Ctx, ids: &[UrlId]) -> Result<Option<Vec<PathBuf>>> {
     let mut files = BTreeSet::new();
     for id in ids {
         let Some(row) = sh.store.row::<Warc>(id)? else {
@@ -130,12 +130,7 @@ fn crawl_files(sh: &Shell, ids: &[UrlId]) -> Result<Option<Vec<PathBuf>>> {
 
 /// Adds `files` under `archive/` (a scratch file as `data.warc.gz`) and
 /// their index as `indexes/index.cdx`; returns the index's lines.
-fn add_files(
-    sh: &mut Shell,
-    wacz: &mut WaczWriter,
-    files: &[PathBuf],
-    scratch: bool,
-) -> Result<u64> {
+fn add_files(sh: &mut Ctx, wacz: &mut WaczWriter, files: &[PathBuf], scratch: bool) -> Result<u64> {
     let mut lines = Vec::new();
     for (i, f) in files.iter().enumerate() {
         let name = match scratch {
@@ -180,7 +175,7 @@ fn add_files(
 /// `pages/pages.jsonl`: each HTML page with a 2xx status, with its text
 /// when asked; returns how many and the first (the package's main page).
 fn add_pages(
-    sh: &mut Shell,
+    sh: &mut Ctx,
     wacz: &mut WaczWriter,
     ids: &[UrlId],
     text: bool,
@@ -202,7 +197,7 @@ fn add_pages(
 
 /// Writes the page list to `tmp`.
 fn write_pages(
-    sh: &mut Shell,
+    sh: &mut Ctx,
     tmp: &Path,
     ids: &[UrlId],
     text: bool,

@@ -6,7 +6,7 @@ use std::collections::{BinaryHeap, HashMap};
 
 use serde_json::json;
 
-use super::{Call, Command, Known, Sub, no_detail};
+use super::{Call, Command, Known, Run, Sub, no_detail};
 use crate::frontier::OrderSettings;
 use crate::frontier::order::{backlink_importance, scores_of};
 use crate::model::{CanonicalUrl, HostId};
@@ -15,8 +15,9 @@ use crate::schema::{FrontierEntry, FrontierKey, FrontierScores};
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::lookup::parse_n;
 use crate::shell::lookup::unreadable;
-use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::render::object;
+use crate::shell::reply::{Kind, Reply, columns};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "frontier",
@@ -37,7 +38,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
 fn complete(known: &Known, args: &[&str]) -> Vec<String> {
@@ -47,14 +48,14 @@ fn complete(known: &Known, args: &[&str]) -> Vec<String> {
     }
 }
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let (rows, stale, title) = match call.args[..] {
         [] => {
             let q = match &sh.crawl {
                 Some(r) => r.handle.snapshot().counters.queued,
                 None => sh.store.counters()?.queued,
             };
-            return Ok(Reply::with(
+            return Ok(Reply::record(
                 format!("{} URLs queued", table::thousands(q)),
                 json!({ "queued": q }),
             ));
@@ -70,42 +71,42 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
         _ => return Err(ShellError::Usage),
     };
     let order = &sh.settings.order;
-    let table_rows: Vec<Vec<String>> = rows.iter().map(|r| r.cells(order)).collect();
-    let j: Vec<_> = rows.iter().map(|r| r.json(order)).collect();
-    let mut human = if rows.is_empty() {
-        format!("nothing {title}")
-    } else {
-        let head = format!(
-            "{title}, by {} (the order within each host){}\n",
+    let rows: Vec<_> = rows.iter().map(|r| r.values(order)).collect();
+    let mut reply = Reply::table(columns(&COLUMNS), rows.clone());
+    reply = match rows.is_empty() {
+        true => reply.note(format!("nothing {title}")),
+        false => reply.note(format!(
+            "{title}, by {} (the order within each host){}",
             order.order.name(),
             if order.order.by_score() {
                 ""
             } else {
                 "; across hosts the politeness time decides"
             }
-        );
-        head + &table::render(&HEADERS, &table_rows, sh.width)
+        )),
     };
     if stale > 0 {
-        human += &format!(
-            "\n({stale} host{} not re-keyed to the order yet: shown by the scores they were queued with)",
+        reply = reply.note(format!(
+            "({stale} host{} not re-keyed to the order yet: shown by the scores they were queued with)",
             if stale == 1 { "" } else { "s" }
-        );
+        ));
     }
-    Ok(Reply::with(human, json!(j)))
+    Ok(reply)
 }
 
-const HEADERS: [&str; 10] = [
-    "score",
-    "inherited",
-    "anchor",
-    "IB",
-    "IL",
-    "model",
-    "depth",
-    "tries",
-    "url",
-    "",
+/// The columns of a queued URL: its score under the order set now, the
+/// scores it was queued with (named as `pages where` names them).
+const COLUMNS: [(&str, Kind); 10] = [
+    ("score", Kind::Num),
+    ("inherited", Kind::Num),
+    ("anchor_score", Kind::Num),
+    ("ib", Kind::Num),
+    ("il", Kind::Num),
+    ("model", Kind::Num),
+    ("depth", Kind::Int),
+    ("attempts", Kind::Int),
+    ("tunnel", Kind::Bool),
+    ("url", Kind::Text),
 ];
 
 /// A queued URL with its scores and its priority under the shell's order.
@@ -149,19 +150,32 @@ impl Ranked {
         ]
     }
 
-    pub(super) fn json(&self, order: &OrderSettings) -> serde_json::Value {
+    /// Its row under [`COLUMNS`].
+    fn values(&self, order: &OrderSettings) -> Vec<serde_json::Value> {
         let s = &self.scores;
-        json!({"url": self.entry.url, "depth": self.entry.depth, "attempts": self.entry.attempts,
-            "order": order.order.name(), "score": order.order.by_score().then(|| order.score(s)),
-            "inherited": s.inherited, "anchor": s.anchor, "ib": backlink_importance(s.backlinks),
-            "backlinks": s.backlinks, "il": s.url_shape, "model": s.model, "tunnel": s.tunnel, "seq": s.seq})
+        vec![
+            json!(order.order.by_score().then(|| order.score(s))),
+            json!(s.inherited),
+            json!(s.anchor),
+            json!(backlink_importance(s.backlinks)),
+            json!(s.url_shape),
+            json!(s.model),
+            json!(self.entry.depth),
+            json!(self.entry.attempts),
+            json!(s.tunnel),
+            json!(self.entry.url),
+        ]
+    }
+
+    pub(super) fn json(&self, order: &OrderSettings) -> serde_json::Value {
+        serde_json::Value::Object(object(&columns(&COLUMNS), &self.values(order)))
     }
 }
 
 /// URLs counted ahead of one in its host's queue before `why` stops counting.
 const AHEAD_CAP: u64 = 100_000;
 
-impl Shell {
+impl Ctx {
     /// The `n` best queued URLs across hosts: each host's first `n` rows,
     /// merged by their priority under the order set now; and how many
     /// hosts are still keyed in an older order.

@@ -1,8 +1,8 @@
 //! `get KEY`: one setting's value.
 
-use super::{Call, Command, Known};
+use super::{Call, Command, Known, Run};
 use crate::settings;
-use crate::shell::Shell;
+use crate::shell::Ctx;
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 
@@ -16,7 +16,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete,
     detail: super::set::keys_note,
-    run,
+    run: Run::Data(run),
 };
 
 fn complete(k: &Known, args: &[&str]) -> Vec<String> {
@@ -26,10 +26,10 @@ fn complete(k: &Known, args: &[&str]) -> Vec<String> {
     }
 }
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let key = settings::find_or_suggest(call.args[0])?;
     let v = key.get(&sh.settings);
-    Ok(Reply::with(
+    Ok(Reply::record(
         format!("{} = {v}", key.name()),
         serde_json::json!({ "key": key.name(), "value": v }),
     ))

@@ -1,8 +1,8 @@
 //! `help [COMMAND]`: the command list, or one command's usage, meaning,
 //! examples and detail, all from the command table.
 
-use super::{COMMANDS, Call, Command, find, names, no_detail, unknown};
-use crate::shell::Shell;
+use super::{COMMANDS, Call, Command, Run, find, names, no_detail, unknown};
+use crate::shell::Ctx;
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 
@@ -16,14 +16,15 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: names,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
-fn run(_: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(_: &mut Ctx, call: &Call) -> Result<Reply> {
     match call.args[..] {
         [] => {
-            let mut out =
-                String::from("commands (help COMMAND for more; add --json to a query for JSON):\n");
+            let mut out = String::from(
+                "commands (help COMMAND for more; --format table|json|jsonl|csv|tsv, or --json, on any command):\n",
+            );
             for c in COMMANDS {
                 out.push_str(&format!("  {:<10} {}\n", c.name, c.summary));
             }

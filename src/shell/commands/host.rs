@@ -2,13 +2,13 @@
 
 use serde_json::json;
 
-use super::{Call, Command, hosts, no_detail};
+use super::{Call, Command, Run, hosts, no_detail};
 use crate::model::RobotsOutcome;
 use crate::schema::HostRecord;
 use crate::schema::tables::{HostRankRow, HostRanks};
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "host",
@@ -20,10 +20,10 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: hosts,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let (id, h) = sh.resolve_host(call.args[0])?;
     let (robots, rules) = robots(&h);
     let delay = match h.crawl_delay_ms {
@@ -67,7 +67,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     let j = json!({"host": h.origin, "robots": robots, "robots_txt": rules, "crawl_delay_ms": h.crawl_delay_ms,
         "crawl_delay_capped": h.crawl_delay_capped, "next_fetch_ms": h.next_fetch_ms, "error_streak": h.error_streak,
         "pages": h.fetched, "errors": h.errors, "queued": h.queued, "host_rank": rank.map(|r| r.rank)});
-    Ok(Reply::with(t, j))
+    Ok(Reply::record(t, j))
 }
 
 /// What became of the host's robots.txt, and its text.

@@ -2,14 +2,14 @@
 
 use serde_json::json;
 
-use super::{Call, Command, Known, Sub, no_detail, words};
+use super::{Call, Command, Known, Run, Sub, no_detail, words};
 use crate::schema::HostRecord;
 use crate::schema::tables::Hosts;
+use crate::shell::Ctx;
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::lookup::parse_n;
 use crate::shell::lookup::unreadable;
-use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::reply::{Kind, Reply, columns};
 
 pub const COMMAND: Command = Command {
     name: "hosts",
@@ -24,7 +24,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
 /// A host's count that hosts can be ranked by.
@@ -45,7 +45,7 @@ fn complete(_: &Known, args: &[&str]) -> Vec<String> {
     }
 }
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let (n, by) = match call.args[..] {
         [] => (20, "pages"),
         ["top", n] => (parse_n(n)?, "pages"),
@@ -66,22 +66,24 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     unreadable(rows.unreadable());
     hosts.sort_by_key(|h| std::cmp::Reverse(key(h)));
     hosts.truncate(n);
-    let rows: Vec<Vec<String>> = hosts
+    let rows = hosts
         .iter()
         .map(|h| {
             vec![
-                h.fetched.to_string(),
-                h.errors.to_string(),
-                h.queued.to_string(),
-                h.origin.clone(),
+                json!(h.fetched),
+                json!(h.errors),
+                json!(h.queued),
+                json!(h.origin),
             ]
         })
         .collect();
-    let j: Vec<_> = hosts.iter().map(|h| json!({"host": h.origin, "pages": h.fetched, "errors": h.errors, "queued": h.queued})).collect();
-    Ok(Reply::with(
-        table::render(&["pages", "errors", "queued", "host"], &rows, sh.width),
-        json!(j),
-    ))
+    let c = columns(&[
+        ("pages", Kind::Int),
+        ("errors", Kind::Int),
+        ("queued", Kind::Int),
+        ("host", Kind::Text),
+    ]);
+    Ok(Reply::table(c, rows))
 }
 
 #[cfg(test)]

@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{Call, Command, Known, no_detail};
+use super::{Call, Command, Known, Run, no_detail};
 use crate::crawl::{self, ImportProgress, ImportReport};
 use crate::shell::error::{Result, bail};
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "import",
@@ -27,7 +27,7 @@ pub const COMMAND: Command = Command {
     writes: true,
     complete,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
 fn complete(_: &Known, args: &[&str]) -> Vec<String> {
@@ -37,7 +37,7 @@ fn complete(_: &Known, args: &[&str]) -> Vec<String> {
     }
 }
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     if call.args[0] != "warc" {
         bail!(
             "import: {:?} is not a format; import warc FILE...",
@@ -83,7 +83,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     }
     let reply = report(&r);
     if r.interrupted {
-        sh.say(&reply.human);
+        sh.sink.reply(reply);
         bail!("interrupted (the pages stored so far stay; importing the files again skips them)");
     }
     Ok(reply)
@@ -133,5 +133,5 @@ fn report(r: &ImportReport) -> Reply {
         "hosts_added": r.hosts_added, "interrupted": r.interrupted, "seconds": secs,
         "notices": r.notices,
     });
-    Reply::with(t, j)
+    Reply::record(t, j)
 }

@@ -4,13 +4,13 @@
 
 use serde_json::json;
 
-use super::{Call, Command, Sub, nothing};
+use super::{Call, Command, Run, Sub, nothing};
 use crate::frontier::learned::LinkModel;
 use crate::schema::tables::ModelRow;
 use crate::shell::error::{Result, ShellError};
 use crate::shell::lookup::parse_n;
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "learned",
@@ -25,7 +25,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: nothing,
     detail,
-    run,
+    run: Run::Data(run),
 };
 
 fn detail() -> String {
@@ -40,16 +40,15 @@ fn detail() -> String {
 /// Features listed each way unless N is given.
 const DEFAULT_TOP: usize = 10;
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let n = match call.args[..] {
         [] | ["show"] => DEFAULT_TOP,
         ["show", n] => parse_n(n)?,
         _ => return Err(ShellError::Usage),
     };
     let Some(record) = sh.store.meta::<ModelRow>()? else {
-        return Ok(Reply::with(
-            "no link model yet (set crawl.order learned, then crawl: it learns from each page judged)"
-                .into(),
+        return Ok(Reply::record(
+            "no link model yet (set crawl.order learned, then crawl: it learns from each page judged)",
             json!({"updates": 0}),
         ));
     };
@@ -77,5 +76,5 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     };
     let j = json!({"updates": model.updates, "positives": model.positives,
         "features": model.len(), "positive": list(&positive), "negative": list(&negative)});
-    Ok(Reply::with(human, j))
+    Ok(Reply::record(human, j))
 }

@@ -3,10 +3,11 @@
 
 use serde_json::json;
 
-use super::{Call, Command, Known, Sub, no_detail};
+use super::{Call, Command, Known, Run, Sub, no_detail};
+use crate::schema::LinkRecord;
+use crate::shell::Ctx;
 use crate::shell::error::{Result, ShellError, bail};
-use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::reply::{Column, Kind, Reply, columns, hidden};
 
 pub const COMMAND: Command = Command {
     name: "links",
@@ -27,7 +28,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
 fn complete(known: &Known, args: &[&str]) -> Vec<String> {
@@ -37,7 +38,7 @@ fn complete(known: &Known, args: &[&str]) -> Vec<String> {
     }
 }
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let (from, url) = match call.args[..] {
         ["from", u] => (true, u),
         ["to", u] => (false, u),
@@ -49,33 +50,45 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     }
     if from {
         let links = sh.links_from(u.id(), usize::MAX)?;
-        let rows: Vec<Vec<String>> = links
-            .iter()
-            .map(|(t, l)| {
-                vec![
-                    l.anchor.clone(),
-                    super::page::type_name(l).to_string(),
-                    l.verdict.name().to_string(),
-                    t.clone(),
-                ]
-            })
-            .collect();
-        let j: Vec<_> = links
-            .iter()
-            .map(|(t, l)| super::page::link_json(t, l))
-            .collect();
-        Ok(Reply::with(
-            table::render(&["anchor", "type", "verdict", "url"], &rows, sh.width),
-            json!(j),
-        ))
+        let rows = links.iter().map(|(t, l)| link_row(t, l)).collect();
+        Ok(Reply::table(link_columns(), rows))
     } else {
         let links = sh.links_to(u.id(), usize::MAX)?;
-        let rows: Vec<Vec<String>> = links.iter().map(|t| vec![t.clone()]).collect();
-        Ok(Reply::with(
-            table::render(&["linked from"], &rows, sh.width),
-            json!(links),
-        ))
+        let rows = links.into_iter().map(|t| vec![json!(t)]).collect();
+        Ok(Reply::table(vec![Column::new("from", Kind::Text)], rows))
     }
+}
+
+/// The columns of an out-link: what the table shows, then its context.
+pub(super) fn link_columns() -> Vec<Column> {
+    let t = Kind::Text;
+    let mut c = columns(&[("anchor", t), ("link_type", t), ("verdict", t), ("url", t)]);
+    c.extend(hidden(&[
+        ("before", t),
+        ("after", t),
+        ("nofollow", Kind::Bool),
+        ("verdict_detail", t),
+    ]));
+    c
+}
+
+/// A link type's name (empty when not known).
+pub(super) fn link_type_name(t: Option<crate::model::LinkType>) -> &'static str {
+    t.map_or("", |t| t.name())
+}
+
+/// An out-link to `url` under [`link_columns`].
+pub(super) fn link_row(url: &str, l: &LinkRecord) -> Vec<serde_json::Value> {
+    vec![
+        json!(l.anchor),
+        json!(super::page::type_name(l)),
+        json!(l.verdict.name()),
+        json!(url),
+        json!(l.before),
+        json!(l.after),
+        json!(l.nofollow),
+        json!(l.verdict_detail),
+    ]
 }
 
 #[cfg(test)]

@@ -3,9 +3,9 @@
 //! test. Dispatch, `help`, completion, usage errors and the read-only check
 //! all read this table and nothing else.
 
-use super::Shell;
 use super::error::{Result, ShellError};
 use super::reply::Reply;
+use super::{Ctx, Shell};
 
 mod config;
 mod count;
@@ -14,6 +14,8 @@ mod discover;
 mod disk;
 mod domains;
 mod export;
+mod export_graph;
+mod export_table;
 mod export_wacz;
 mod frontier;
 mod get;
@@ -101,7 +103,14 @@ pub struct Command {
     pub complete: fn(&Known, &[&str]) -> Vec<String>,
     /// What `help NAME` adds after the examples.
     pub detail: fn() -> String,
-    pub run: fn(&mut Shell, &Call) -> Result<Reply>,
+    pub run: Run,
+}
+
+/// A command's handler: most work on the command context; `source`,
+/// `timing` and `quit` on the shell itself.
+pub enum Run {
+    Data(fn(&mut Ctx, &Call) -> Result<Reply>),
+    Shell(fn(&mut Shell, &Call) -> Result<Reply>),
 }
 
 /// A sub-command: its words after the command name (`"key add"`) and
@@ -113,11 +122,11 @@ pub struct Sub {
 
 /// One call of a command.
 pub struct Call<'a> {
-    /// The words after the command's name, `--json` taken out.
+    /// The words after the command's name, output flags taken out.
     pub args: Vec<&'a str>,
-    /// The whole line as typed (for commands that parse it themselves).
+    /// The whole line as typed, output flags blanked (for commands that
+    /// parse it themselves).
     pub line: &'a str,
-    pub json: bool,
 }
 
 /// What completion can offer besides the tables: the db's hosts and URLs.
@@ -305,6 +314,76 @@ mod tests {
                 assert!(ex.fits(args.len()), "{e}: does not fit {}", ex.usage);
             }
         }
+    }
+
+    /// Rows of a `--format json` answer: its array, or the one object.
+    fn json_rows(v: serde_json::Value) -> Vec<serde_json::Value> {
+        match v {
+            serde_json::Value::Array(rows) => rows,
+            one => vec![one],
+        }
+    }
+
+    /// Every read-only command's `--format jsonl`, `csv` and `tsv` give
+    /// the rows its `--format json` gives: same columns, same values
+    /// (CSV and TSV cells are the values' text).
+    #[test]
+    fn every_format_gives_the_rows_json_gives() {
+        let mut t = TestShell::crawled(3);
+        let seed = t.seed();
+        let calls = [
+            "status".to_string(),
+            "hosts".into(),
+            format!("links from {seed}"),
+            format!("links to {seed}"),
+            "pages where depth <= 1".into(),
+            "pages where depth <= 1 order by pagerank desc limit 3".into(),
+            "count pages where status = 200".into(),
+            "frontier".into(),
+            "frontier top 3".into(),
+            "seeds".into(),
+            "seed list".into(),
+            "config".into(),
+            "get crawl.delay".into(),
+            "disk".into(),
+            "runs".into(),
+            "near-duplicates".into(),
+            "domains".into(),
+            format!("why {seed}"),
+            format!("page {seed}"),
+            format!("host {seed}"),
+            "learned".into(),
+            "help".into(),
+        ];
+        for call in calls {
+            let json =
+                json_rows(serde_json::from_str(&t.ok(&format!("{call} --format json"))).unwrap());
+            let jsonl: Vec<serde_json::Value> = t
+                .ok(&format!("{call} --format jsonl"))
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{call}: {e}: {l}")))
+                .collect();
+            assert_eq!(jsonl, json, "{call}: jsonl");
+            let csv = seed_csv::parse(&t.ok(&format!("{call} --format csv"))).unwrap();
+            let tsv = t.ok(&format!("{call} --format tsv"));
+            let tsv: Vec<Vec<&str>> = tsv.lines().map(|l| l.split('\t').collect()).collect();
+            assert_eq!(csv.len(), json.len() + 1, "{call}: a header and a row each");
+            for (i, row) in json.iter().enumerate() {
+                let obj = row.as_object().unwrap_or_else(|| panic!("{call}: {row}"));
+                let header = &csv[0].1;
+                assert_eq!(header.len(), obj.len(), "{call}: {header:?}");
+                for (c, name) in header.iter().enumerate() {
+                    let want = crate::export::plain(&obj[name]);
+                    assert_eq!(csv[i + 1].1[c], want, "{call}: csv {name}");
+                    let tsv_want = crate::export::tsv_cell(&obj[name]);
+                    assert_eq!(tsv[i + 1][c], tsv_want, "{call}: tsv {name}");
+                }
+            }
+        }
+        // Quoted, a flag's text is an operand.
+        let e = t.ok("count pages where title ~ '--json'");
+        assert_eq!(e.trim(), "0");
+        assert!(t.err("hosts --format xml").contains("use table, json"));
     }
 
     #[test]

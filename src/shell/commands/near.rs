@@ -7,14 +7,14 @@ use std::collections::HashSet;
 
 use serde_json::json;
 
-use super::{Call, Command, Sub, nothing};
+use super::{Call, Command, Run, Sub, nothing};
 use crate::model::UrlId;
 use crate::schema::ClusterRecord;
 use crate::schema::tables::Clusters;
 use crate::shell::error::{Result, ShellError};
 use crate::shell::lookup::parse_n;
-use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::reply::{Column, Kind, Reply, columns};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "near-duplicates",
@@ -33,7 +33,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: nothing,
     detail,
-    run,
+    run: Run::Data(run),
 };
 
 fn detail() -> String {
@@ -51,7 +51,7 @@ fn detail() -> String {
 const DEFAULT_TOP: usize = 10;
 const SAMPLES: usize = 3;
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let n = match call.args[..] {
         [] => DEFAULT_TOP,
         ["top", n] => parse_n(n)?,
@@ -65,16 +65,14 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     let total = clusters.len();
     clusters.truncate(n);
     if clusters.is_empty() {
-        return Ok(Reply::with(
-            "no near-duplicate clusters (set dedup.near true before crawling: pages are compared as they are stored)".into(),
-            json!({"clusters": [], "total": 0}),
+        return Ok(Reply::table(near_columns(), vec![]).note(
+            "no near-duplicate clusters (set dedup.near true before crawling: pages are compared as they are stored)",
         ));
     }
     let wanted: HashSet<UrlId> = clusters.iter().map(|(id, _)| *id).collect();
     let members = sh.store.cluster_members(&wanted, SAMPLES)?;
     let url = |id: UrlId| -> Result<String> { Ok(sh.store.url(id)?.unwrap_or_default()) };
     let mut cells = Vec::new();
-    let mut j = Vec::new();
     for (id, c) in &clusters {
         let first = url(*id)?;
         let others: Vec<String> = members
@@ -84,27 +82,28 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
             .map(|m| url(*m))
             .collect::<Result<_>>()?;
         cells.push(vec![
-            table::thousands(u64::from(c.pages)),
-            table::thousands(u64::from(c.unexpanded)),
-            first.clone(),
-            others.join(" "),
+            json!(c.pages),
+            json!(c.unexpanded),
+            json!(first),
+            json!(others),
         ]);
-        j.push(
-            json!({"first": first, "pages": c.pages, "unexpanded": c.unexpanded, "others": others}),
-        );
     }
-    let mut human = table::render(
-        &["pages", "unexpanded", "first page", "others"],
-        &cells,
-        sh.width,
-    );
-    human += &format!(
+    let mut reply = Reply::table(near_columns(), cells).note(format!(
         "({} of {} clusters)",
         clusters.len(),
         table::thousands(total as u64)
-    );
+    ));
     if unreadable > 0 {
-        human += &format!("\n{unreadable} cluster rows could not be read");
+        reply = reply.note(format!("{unreadable} cluster rows could not be read"));
     }
-    Ok(Reply::with(human, json!({"clusters": j, "total": total})))
+    Ok(reply)
+}
+
+fn near_columns() -> Vec<Column> {
+    columns(&[
+        ("pages", Kind::Int),
+        ("unexpanded", Kind::Int),
+        ("first", Kind::Text),
+        ("others", Kind::Text),
+    ])
 }

@@ -7,7 +7,7 @@
 
 use serde_json::json;
 
-use super::{Call, Command, no_detail, page_history, urls};
+use super::{Call, Command, Run, no_detail, page_history, urls};
 use crate::filter::denoise::{clean_text, noise_of, removed};
 use crate::frontier::order::backlink_importance;
 use crate::model::UrlId;
@@ -15,7 +15,7 @@ use crate::schema::tables::{Clusters, RankRow, Ranks, Visits, Warc};
 use crate::schema::{DocRecord, LinkRecord, PageDoc, PageRecord};
 use crate::shell::error::{Result, ShellError};
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "page",
@@ -33,10 +33,10 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: urls,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let (url, view) = match call.args[..] {
         [u] => (u, None),
         [
@@ -76,7 +76,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
         } else {
             String::from_utf8_lossy(&body).into_owned()
         };
-        return Ok(Reply::with(
+        return Ok(Reply::record(
             text.clone(),
             json!({ "url": page.url, "body": text }),
         ));
@@ -119,11 +119,11 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     })));
     j["simhash"] = json!(d.doc.simhash.map(|h| format!("{h:016x}")));
     j["near_duplicate_of"] = json!(near.map(|(u, n)| json!({"url": u, "distance": n.distance})));
-    Ok(Reply::with(t.trim_end().to_string(), j))
+    Ok(Reply::record(t.trim_end().to_string(), j))
 }
 
 /// `--warc`: the file, offset and length of the page's latest record.
-fn warc_view(sh: &Shell, u: &crate::model::CanonicalUrl) -> Result<Reply> {
+fn warc_view(sh: &Ctx, u: &crate::model::CanonicalUrl) -> Result<Reply> {
     let Some(row) = sh.store.row::<Warc>(&u.id())? else {
         let why = match sh.store.page(u.id())? {
             Some(_) => {
@@ -156,12 +156,12 @@ fn warc_view(sh: &Shell, u: &crate::model::CanonicalUrl) -> Result<Reply> {
         "date": date, "digest": row.digest,
         "refers_to": row.refers_to.as_ref().map(|(uri, ms)| json!({"url": uri, "date_ms": ms})),
     });
-    Ok(Reply::with(t.trim_end().to_string(), j))
+    Ok(Reply::record(t.trim_end().to_string(), j))
 }
 
 /// `--text`: the page's text, denoised when it was; `--noise`: the lines
 /// each rule removed.
-fn text_view(sh: &Shell, u: &crate::model::CanonicalUrl, noise: bool) -> Result<Reply> {
+fn text_view(sh: &Ctx, u: &crate::model::CanonicalUrl, noise: bool) -> Result<Reply> {
     let doc = sh
         .store
         .doc_with_text(u.id())?
@@ -174,7 +174,7 @@ fn text_view(sh: &Shell, u: &crate::model::CanonicalUrl, noise: bool) -> Result<
             )
             .into());
         }
-        return Ok(Reply::with(
+        return Ok(Reply::record(
             doc.text.clone(),
             json!({"url": u.as_str(), "denoised": false, "text": doc.text}),
         ));
@@ -195,17 +195,20 @@ fn text_view(sh: &Shell, u: &crate::model::CanonicalUrl, noise: bool) -> Result<
         } else {
             text
         };
-        return Ok(Reply::with(text, json!({"url": u.as_str(), "noise": json})));
+        return Ok(Reply::record(
+            text,
+            json!({"url": u.as_str(), "noise": json}),
+        ));
     }
     let clean = clean_text(&doc.text, noise_of(&d.noise));
-    Ok(Reply::with(
+    Ok(Reply::record(
         clean.clone(),
         json!({"url": u.as_str(), "denoised": true, "title": d.title, "author": d.author, "date": d.date, "text": clean}),
     ))
 }
 
 /// Its PageRank as last stored, and the frontier scores it was queued with.
-fn score_lines(sh: &Shell, id: UrlId) -> Result<(String, serde_json::Value)> {
+fn score_lines(sh: &Ctx, id: UrlId) -> Result<(String, serde_json::Value)> {
     let mut t = String::new();
     let rank = sh.store.row::<Ranks>(&id)?;
     let run = sh.store.meta::<RankRow>()?;
@@ -341,8 +344,11 @@ pub fn type_name(l: &LinkRecord) -> &'static str {
 
 /// One out-link as JSON (shared with `links from`).
 pub fn link_json(url: &str, l: &LinkRecord) -> serde_json::Value {
-    json!({"url": url, "anchor": l.anchor, "before": l.before, "after": l.after, "nofollow": l.nofollow,
-        "link_type": type_name(l), "verdict": l.verdict.name(), "verdict_detail": l.verdict_detail})
+    let row = super::links::link_row(url, l);
+    serde_json::Value::Object(crate::shell::render::object(
+        &super::links::link_columns(),
+        &row,
+    ))
 }
 
 fn page_json(
@@ -353,15 +359,15 @@ fn page_json(
 ) -> serde_json::Value {
     let (d, v) = (&pd.doc, &pd.verdict);
     json!({
-        "url": page.url, "status": page.status, "http_version": page.http_version, "fetched_ms": page.fetched_ms,
+        "url": page.url, "status": page.status, "http_version": page.http_version, "fetched_at": page.fetched_ms,
         "depth": page.depth, "content_type": page.content_type, "size": page.body_len, "truncated": page.truncated,
         "redirect_to": page.redirect_to, "headers": page.headers, "title": d.title, "charset": d.charset,
         "text": d.text, "canonical": d.canonical, "noindex": d.noindex, "nofollow": d.nofollow,
         "verdict": v.verdict.name(), "verdict_detail": v.verdict_detail, "topic_score": v.topic_score, "relevance": v.relevance,
         "duplicate_of": d.duplicate_of.map(|x| format!("{:032x}", x)),
         "denoised": d.denoise.as_ref().map(|dn| json!({"title": dn.title, "author": dn.author, "date": dn.date, "noise_lines": dn.noise.len()})),
-        "outlinks": outs.iter().map(|(u, l)| link_json(u, l)).collect::<Vec<_>>(),
-        "inlinks": ins,
+        "outlinks": d.outlinks, "links_out": outs.iter().map(|(u, l)| link_json(u, l)).collect::<Vec<_>>(),
+        "links_in": ins,
     })
 }
 

@@ -9,7 +9,7 @@ use crate::model::CanonicalUrl;
 use crate::schema::Compared;
 use crate::schema::tables::Visits;
 use crate::schema::{PastVersion, VisitRecord};
-use crate::shell::Shell;
+use crate::shell::Ctx;
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 use crate::shell::table;
@@ -64,7 +64,7 @@ fn last_comparison(v: &VisitRecord) -> String {
 }
 
 /// `--history`: the visits line, then each version, oldest first.
-pub fn history_view(sh: &Shell, u: &CanonicalUrl) -> Result<Reply> {
+pub fn history_view(sh: &Ctx, u: &CanonicalUrl) -> Result<Reply> {
     let page = sh
         .store
         .page(u.id())?
@@ -90,7 +90,7 @@ pub fn history_view(sh: &Shell, u: &CanonicalUrl) -> Result<Reply> {
     let version = |p: &PastVersion| {
         json!({
             "md5": hex(&p.md5), "status": p.status,
-            "fetched_ms": p.fetched_ms, "replaced_ms": p.replaced_ms,
+            "fetched_at": p.fetched_ms, "replaced_ms": p.replaced_ms,
         })
     };
     let j = json!({
@@ -100,7 +100,7 @@ pub fn history_view(sh: &Shell, u: &CanonicalUrl) -> Result<Reply> {
         "history": v.history.iter().map(version).collect::<Vec<_>>(),
         "stored": version(&stored),
     });
-    Ok(Reply::with(t.trim_end().to_string(), j))
+    Ok(Reply::record(t.trim_end().to_string(), j))
 }
 
 fn version_line(p: &PastVersion, until: &str) -> String {

@@ -3,20 +3,19 @@
 //! index narrows the candidates (see `plan`); a count over the small `seen`
 //! rows alone skips the page records.
 
-use serde_json::json;
-
-use super::{Call, Command, Known, Sub};
+use super::{Call, Command, Known, Run, Sub};
 use crate::model::SeenState;
 use crate::model::{UrlId, now_ms};
 use crate::schema::tables::Pages;
 use crate::schema::tables::{Ranks, Visits};
-use crate::schema::{DocRecord, PageDoc, PageRecord};
+use crate::schema::{PageDoc, PageRecord};
 use crate::shell::error::{Result, bail};
 use crate::shell::expr::{self, Query};
 use crate::shell::fields::{self, Extra, Reads, Row};
 use crate::shell::plan::{self, IndexScan};
-use crate::shell::reply::Reply;
-use crate::shell::{Shell, rest_after_words, table};
+use crate::shell::render::Format;
+use crate::shell::reply::{Column, Reply};
+use crate::shell::{Ctx, rest_after_words, table};
 use crate::store::Store;
 
 pub const COMMAND: Command = Command {
@@ -36,7 +35,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete,
     detail: fields::help,
-    run,
+    run: Run::Data(run),
 };
 
 /// After `where` (or `order by`), the field names.
@@ -49,16 +48,11 @@ pub fn complete(_: &Known, args: &[&str]) -> Vec<String> {
     }
 }
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     // The expression is the raw text after the command word, so quoting
     // survives and errors can point at a column.
     let (rest, base) = rest_after_words(call.line, 1);
-    query(
-        sh,
-        &rest.replace("--json", ""),
-        base,
-        Output::of(false, call.json),
-    )
+    query(sh, &rest, base, Output::Stream)
 }
 
 /// What a query prints.
@@ -66,23 +60,13 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
 pub(super) enum Output {
     /// The number of matches.
     Count,
-    /// Rows as they are found (human output, no order).
+    /// Rows as they are found (no order).
     Stream,
     /// Rows collected, ordered and limited, then printed.
     Table,
     /// The matching pages' ids only, for a command that reads them again
     /// (`export`).
     Ids,
-}
-
-impl Output {
-    pub(super) fn of(count: bool, json: bool) -> Output {
-        match (count, json) {
-            (true, _) => Output::Count,
-            (false, false) => Output::Stream,
-            (false, true) => Output::Table,
-        }
-    }
 }
 
 /// A matching page, with what its fields were read from.
@@ -103,31 +87,64 @@ struct Found {
 
 /// The page-index range that narrows `q`'s scan, when the index is whole
 /// and the filter names a status or host.
-fn index_plan(sh: &Shell, q: &Query) -> Result<Option<IndexScan>> {
+fn index_plan(sh: &Ctx, q: &Query) -> Result<Option<IndexScan>> {
     let indexed = sh.store.page_index_complete()?;
     Ok(indexed.then(|| plan::index_scan(&q.filter)).flatten())
 }
 
 /// The ids of the pages `src` (a `where` expression, with an optional
 /// limit) matches, in scan order.
-pub(super) fn matching_ids(sh: &mut Shell, src: &str, base: usize) -> Result<Vec<UrlId>> {
+pub(super) fn matching_ids(sh: &mut Ctx, src: &str, base: usize) -> Result<Vec<UrlId>> {
     let q = expr::parse_query(src, base)?;
     if q.order.is_some() {
         bail!("order by does not apply here: pages are taken in the order they are stored");
     }
     let plan = index_plan(sh, &q)?;
-    Ok(scan(sh, &q, plan.as_ref(), Output::Ids)?.ids)
+    Ok(scan(sh, &q, plan.as_ref(), Output::Ids, None)?.ids)
 }
 
-pub(super) fn query(sh: &mut Shell, src: &str, base: usize, out: Output) -> Result<Reply> {
+pub(super) fn query(sh: &mut Ctx, src: &str, base: usize, out: Output) -> Result<Reply> {
     let q = expr::parse_query(src, base)?;
     let out = if out == Output::Stream && q.order.is_some() {
         Output::Table
     } else {
         out
     };
-    let plan = index_plan(sh, &q)?;
-    let found = scan(sh, &q, plan.as_ref(), out)?;
+    let columns = page_columns(None);
+    let mut started = false;
+    let mut to_sink = |sh: &mut Ctx, row: &[serde_json::Value]| -> Result<()> {
+        sh.progress_done();
+        if !std::mem::replace(&mut started, true) {
+            sh.sink.begin(page_columns(None));
+        }
+        sh.sink.row(row);
+        Ok(())
+    };
+    let mut emit = Emit {
+        columns,
+        all: sh.sink.format != Format::Table,
+        row: &mut to_sink,
+    };
+    run_query(sh, &q, out, Some(&mut emit))
+}
+
+/// Where streamed rows go as they are found.
+pub(super) struct Emit<'e> {
+    pub columns: Vec<Column>,
+    /// Every column is read, not only those a human table shows.
+    pub all: bool,
+    pub row: &'e mut dyn FnMut(&mut Ctx, &[serde_json::Value]) -> Result<()>,
+}
+
+/// Runs a parsed query: counts, streams to `emit`, or collects a table.
+pub(super) fn run_query(
+    sh: &mut Ctx,
+    q: &Query,
+    out: Output,
+    emit: Option<&mut Emit>,
+) -> Result<Reply> {
+    let plan = index_plan(sh, q)?;
+    let found = scan(sh, q, plan.as_ref(), out, emit)?;
     // Like EXPLAIN: say when the page index narrowed the scan.
     let via = match plan {
         Some(_) => format!(
@@ -137,17 +154,12 @@ pub(super) fn query(sh: &mut Shell, src: &str, base: usize, out: Output) -> Resu
         ),
         None => String::new(),
     };
+    let done = format!("({} page{}{via})", found.count, plural(found.count));
     match out {
-        Output::Count => Ok(Reply::with(
-            found.count.to_string(),
-            json!({ "count": found.count }),
-        )),
-        Output::Stream | Output::Ids => Ok(Reply::text(format!(
-            "({} page{}{via})",
-            found.count,
-            plural(found.count)
-        ))),
-        Output::Table => table_reply(sh, &q, found.rows, &via),
+        Output::Count => Ok(Reply::count(found.count)),
+        Output::Stream => Ok(Reply::streamed().note(done)),
+        Output::Ids => Ok(Reply::text(done)),
+        Output::Table => table_reply(sh, q, found.rows, &via),
     }
 }
 
@@ -155,8 +167,8 @@ fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// Ordered, limited rows as a table and as JSON.
-fn table_reply(sh: &Shell, q: &Query, mut rows: Vec<Matched>, via: &str) -> Result<Reply> {
+/// Ordered, limited rows as a table.
+fn table_reply(sh: &Ctx, q: &Query, mut rows: Vec<Matched>, via: &str) -> Result<Reply> {
     let now = now_ms() as f64;
     if let Some((f, desc)) = q.order {
         let key = |m: &Matched| fields::value(f, &Row::full(&m.page, &m.doc, &m.extra, now));
@@ -170,57 +182,155 @@ fn table_reply(sh: &Shell, q: &Query, mut rows: Vec<Matched>, via: &str) -> Resu
     if let Some(l) = q.limit {
         rows.truncate(l);
     }
-    // The rows shown carry their scores, read if the query did not.
+    let columns = page_columns(q.order.map(|o| o.0));
+    let needs = Needs::of(&|f| columns.iter().any(|c| c.name == f));
+    let mut cells = Vec::with_capacity(rows.len());
     for m in &mut rows {
         let id = UrlId::of(&m.page.url);
-        if m.extra.scores.is_none() {
-            m.extra.scores = sh.store.seen(id)?.and_then(|s| s.scores);
-        }
-        if m.extra.pagerank.is_none() {
-            m.extra.pagerank = sh.store.row::<Ranks>(&id)?.map(|r| r.pagerank);
-        }
+        needs.fill(sh, id, &m.doc, &mut m.extra)?;
+        cells.push(page_values(
+            &columns,
+            &Row::full(&m.page, &m.doc, &m.extra, now),
+        ));
     }
-    // Ordered by a field the table does not show: it is shown too.
-    let shown = q.order.map(|(f, _)| f).filter(|f| !HEADERS.contains(f));
-    let mut headers = HEADERS.to_vec();
-    headers.extend(shown);
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|m| {
-            let mut c = page_cells(&m.page, &m.doc.doc).to_vec();
-            if let Some(f) = shown {
-                let row = Row::full(&m.page, &m.doc, &m.extra, now);
-                c.insert(c.len() - 1, fields::value(f, &row).to_string());
-            }
-            c
-        })
-        .collect();
-    if let Some(f) = shown {
-        headers.pop();
-        headers.insert(headers.len() - 1, f);
-    }
-    let j: Vec<_> = rows
-        .iter()
-        .map(|Matched { page: p, doc: PageDoc { doc: d, .. }, extra: x }| json!({"url": p.url, "status": p.status, "depth": p.depth, "size": p.body_len, "title": d.title,
-            "content_type": p.content_type, "fetched_ms": p.fetched_ms, "outlinks": d.outlinks, "inlinks": x.inlinks,
-            "duplicate": d.duplicate_of.is_some(), "pagerank": x.pagerank, "scores": x.scores}))
-        .collect();
-    let mut human = table::render(&headers, &cells, sh.width);
-    human += &format!("({} page{}{via})", rows.len(), plural(rows.len() as u64));
-    Ok(Reply::with(human, json!(j)))
+    let done = format!("({} page{}{via})", rows.len(), plural(rows.len() as u64));
+    Ok(Reply::table(columns, cells).note(done))
 }
 
-const HEADERS: [&str; 5] = ["status", "depth", "size", "title", "url"];
+/// The fields of a page row the human table shows.
+const SHOWN: [&str; 5] = ["status", "depth", "size", "title", "url"];
+
+/// The fields a page row adds for machine formats.
+const MORE: [&str; 11] = [
+    "content_type",
+    "fetched_at",
+    "outlinks",
+    "inlinks",
+    "duplicate",
+    "pagerank",
+    "inherited",
+    "anchor_score",
+    "ib",
+    "il",
+    "model",
+];
+
+/// A page row's columns; a field it is ordered by is shown too, before
+/// the URL.
+fn page_columns(order: Option<&str>) -> Vec<Column> {
+    let mut c: Vec<Column> = SHOWN.iter().map(|f| Column::field(f)).collect();
+    c.extend(
+        MORE.iter()
+            .filter(|f| Some(**f) != order)
+            .map(|f| Column::field(f).hidden()),
+    );
+    if let Some(f) = order.filter(|f| !SHOWN.contains(f)) {
+        c.insert(SHOWN.len() - 1, Column::field(f));
+    }
+    c
+}
+
+/// A row's values under `columns` (all `pages where` fields).
+pub(super) fn page_values(columns: &[Column], row: &Row) -> Vec<serde_json::Value> {
+    columns
+        .iter()
+        .map(|c| match c.name.as_str() {
+            "text" => serde_json::Value::from(page_text(row)),
+            name => c.value(fields::value(name, row)),
+        })
+        .collect()
+}
+
+/// The page's stored visible text, denoised when it was.
+pub(super) fn page_text(row: &Row) -> String {
+    let text = row
+        .page
+        .and_then(|p| p.frame_text().ok().flatten())
+        .unwrap_or_else(|| row.doc.map_or(String::new(), |d| d.text.clone()));
+    match row.doc.and_then(|d| d.denoise.as_ref()) {
+        Some(d) => {
+            crate::filter::denoise::clean_text(&text, crate::filter::denoise::noise_of(&d.noise))
+        }
+        None => text,
+    }
+}
+
+/// What a page row needs read besides its records.
+#[derive(Clone, Copy)]
+pub(super) struct Needs {
+    inlinks: bool,
+    rank: bool,
+    near: bool,
+    scores: bool,
+    visits: bool,
+}
+
+impl Needs {
+    /// What the fields `named` says are used need.
+    pub(super) fn of(named: &dyn Fn(&str) -> bool) -> Needs {
+        let any = |r: Reads| fields::names_reading(r).into_iter().any(named);
+        Needs {
+            inlinks: named("inlinks"),
+            rank: named("pagerank"),
+            near: named("near_duplicate_of"),
+            scores: any(Reads::Scores),
+            visits: any(Reads::Visits),
+        }
+    }
+
+    /// Reads what is needed and not read yet into `x` (in-links by one
+    /// prefix scan: a scan's shared reader counts them faster).
+    pub(super) fn fill(&self, sh: &Ctx, id: UrlId, doc: &PageDoc, x: &mut Extra) -> Result<()> {
+        if self.inlinks && x.inlinks == 0 {
+            x.inlinks = sh.store.inlinks_to(id)?.len() as u64;
+        }
+        if self.scores && x.scores.is_none() {
+            x.scores = sh.store.seen(id)?.and_then(|s| s.scores);
+        }
+        if self.rank && x.pagerank.is_none() {
+            x.pagerank = sh.store.row::<Ranks>(&id)?.map(|r| r.pagerank);
+        }
+        if self.near
+            && x.near_of.is_none()
+            && let Some(n) = doc.doc.near
+        {
+            x.near_of = sh.store.url(UrlId(n.of))?;
+        }
+        if self.visits && x.visits.is_none() {
+            x.visits = sh.store.row::<Visits>(&id)?;
+        }
+        Ok(())
+    }
+}
 
 /// Walks the candidates, evaluating the filter on each; streams, counts
 /// or collects the matches.
-fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Result<Found> {
+fn scan(
+    sh: &mut Ctx,
+    q: &Query,
+    plan: Option<&IndexScan>,
+    out: Output,
+    mut emit: Option<&mut Emit>,
+) -> Result<Found> {
+    // A streamed row reads what its columns need.
+    let shown = |f: &str| {
+        out == Output::Stream
+            && emit
+                .as_ref()
+                .is_some_and(|e| e.columns.iter().any(|c| c.name == f && (c.shown || e.all)))
+    };
     let named = |f: &str| q.filter.uses(f) || q.order.is_some_and(|o| o.0 == f);
-    let needs_inlinks = named("inlinks");
-    let needs_rank = named("pagerank");
-    let needs_near = named("near_duplicate_of");
-    let needs_scores = fields::names_reading(Reads::Scores).into_iter().any(named);
-    let needs_visits = fields::names_reading(Reads::Visits).into_iter().any(named);
+    // In-links are counted by one shared reader, in key order.
+    let needs = Needs {
+        inlinks: false,
+        ..Needs::of(&|f| named(f) || shown(f))
+    };
+    let needs_inlinks = named("inlinks") || shown("inlinks");
+    // The shared reader below counts in-links for the filter.
+    let filter_needs = Needs {
+        inlinks: false,
+        ..Needs::of(&named)
+    };
     let now = now_ms() as f64;
     let total = sh.store.counters()?.fetched;
     // A count over index candidates whose filter reads only what the
@@ -276,28 +386,14 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
         };
         let Some(page) = page else { continue };
         let doc = sh.store.doc(id)?.unwrap_or_default();
-        let extra = Extra {
+        let mut extra = Extra {
             inlinks: match inlinks.as_mut() {
                 Some(r) => r.count(id)?,
                 None => 0,
             },
-            scores: match needs_scores {
-                true => sh.store.seen(id)?.and_then(|s| s.scores),
-                false => None,
-            },
-            pagerank: match needs_rank {
-                true => sh.store.row::<Ranks>(&id)?.map(|r| r.pagerank),
-                false => None,
-            },
-            near_of: match doc.doc.near.filter(|_| needs_near) {
-                Some(n) => sh.store.url(UrlId(n.of))?,
-                None => None,
-            },
-            visits: match needs_visits {
-                true => sh.store.row::<Visits>(&id)?,
-                false => None,
-            },
+            ..Extra::default()
         };
+        filter_needs.fill(sh, id, &doc, &mut extra)?;
         let row = Row::full(&page, &doc, &extra, now);
         if !q.filter.eval(&|f| fields::value(f, &row), now) {
             continue;
@@ -306,12 +402,13 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
         match out {
             Output::Count => {}
             Output::Stream => {
-                // Unordered human output prints each row as it is found.
-                sh.progress_done();
-                if found.count == 1 {
-                    sh.say(&stream_row(&HEADERS.map(String::from)));
+                // Unordered rows go out as they are found.
+                if let Some(e) = emit.as_mut() {
+                    needs.fill(sh, id, &doc, &mut extra)?;
+                    let row = Row::full(&page, &doc, &extra, now);
+                    let values = page_values(&e.columns, &row);
+                    (e.row)(sh, &values)?;
                 }
-                sh.say(&stream_row(&page_cells(&page, &doc.doc)));
             }
             Output::Table => found.rows.push(Matched { page, doc, extra }),
             Output::Ids => found.ids.push(id),
@@ -325,7 +422,7 @@ fn scan(sh: &mut Shell, q: &Query, plan: Option<&IndexScan>, out: Output) -> Res
     Ok(found)
 }
 
-fn progress(sh: &mut Shell, indexed: bool, scanned: u64, total: u64, count: u64) {
+fn progress(sh: &mut Ctx, indexed: bool, scanned: u64, total: u64, count: u64) {
     let what = if indexed {
         format!("checking index candidates: {}", table::thousands(scanned))
     } else {
@@ -379,7 +476,7 @@ fn candidates<'s>(
 /// `seen` row (written in the same batch as the page, with the same status
 /// and depth) and `urls` row; None when those rows do not say (the page's
 /// record decides).
-fn light_match(sh: &Shell, filter: &expr::Expr, id: UrlId, now: f64) -> Result<Option<bool>> {
+fn light_match(sh: &Ctx, filter: &expr::Expr, id: UrlId, now: f64) -> Result<Option<bool>> {
     let Some(seen) = sh.store.seen(id)? else {
         return Ok(None);
     };
@@ -409,23 +506,6 @@ fn light_match(sh: &Shell, filter: &expr::Expr, id: UrlId, now: f64) -> Result<O
         now_ms: now,
     };
     Ok(Some(filter.eval(&|f| fields::value(f, &row), now)))
-}
-
-/// The human columns of a page row: status, depth, size, title, url.
-fn page_cells(p: &PageRecord, d: &DocRecord) -> [String; 5] {
-    [
-        p.status.to_string(),
-        p.depth.to_string(),
-        table::bytes(p.body_len),
-        d.title.clone(),
-        p.url.clone(),
-    ]
-}
-
-/// A page row in fixed-width columns, so rows can print as they are found.
-fn stream_row(c: &[String; 5]) -> String {
-    let title = table::pad(&table::cut(&c[3], 30), 30);
-    format!("{:<6}  {:<5}  {:<9}  {title}  {}", c[0], c[1], c[2], c[4])
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `quit` (also `exit` and Ctrl-D): leave the shell; a running crawl is
 //! stopped cleanly when the shell is dropped.
 
-use super::{Call, Command, no_detail, nothing};
+use super::{Call, Command, Run, no_detail, nothing};
 use crate::shell::Shell;
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
@@ -16,7 +16,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: nothing,
     detail: no_detail,
-    run,
+    run: Run::Shell(run),
 };
 
 fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {

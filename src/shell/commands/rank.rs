@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::{Call, Command, Sub, no_detail, nothing};
+use super::{Call, Command, Run, Sub, no_detail, nothing};
 use crate::graph::{GraphBuilder, LinkGraph, pagerank};
 use crate::model::SeenState;
 use crate::model::UrlId;
@@ -16,7 +16,7 @@ use crate::schema::tables::{RankRow, Ranks};
 use crate::schema::{RankRecord, RankRun, SeenRecord, Versioned};
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "rank",
@@ -43,7 +43,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: nothing,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
 /// Rows read between checks for Ctrl-C and progress redraws.
@@ -63,7 +63,7 @@ pub(super) fn rank_run(g: &LinkGraph, r: &pagerank::Ranks, p: &pagerank::Params)
     }
 }
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let Some((what, options)) = call.args.split_first() else {
         return Err(ShellError::Usage);
     };
@@ -124,14 +124,14 @@ fn options_of(options: &[&str]) -> Result<(usize, pagerank::Params)> {
     Ok((top, params))
 }
 
-impl Shell {
+impl Ctx {
     fn rank_pagerank(&mut self, top: usize, params: &pagerank::Params) -> Result<Reply> {
         let started = Instant::now();
         let g = self.read_graph()?;
         let read = started.elapsed();
         if g.nodes() == 0 {
-            return Ok(Reply::with(
-                "no pages stored yet: nothing to rank".into(),
+            return Ok(Reply::record(
+                "no pages stored yet: nothing to rank",
                 json!({"urls": 0, "pages": 0, "links": 0, "top": []}),
             ));
         }
@@ -191,7 +191,7 @@ impl Shell {
             "graph_bytes": g.heap_bytes(), "top": listed, "stored": stored,
         });
         let header = ["rank", "score", "x mean", "in", "out", "url"];
-        Ok(Reply::with(
+        Ok(Reply::record(
             head + &table::render(&header, &rows, self.width),
             json,
         ))

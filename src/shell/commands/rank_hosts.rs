@@ -17,7 +17,7 @@ use crate::schema::HostRankRecord;
 use crate::schema::tables::{HostRankRow, HostRanks, Hosts};
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 
 /// Hosts by their key, `scheme://host[:port]`, numbered as met.
 #[derive(Default)]
@@ -64,7 +64,7 @@ struct HostEdges {
 }
 
 impl HostEdges {
-    fn resolve(&mut self, sh: &Shell) -> Result<()> {
+    fn resolve(&mut self, sh: &Ctx) -> Result<()> {
         let ids: Vec<UrlId> = self.pending.iter().map(|(id, _)| *id).collect();
         let urls = sh.store.urls_many(&ids)?;
         for ((_, targets), url) in self.pending.drain(..).zip(urls) {
@@ -80,13 +80,13 @@ impl HostEdges {
     }
 }
 
-impl Shell {
+impl Ctx {
     pub(super) fn rank_hosts(&mut self, top: usize, params: &pagerank::Params) -> Result<Reply> {
         let started = Instant::now();
         let (g, names, unreadable) = self.read_host_graph()?;
         if g.nodes() == 0 {
-            return Ok(Reply::with(
-                "no hosts in the db yet: nothing to rank".into(),
+            return Ok(Reply::record(
+                "no hosts in the db yet: nothing to rank",
                 json!({"hosts": 0, "links": 0, "top": []}),
             ));
         }
@@ -134,7 +134,7 @@ impl Shell {
             "iterations": ranks.iterations, "change": ranks.residual,
             "read_secs": read.as_secs_f64(), "stored": stored, "top": listed});
         let header = ["rank", "score", "x mean", "from", "to", "host"];
-        Ok(Reply::with(
+        Ok(Reply::record(
             head + &table::render(&header, &rows, self.width),
             json,
         ))

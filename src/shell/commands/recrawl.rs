@@ -4,14 +4,14 @@
 
 use serde_json::json;
 
-use super::{Call, Command, Known, Sub, no_detail, words};
+use super::{Call, Command, Known, Run, Sub, no_detail, words};
 use crate::crawl::revisit::{Freshness, estimate_freshness};
 use crate::schema::tables::RecrawlRow;
 use crate::settings::{self, fmt_duration};
 use crate::settings::{RecrawlMode, RecrawlSettings};
 use crate::shell::error::{Result, ShellError};
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "recrawl",
@@ -40,7 +40,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
 fn complete(_: &Known, args: &[&str]) -> Vec<String> {
@@ -50,7 +50,7 @@ fn complete(_: &Known, args: &[&str]) -> Vec<String> {
     }
 }
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let mut s = sh.settings.clone();
     let set = |s: &mut crate::settings::CrawlSettings, key: &str, raw: &str| {
         settings::find(key)
@@ -93,7 +93,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
             line += &format!("\n{n}");
         }
     }
-    Ok(Reply::with(
+    Ok(Reply::record(
         line,
         json!({ "recrawl": policy(&sh.settings.recrawl) }),
     ))
@@ -113,7 +113,7 @@ pub fn policy(r: &RecrawlSettings) -> String {
 }
 
 /// The policy, and what the db's counters and every visits row say.
-fn show(sh: &Shell) -> Result<Reply> {
+fn show(sh: &Ctx) -> Result<Reply> {
     let c = sh.store.counters()?;
     let f = estimate_freshness(&sh.store, crate::model::now_ms(), None)?;
     let retimed = retiming(sh)?;
@@ -122,14 +122,14 @@ fn show(sh: &Shell) -> Result<Reply> {
         policy(&sh.settings.recrawl),
         status_line(&c, &f, retimed)
     );
-    Ok(Reply::with(
+    Ok(Reply::record(
         t,
         json!({ "recrawl": policy(&sh.settings.recrawl), "revisits": status_json(&c, &f, retimed) }),
     ))
 }
 
 /// Pages timed so far by a retiming under way (None: none is).
-pub fn retiming(sh: &Shell) -> Result<Option<u64>> {
+pub fn retiming(sh: &Ctx) -> Result<Option<u64>> {
     let state = sh.store.meta::<RecrawlRow>()?.unwrap_or_default();
     Ok(state.next.map(|_| state.timed))
 }

@@ -5,11 +5,11 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Call, Command, no_detail, nothing};
+use super::{Call, Command, Run, no_detail, nothing};
 use crate::crawl::{self, RefilterReport};
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "refilter",
@@ -27,10 +27,10 @@ pub const COMMAND: Command = Command {
     writes: true,
     complete: nothing,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let mut run = crawl::RefilterRun::default();
     for arg in &call.args {
         match *arg {
@@ -65,7 +65,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     }
     let reply = report(&r, sh.width);
     if r.interrupted {
-        sh.say(&reply.human);
+        sh.sink.reply(reply);
         bail!("interrupted (pages done so far keep their new verdicts)");
     }
     Ok(reply)
@@ -141,7 +141,7 @@ fn report(r: &RefilterReport, width: usize) -> Reply {
             "changed": d.changed, "same": d.same, "text_differs": d.text_differs, "no_body": d.no_body,
         })),
     });
-    Reply::with(t, j)
+    Reply::record(t, j)
 }
 
 #[cfg(test)]

@@ -4,10 +4,10 @@
 
 use std::time::Instant;
 
-use super::{Call, Command, no_detail, nothing};
+use super::{Call, Command, Run, no_detail, nothing};
 use crate::shell::error::{Result, bail};
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "reindex",
@@ -19,10 +19,10 @@ pub const COMMAND: Command = Command {
     writes: true,
     complete: nothing,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
-fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, _: &Call) -> Result<Reply> {
     let total = sh.store.counters()?.fetched;
     let started = Instant::now();
     let interrupt = sh.interrupt.clone();
@@ -46,7 +46,7 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
             table::thousands(n)
         );
     }
-    Ok(Reply::with(
+    Ok(Reply::record(
         format!(
             "indexed {} pages in {:.1} s",
             table::thousands(n),

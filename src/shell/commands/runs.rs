@@ -5,13 +5,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::json;
 
-use super::{Call, Command, Sub, no_detail, nothing};
+use super::{Call, Command, Run, Sub, no_detail, nothing};
 use crate::schema::RunRecord;
 use crate::schema::tables::Runs;
 use crate::shell::error::{Result, ShellError};
 use crate::shell::lookup::unreadable;
-use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::reply::{Kind, Reply, columns, hidden};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "runs",
@@ -26,10 +26,10 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: nothing,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let mut runs: Vec<RunRecord> = Vec::new();
     let mut rows = sh.store.rows::<Runs>(&[]);
     for row in rows.by_ref() {
@@ -37,7 +37,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     }
     unreadable(rows.unreadable());
     match call.args[..] {
-        [] => Ok(list(&runs, sh.width)),
+        [] => Ok(list(&runs)),
         ["compare", a, b] => compare(&runs, a, b, sh.width),
         _ => Err(ShellError::Usage),
     }
@@ -73,8 +73,8 @@ fn recall(r: &RunRecord) -> String {
     share(r.targets_fetched, r.targets)
 }
 
-fn list(runs: &[RunRecord], width: usize) -> Reply {
-    let rows: Vec<Vec<String>> = runs
+fn list(runs: &[RunRecord]) -> Reply {
+    let rows = runs
         .iter()
         .enumerate()
         .map(|(i, r)| {
@@ -88,44 +88,54 @@ fn list(runs: &[RunRecord], width: usize) -> Reply {
                 "done"
             };
             vec![
-                (i + 1).to_string(),
-                table::time(r.started_ms),
-                format!("{:.2}", r.elapsed_ms as f64 / 1000.0),
-                r.fetched.to_string(),
-                format!("{:.1}", r.tlp),
-                harvest(r),
-                recall(r),
-                setting(r, "filter.mode"),
-                setting(r, "crawl.depth"),
-                end.into(),
+                json!(i + 1),
+                json!(r.started_ms),
+                json!(r.elapsed_ms as f64 / 1000.0),
+                json!(r.fetched),
+                json!(r.tlp),
+                json!(ratio(r.relevant, r.judged)),
+                json!(ratio(r.targets_fetched, r.targets)),
+                json!(setting(r, "filter.mode")),
+                json!(setting(r, "crawl.depth")),
+                json!(end),
+                json!(r.ended_ms),
+                json!(r.links),
+                json!(r.judged),
+                json!(r.relevant),
+                json!(r.recent_judged),
+                json!(r.recent_relevant),
+                json!(r.targets),
+                json!(r.targets_fetched),
+                json!(r.stopped_by),
+                json!(r.settings.iter().cloned().collect::<BTreeMap<_, _>>()),
             ]
         })
         .collect();
-    let j: Vec<_> = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            json!({"run": i + 1, "started_ms": r.started_ms, "ended_ms": r.ended_ms,
-            "elapsed_secs": r.elapsed_ms as f64 / 1000.0, "links_fetched": r.fetched, "links_found": r.links, "tlp": r.tlp,
-            "interrupted": r.interrupted, "settings": r.settings.iter().cloned().collect::<BTreeMap<_, _>>(),
-            "judged": r.judged, "relevant": r.relevant, "recent_judged": r.recent_judged,
-            "recent_relevant": r.recent_relevant, "targets": r.targets, "targets_fetched": r.targets_fetched,
-            "stopped_by": r.stopped_by})
-        })
-        .collect();
-    let headers = [
-        "run",
-        "started",
-        "secs",
-        "links fetched",
-        "TLP",
-        "harvest",
-        "recall",
-        "mode",
-        "depth",
-        "end",
-    ];
-    Reply::with(table::render(&headers, &rows, width), json!(j))
+    let mut c = columns(&[
+        ("run", Kind::Int),
+        ("started_at", Kind::Time),
+        ("elapsed_secs", Kind::Num),
+        ("links_fetched", Kind::Int),
+        ("tlp", Kind::Num),
+        ("harvest", Kind::Ratio),
+        ("recall", Kind::Ratio),
+        ("filter.mode", Kind::Text),
+        ("crawl.depth", Kind::Text),
+        ("end", Kind::Text),
+    ]);
+    c.extend(hidden(&[
+        ("ended_at", Kind::Time),
+        ("links_found", Kind::Int),
+        ("judged", Kind::Int),
+        ("relevant", Kind::Int),
+        ("recent_judged", Kind::Int),
+        ("recent_relevant", Kind::Int),
+        ("targets", Kind::Int),
+        ("targets_fetched", Kind::Int),
+        ("stopped_by", Kind::Text),
+        ("settings", Kind::Text),
+    ]));
+    Reply::table(c, rows)
 }
 
 fn compare(runs: &[RunRecord], a: &str, b: &str, width: usize) -> Result<Reply> {
@@ -186,7 +196,7 @@ fn compare(runs: &[RunRecord], a: &str, b: &str, width: usize) -> Result<Reply> 
             "stopped_by": r.stopped_by})
     };
     let j = json!({"a": side(ra), "b": side(rb)});
-    Ok(Reply::with(h, j))
+    Ok(Reply::record(h, j))
 }
 
 #[cfg(test)]

@@ -8,13 +8,15 @@ use std::collections::hash_map::Entry;
 use super::seed_csv::Row;
 use super::seeds::Site;
 use super::site_fields::{self, Values, writable};
-use super::{Call, Command, Sub, urls};
+use super::{Call, Command, Run, Sub, urls};
 use crate::model::{self, CanonicalUrl, HostId, now_ms};
 use crate::schema::tables::{SeedsRow, Sites};
 use crate::schema::{Decision, SeedList, SiteRecord};
 use crate::shell::error::{Result, ShellError, bail};
-use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use serde_json::json;
+
+use crate::shell::Ctx;
+use crate::shell::reply::{Column, Kind, Reply, columns, hidden};
 
 pub const COMMAND: Command = Command {
     name: "seed",
@@ -67,7 +69,7 @@ pub const COMMAND: Command = Command {
     writes: true,
     complete,
     detail,
-    run,
+    run: Run::Data(run),
 };
 
 fn detail() -> String {
@@ -92,9 +94,9 @@ fn complete(known: &super::Known, args: &[&str]) -> Vec<String> {
     }
 }
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     match call.args[..] {
-        ["list"] => Ok(list_seeds(sh, &sh.store.seeds()?)),
+        ["list"] => Ok(list_seeds(&sh.store.seeds()?)),
         ["add", ref rest @ ..] if !rest.is_empty() => {
             let (urls, values) = add_args(rest)?;
             let entry = Admission {
@@ -180,7 +182,7 @@ fn is_setting(field: &str) -> bool {
     matches!(field, "depth" | "filter" | "delay" | "max_pages" | "order")
 }
 
-impl Shell {
+impl Ctx {
     /// Adds seeds and writes the fields given for their sites, in one
     /// batch; a running crawl queues the seeds and takes the settings.
     pub(super) fn admit(&mut self, entries: Vec<Admission>) -> Result<Reply> {
@@ -364,11 +366,11 @@ impl Shell {
         }
         let mut reply = self.admit(entries)?;
         for s in &skipped {
-            reply.human.push_str(&format!("\nskipped: {s}"));
+            reply = reply.note(format!("skipped: {s}"));
         }
         if !ignored.is_empty() {
-            reply.human.push_str(&format!(
-                "\nignored columns the crawl fills: {}",
+            reply = reply.note(format!(
+                "ignored columns the crawl fills: {}",
                 ignored.join(", ")
             ));
         }
@@ -410,16 +412,11 @@ fn field_text(site: &Site, field: &str) -> String {
     site_fields::find(field).map_or(String::new(), |f| site_fields::cell(f, &row))
 }
 
-fn list_seeds(sh: &Shell, list: &SeedList) -> Reply {
-    let mut rows: Vec<Vec<String>> = list
+fn list_seeds(list: &SeedList) -> Reply {
+    let mut rows: Vec<Vec<serde_json::Value>> = list
         .urls
         .iter()
-        .map(|u| vec![u.clone(), "given".into()])
-        .collect();
-    let mut json: Vec<serde_json::Value> = list
-        .urls
-        .iter()
-        .map(|u| serde_json::json!({"url": u, "via": "given"}))
+        .map(|u| vec![json!(u), json!("given"), json!(""), json!("given")])
         .collect();
     // Hosts the crawl took in because a seed redirected there.
     for d in &list.derived {
@@ -428,13 +425,13 @@ fn list_seeds(sh: &Shell, list: &SeedList) -> Reply {
             "import" => format!("in scope: its pages were imported from {}", d.from),
             _ => format!("{} redirects here", d.from),
         };
-        rows.push(vec![d.url.clone(), what]);
-        json.push(serde_json::json!({"url": d.url, "via": d.via, "from": d.from}));
+        rows.push(vec![json!(d.url), json!(d.via), json!(d.from), json!(what)]);
     }
-    Reply::with(
-        table::render(&["seed", "from"], &rows, sh.width),
-        serde_json::json!(json),
-    )
+    let t = Kind::Text;
+    let mut c = columns(&[("url", t)]);
+    c.extend(hidden(&[("via", t), ("from", t)]));
+    c.push(Column::new("why", t));
+    Reply::table(c, rows)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! any settable fields — or, as before, a plain list of URLs.
 
 use super::site_fields::{self, SITE_FIELDS, Values};
-use crate::shell::Shell;
+use crate::shell::Ctx;
 use crate::shell::error::{Result, bail};
 
 /// A CSV file's records, each with the line it starts on. A line whose
@@ -135,7 +135,7 @@ pub(super) fn read_table(records: Vec<(usize, Vec<String>)>) -> std::result::Res
     Ok(Table { rows, ignored })
 }
 
-impl Shell {
+impl Ctx {
     /// `seed export FILE`: the library with every field, written whole
     /// (to a temporary file renamed over FILE).
     pub(super) fn export_seeds(&self, file: &str) -> Result<usize> {

@@ -13,14 +13,14 @@ use crate::fetch::AddrClass;
 use crate::model::{self, HostId, now_ms};
 use crate::schema::tables::Sites;
 use crate::schema::{Decision, SiteRecord};
-use crate::shell::Shell;
+use crate::shell::Ctx;
 use crate::shell::error::{Result, bail};
 use crate::shell::reply::Reply;
 
 /// Where a seed site found by `discover seeds` was found.
 const SOURCE: &str = "co-link discovery";
 
-impl Shell {
+impl Ctx {
     /// The origins `host` names: a URL or origin names one; a bare name
     /// (`x.org`) names its http and https origins, those a record has (a
     /// probed candidate) if any.
@@ -92,7 +92,7 @@ impl Shell {
                 Decision::Accepted
             }),
         }])?;
-        Ok(Reply::text(format!("{origin} accepted: {}", reply.human)))
+        Ok(Reply::text(format!("{origin} accepted: {}", reply.view())))
     }
 
     /// `seed reject HOST`: never proposed again.

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde_json::json;
 
 use super::site_fields::{SITE_FIELDS, SiteRow};
-use super::{Call, Command};
+use super::{Call, Command, Run};
 use crate::crawl::sites::SiteRule;
 use crate::model::{self, HostId};
 use crate::model::{RobotsOutcome, SeenState};
@@ -16,8 +16,8 @@ use crate::schema::SiteRecord;
 use crate::schema::tables::{HostRankRow, HostRanks, Sites};
 use crate::shell::error::Result;
 use crate::shell::expr::{Type, Val, parse_query_over};
-use crate::shell::reply::Reply;
-use crate::shell::{Shell, rest_after_words, table};
+use crate::shell::reply::{Column, Kind, Reply};
+use crate::shell::{Ctx, rest_after_words};
 
 pub const COMMAND: Command = Command {
     name: "seeds",
@@ -33,7 +33,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: |_, _| SITE_FIELDS.iter().map(|f| f.name.to_string()).collect(),
     detail,
-    run,
+    run: Run::Data(run),
 };
 
 fn detail() -> String {
@@ -55,7 +55,7 @@ pub(super) struct Site {
     pub hosts: Vec<HostId>,
 }
 
-impl Shell {
+impl Ctx {
     /// The hosts the last `rank hosts` ranked: a host's rank times it is
     /// its rank relative to the mean.
     pub(super) fn rank_nodes(&self) -> Result<Option<f64>> {
@@ -107,7 +107,7 @@ impl Shell {
 
     /// What the crawl knows of `site`, as a row of fields.
     /// `rank_nodes`: the hosts the last `rank hosts` ranked (see
-    /// [`Shell::rank_nodes`]).
+    /// [`Ctx::rank_nodes`]).
     pub(super) fn site_facts(&self, site: &Site, rank_nodes: Option<f64>) -> Result<Facts> {
         let home = match site.urls.first().and_then(|u| model::normalize(u).ok()) {
             Some(u) => match self.store.seen(u.id())?.map(|s| s.state) {
@@ -182,17 +182,18 @@ impl Facts {
     }
 }
 
-/// The table's columns; the rest are in `--json` and `seed export`.
-const HEADERS: [&str; 8] = [
-    "site", "subject", "source", "home", "robots", "rank", "fetched", "settings",
+/// The fields the human table shows; the rest are in the machine
+/// formats and `seed export`.
+const HEADERS: [&str; 7] = [
+    "site", "subject", "source", "home", "robots", "rank", "fetched",
 ];
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let fields: Vec<(&'static str, Type)> = SITE_FIELDS.iter().map(|f| (f.name, f.ty)).collect();
     // The raw text after the command word: quoting survives, and errors
     // point at a column.
     let (rest, base) = rest_after_words(call.line, 1);
-    let q = parse_query_over(&rest.replace("--json", ""), base, &fields)?;
+    let q = parse_query_over(&rest, base, &fields)?;
     let mut rows: Vec<(Vec<Val>, String)> = Vec::new();
     let nodes = sh.rank_nodes()?;
     for site in sh.library()? {
@@ -226,46 +227,54 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     if let Some(l) = q.limit {
         rows.truncate(l);
     }
-    let pos = |name: &str| SITE_FIELDS.iter().position(|f| f.name == name);
-    let cells: Vec<Vec<String>> = rows
+    let cells = rows
         .iter()
         .map(|(vals, settings)| {
-            HEADERS
-                .iter()
-                .map(|h| match pos(h) {
-                    Some(i) => vals[i].to_string(),
-                    None => settings.clone(),
-                })
-                .collect()
+            let mut row: Vec<serde_json::Value> = vals.iter().map(site_value).collect();
+            row.push(json!(settings));
+            row
         })
         .collect();
-    let json: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|(vals, _)| {
-            let mut o = serde_json::Map::new();
-            for (f, v) in SITE_FIELDS.iter().zip(vals) {
-                let j = match v {
-                    Val::Num(n) if n.is_nan() => serde_json::Value::Null,
-                    Val::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => json!(*n as i64),
-                    Val::Num(n) => json!(n),
-                    Val::Bool(b) => json!(b),
-                    Val::Str(s) => json!(s),
-                };
-                o.insert(f.name.to_string(), j);
-            }
-            serde_json::Value::Object(o)
-        })
-        .collect();
+    let mut reply = Reply::table(site_columns(), cells);
     if rows.is_empty() {
-        let none = if q.filter == crate::shell::expr::Expr::True {
+        reply = reply.note(if q.filter == crate::shell::expr::Expr::True {
             "no seed sites (seed add URL adds one)"
         } else {
             "no seed site matches"
-        };
-        return Ok(Reply::with(none.to_string(), json!([])));
+        });
     }
-    Ok(Reply::with(
-        table::render(&HEADERS, &cells, sh.width),
-        json!(json),
-    ))
+    Ok(reply)
+}
+
+/// Every site field, the table's in front, then the site's settings.
+fn site_columns() -> Vec<Column> {
+    let kind = |ty: Type| match ty {
+        Type::Num => Kind::Num,
+        Type::Bool => Kind::Bool,
+        Type::Str => Kind::Text,
+    };
+    let mut c: Vec<Column> = SITE_FIELDS
+        .iter()
+        .map(|f| {
+            let c = Column::new(f.name, kind(f.ty));
+            if HEADERS.contains(&f.name) {
+                c
+            } else {
+                c.hidden()
+            }
+        })
+        .collect();
+    c.push(Column::new("settings", Kind::Text));
+    c
+}
+
+/// A site field's value: whole numbers as integers, NaN as null.
+fn site_value(v: &Val) -> serde_json::Value {
+    match v {
+        Val::Num(n) if n.is_nan() => serde_json::Value::Null,
+        Val::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => json!(*n as i64),
+        Val::Num(n) => json!(n),
+        Val::Bool(b) => json!(b),
+        Val::Str(s) => json!(s),
+    }
 }

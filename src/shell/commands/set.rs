@@ -1,10 +1,10 @@
 //! `set KEY VALUE`: change a setting from the settings table; it is saved
 //! in the db and a running crawl uses it at once.
 
-use super::{Call, Command, Known};
+use super::{Call, Command, Known, Run};
 use crate::settings;
 use crate::settings::CrawlSettings;
-use crate::shell::Shell;
+use crate::shell::Ctx;
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 
@@ -22,7 +22,7 @@ pub const COMMAND: Command = Command {
     writes: true,
     complete,
     detail: keys_note,
-    run,
+    run: Run::Data(run),
 };
 
 /// `help set` and `help get` point at the settings table.
@@ -39,7 +39,7 @@ pub fn complete(_: &Known, args: &[&str]) -> Vec<String> {
     }
 }
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let key = settings::find_or_suggest(call.args[0])?;
     let mut s = sh.settings.clone();
     key.set(&mut s, &call.args[1..].join(" "))?;
@@ -53,7 +53,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
 
 /// Makes `s` the shell's settings, saved in the db and handed to a
 /// running crawl (unless `at_start`); returns what the reply adds.
-pub(super) fn adopt(sh: &mut Shell, s: CrawlSettings, at_start: bool) -> Result<&'static str> {
+pub(super) fn adopt(sh: &mut Ctx, s: CrawlSettings, at_start: bool) -> Result<&'static str> {
     sh.settings = s;
     sh.persist_settings()?;
     Ok(match &sh.crawl {

@@ -8,14 +8,14 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::{Call, Command, Sub, no_detail, nothing};
+use super::{Call, Command, Run, Sub, no_detail, nothing};
 use crate::filter::Filters;
 use crate::frontier::{Focus, Order, OrderSettings};
 use crate::model::NamedEnum;
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::lookup::unreadable;
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 use crate::simulate::{Replay, ReplayGraph, StoredFeatures, replay};
 
 pub const COMMAND: Command = Command {
@@ -34,7 +34,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: nothing,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
 /// Shares of the relevant pages `compare` reports the pages needed for.
@@ -97,7 +97,7 @@ fn options(args: &[&str]) -> Result<Options> {
     Ok(o)
 }
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     match call.args[..] {
         ["compare", ref rest @ ..] => {
             let o = options(rest)?;
@@ -113,7 +113,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     }
 }
 
-impl Shell {
+impl Ctx {
     /// The stored crawl's graph, read with progress (Ctrl-C stops it).
     fn replay_graph(&mut self) -> Result<ReplayGraph> {
         let list = self.store.seeds()?;
@@ -191,7 +191,7 @@ impl Shell {
             "stored_pages": g.len(), "relevant": all, "harvest": r.harvest_at(r.taken.len()),
             "pages_to": REACH.iter().map(|s| r.pages_to_reach(*s, all)).collect::<Vec<_>>(),
             "first": rows.iter().map(|c| c[2].clone()).collect::<Vec<_>>()});
-        Ok(Reply::with(h, j))
+        Ok(Reply::record(h, j))
     }
 
     fn simulate_compare(&mut self, o: &Options) -> Result<Reply> {
@@ -247,7 +247,7 @@ impl Shell {
             let pairs: Vec<(Order, &Replay)> = replays.iter().map(|(o, r)| (*o, r)).collect();
             h += &self.write_csv(out, &g, &pairs)?;
         }
-        Ok(Reply::with(
+        Ok(Reply::record(
             h,
             json!({"budget": budget, "relevant": all, "orders": listed}),
         ))

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{Call, Command, no_detail, nothing};
+use super::{Call, Command, Run, no_detail, nothing};
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
 use crate::shell::{Shell, batch};
@@ -17,7 +17,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: nothing,
     detail: no_detail,
-    run,
+    run: Run::Shell(run),
 };
 
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {

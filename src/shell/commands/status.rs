@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{Call, Command, no_detail, nothing, recrawl};
+use super::{Call, Command, Run, no_detail, nothing, recrawl};
 use crate::crawl::groups::{HostLoad, SiteGroups};
 use crate::crawl::revisit::{FRESH_SAMPLE, estimate_freshness};
 use crate::crawl::sites::SiteRules;
@@ -11,7 +11,7 @@ use crate::schema::tables::Runs;
 use crate::schema::{Counted, Tally};
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "status",
@@ -23,10 +23,10 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: nothing,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
-fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, _: &Call) -> Result<Reply> {
     let (state, snap) = match &sh.crawl {
         Some(r) => {
             let s = r.handle.snapshot();
@@ -116,7 +116,7 @@ fn run(sh: &mut Shell, _: &Call) -> Result<Reply> {
         "active_hosts": active, "elapsed_secs": elapsed, "tlp": tlp, "by_status": c.by_status,
         "focus": focus.json(), "groups": groups, "revisits": revisits,
     });
-    Ok(Reply::with(h, j))
+    Ok(Reply::record(h, j))
 }
 
 /// How well the crawl focuses: this run's harvest rate, over the last
@@ -167,7 +167,7 @@ impl FocusFigures {
     }
 }
 
-impl Shell {
+impl Ctx {
     /// The site groups as the db's rows leave them, when
     /// `crawl.site_batch` is set, with the library they group.
     pub(super) fn site_groups(&self) -> Result<Option<(SiteGroups, SiteRules)>> {

@@ -4,13 +4,13 @@
 
 use serde_json::json;
 
-use super::{Call, Command, Sub, no_detail, nothing};
+use super::{Call, Command, Run, Sub, no_detail, nothing};
 use crate::model;
 use crate::schema::TargetRecord;
 use crate::schema::tables::Targets;
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "targets",
@@ -31,13 +31,13 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: nothing,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
 /// Rows written per batch.
 const BATCH: usize = 4096;
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     match call.args[..] {
         [] => sh.targets_summary(""),
         ["import", file] => sh.import_targets(file),
@@ -46,7 +46,7 @@ fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
     }
 }
 
-impl Shell {
+impl Ctx {
     fn targets_summary(&self, before: &str) -> Result<Reply> {
         let (targets, fetched) = self.store.targets_and_fetched()?;
         let n = targets.len() as u64;
@@ -59,7 +59,7 @@ impl Shell {
                 table::thousands(fetched)
             ),
         };
-        Ok(Reply::with(
+        Ok(Reply::record(
             format!("{before}{text}"),
             json!({"targets": n, "fetched": fetched, "recall": recall}),
         ))
@@ -124,7 +124,7 @@ impl Shell {
         }
         b.write()?;
         self.tell_crawl();
-        Ok(Reply::with(
+        Ok(Reply::record(
             format!("removed {} targets", table::thousands(n)),
             json!({"removed": n}),
         ))

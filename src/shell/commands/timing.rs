@@ -1,7 +1,7 @@
 //! `timing [on|off]`: print each command's wall time after it (psql's
 //! `\timing`).
 
-use super::{Call, Command, no_detail, nothing};
+use super::{Call, Command, Run, no_detail, nothing};
 use crate::shell::Shell;
 use crate::shell::error::{Result, ShellError};
 use crate::shell::reply::Reply;
@@ -25,7 +25,7 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: nothing,
     detail: no_detail,
-    run,
+    run: Run::Shell(run),
 };
 
 fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {

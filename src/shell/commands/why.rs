@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{Call, Command, no_detail, page_history, urls};
+use super::{Call, Command, Run, no_detail, page_history, urls};
 use crate::crawl::sites::SiteRules;
 use crate::crawl::traps;
 use crate::fetch::RobotsRules;
@@ -15,7 +15,7 @@ use crate::schema::tables::{Due, Lastmods, LinkLimitsRow, Sitemaps, Visits};
 use crate::schema::{DueKey, DueReason, LinkLimits, PageDoc};
 use crate::shell::error::Result;
 use crate::shell::reply::Reply;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "why",
@@ -27,14 +27,14 @@ pub const COMMAND: Command = Command {
     writes: false,
     complete: urls,
     detail: no_detail,
-    run,
+    run: Run::Data(run),
 };
 
-fn run(sh: &mut Shell, call: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     sh.why(call.args[0])
 }
 
-impl Shell {
+impl Ctx {
     /// How a URL came from a sitemap, if it did: `, a sitemap (from
     /// robots.txt)`, or `, listed in the sitemap S (lastmod …)`.
     fn sitemap_origin(&self, id: UrlId, parent: Option<u128>) -> Result<Option<String>> {
@@ -128,7 +128,7 @@ impl Shell {
         let (rules, _) = SiteRules::load(&self.store)?;
         let Some(seen) = self.store.seen(u.id())? else {
             let (state, t) = self.explain_unseen(&u)?;
-            return Ok(Reply::with(
+            return Ok(Reply::record(
                 format!("{u}: {t}"),
                 json!({"url": u.as_str(), "state": state, "explanation": t}),
             ));
@@ -196,7 +196,7 @@ impl Shell {
         if let Some((_, queue)) = place {
             j["queue"] = queue;
         }
-        Ok(Reply::with(t, j))
+        Ok(Reply::record(t, j))
     }
 
     /// A URL with no `seen` row: never linked, or linked only by links the

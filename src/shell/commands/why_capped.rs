@@ -6,13 +6,13 @@
 use crate::model::{self, UrlId};
 use crate::schema::tables::Capped;
 use crate::shell::error::Result;
-use crate::shell::{Shell, table};
+use crate::shell::{Ctx, table};
 
 /// Capped pages `why` parses again at most, looking for a URL no stored
 /// link leads to (a crawl that capped more names its pages in notices).
 const CAPPED_PAGES_READ: usize = 64;
 
-impl Shell {
+impl Ctx {
     /// A URL a page linked past its caps (its links row stops short of
     /// it): the page and the cap, found by parsing the stored bodies of
     /// the pages `capped` names again, the first [`CAPPED_PAGES_READ`].

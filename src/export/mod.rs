@@ -1,0 +1,283 @@
+//! Tables written to files other tools read: JSONL (one object a line),
+//! CSV (RFC 4180, a header line) and Parquet (typed columns, zstd pages),
+//! JSONL and CSV gzip- or zstd-compressed when the name ends `.gz` or
+//! `.zst`. A file is written under `NAME.partial` and renamed when whole,
+//! so the final name never holds half a file; dropped unfinished (an
+//! error, Ctrl-C), the partial file is removed.
+
+mod cells;
+pub mod graph;
+mod parquet_file;
+
+pub use cells::{csv_cell, plain, tsv_cell};
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FileFormat {
+    Jsonl,
+    Csv,
+    Parquet,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+/// What a column holds, for Parquet's schema (JSONL and CSV write values
+/// as they are).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ColType {
+    Int,
+    Float,
+    Bool,
+    Text,
+}
+
+#[derive(Clone, Debug)]
+pub struct Col {
+    pub name: String,
+    pub ty: ColType,
+}
+
+/// Where and how a table is written.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub path: PathBuf,
+    pub format: FileFormat,
+    pub compression: Compression,
+}
+
+impl Target {
+    /// The target for `path`: the format named, else the one its
+    /// extension says (`x.csv.gz` is gzip-compressed CSV); JSONL when it
+    /// says none.
+    pub fn of(path: &Path, format: Option<&str>) -> Result<Target, String> {
+        let name = path.to_string_lossy().to_ascii_lowercase();
+        let (stem, compression) = if let Some(s) = name.strip_suffix(".gz") {
+            (s, Compression::Gzip)
+        } else if let Some(s) = name.strip_suffix(".zst") {
+            (s, Compression::Zstd)
+        } else {
+            (name.as_str(), Compression::None)
+        };
+        let named = match format {
+            Some(f) => Some(parse_format(f)?),
+            None => None,
+        };
+        let by_extension = [
+            (".jsonl", FileFormat::Jsonl),
+            (".ndjson", FileFormat::Jsonl),
+            (".json", FileFormat::Jsonl),
+            (".csv", FileFormat::Csv),
+            (".parquet", FileFormat::Parquet),
+        ]
+        .into_iter()
+        .find(|(ext, _)| stem.ends_with(ext))
+        .map(|(_, f)| f);
+        let format = named.or(by_extension).unwrap_or(FileFormat::Jsonl);
+        if format == FileFormat::Parquet && compression != Compression::None {
+            return Err(format!(
+                "{}: Parquet compresses its own pages; drop the .gz or .zst",
+                path.display()
+            ));
+        }
+        Ok(Target {
+            path: path.to_path_buf(),
+            format,
+            compression,
+        })
+    }
+}
+
+fn parse_format(f: &str) -> Result<FileFormat, String> {
+    match f {
+        "jsonl" => Ok(FileFormat::Jsonl),
+        "csv" => Ok(FileFormat::Csv),
+        "parquet" => Ok(FileFormat::Parquet),
+        _ => Err(format!(
+            "--format {f:?} is not a file format here; use jsonl, csv or parquet"
+        )),
+    }
+}
+
+/// What a finished file holds.
+#[derive(Clone, Debug)]
+pub struct Written {
+    pub path: PathBuf,
+    pub rows: u64,
+    pub bytes: u64,
+}
+
+/// A table being written.
+pub struct TableFile {
+    path: PathBuf,
+    partial: PathBuf,
+    columns: Vec<Col>,
+    out: Option<Out>,
+    csv: bool,
+    rows: u64,
+}
+
+/// The byte stream under a JSONL or CSV table, or the Parquet writer.
+enum Out {
+    Plain(BufWriter<File>),
+    Gzip(flate2::write::GzEncoder<BufWriter<File>>),
+    Zstd(zstd::Encoder<'static, BufWriter<File>>),
+    Parquet(Box<parquet_file::ParquetTable>),
+}
+
+impl TableFile {
+    /// Starts `target` with `columns`; refuses a path that exists.
+    pub fn create(target: &Target, columns: Vec<Col>) -> Result<TableFile, String> {
+        let path = target.path.clone();
+        if path.exists() {
+            return Err(format!(
+                "{} exists; give export a new file name",
+                path.display()
+            ));
+        }
+        let partial = partial_of(&path);
+        let file = File::create(&partial)
+            .map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
+        let buf = BufWriter::with_capacity(1 << 20, file);
+        let out = match (target.format, target.compression) {
+            (FileFormat::Parquet, _) => Out::Parquet(Box::new(
+                parquet_file::ParquetTable::new(buf, &columns).map_err(|e| e.to_string())?,
+            )),
+            (_, Compression::None) => Out::Plain(buf),
+            (_, Compression::Gzip) => Out::Gzip(flate2::write::GzEncoder::new(
+                buf,
+                flate2::Compression::fast(),
+            )),
+            (_, Compression::Zstd) => {
+                Out::Zstd(zstd::Encoder::new(buf, 3).map_err(|e| format!("zstd: {e}"))?)
+            }
+        };
+        let mut t = TableFile {
+            path,
+            partial,
+            columns,
+            out: Some(out),
+            csv: target.format == FileFormat::Csv,
+            rows: 0,
+        };
+        if t.csv {
+            let head: Vec<Value> = t
+                .columns
+                .iter()
+                .map(|c| Value::from(c.name.clone()))
+                .collect();
+            t.write_csv(&head).map_err(|e| t.io_error(e))?;
+        }
+        Ok(t)
+    }
+
+    /// Appends one row, cells in the columns' order.
+    pub fn row(&mut self, cells: &[Value]) -> Result<(), String> {
+        let r = match self.out.as_mut() {
+            Some(Out::Parquet(p)) => p.row(cells).map_err(|e| e.to_string()),
+            None => Ok(()),
+            Some(_) => {
+                let written = match self.csv {
+                    true => self.write_csv(cells),
+                    false => self.write_jsonl(cells),
+                };
+                written.map_err(|e| self.io_error(e))
+            }
+        };
+        self.rows += 1;
+        r
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Finishes the file and gives it its name.
+    pub fn finish(mut self) -> Result<Written, String> {
+        let out = self.out.take().expect("finished once");
+        let file = match out {
+            Out::Plain(w) => w.into_inner().map_err(|e| e.into_error()),
+            Out::Gzip(g) => g
+                .finish()
+                .and_then(|w| w.into_inner().map_err(|e| e.into_error())),
+            Out::Zstd(z) => z
+                .finish()
+                .and_then(|w| w.into_inner().map_err(|e| e.into_error())),
+            Out::Parquet(p) => p.finish().map_err(|e| std::io::Error::other(e.to_string())),
+        }
+        .map_err(|e| self.io_error(e))?;
+        file.sync_all().map_err(|e| self.io_error(e))?;
+        drop(file);
+        std::fs::rename(&self.partial, &self.path)
+            .map_err(|e| format!("cannot rename to {}: {e}", self.path.display()))?;
+        let bytes = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        Ok(Written {
+            path: self.path.clone(),
+            rows: self.rows,
+            bytes,
+        })
+    }
+
+    fn writer(&mut self) -> &mut dyn Write {
+        match self.out.as_mut() {
+            Some(Out::Plain(w)) => w,
+            Some(Out::Gzip(g)) => g,
+            Some(Out::Zstd(z)) => z,
+            _ => unreachable!("JSONL and CSV only"),
+        }
+    }
+
+    fn write_csv(&mut self, cells: &[Value]) -> std::io::Result<()> {
+        let mut line = String::with_capacity(256);
+        for (i, v) in cells.iter().enumerate() {
+            if i > 0 {
+                line.push(',');
+            }
+            line.push_str(&csv_cell(v));
+        }
+        line.push_str("\r\n");
+        self.writer().write_all(line.as_bytes())
+    }
+
+    fn write_jsonl(&mut self, cells: &[Value]) -> std::io::Result<()> {
+        let mut obj = serde_json::Map::new();
+        for (c, v) in self.columns.iter().zip(cells) {
+            obj.insert(c.name.clone(), v.clone());
+        }
+        let mut line = serde_json::to_vec(&Value::Object(obj))?;
+        line.push(b'\n');
+        self.writer().write_all(&line)
+    }
+
+    fn io_error(&self, e: std::io::Error) -> String {
+        format!("cannot write {}: {e}", self.partial.display())
+    }
+}
+
+impl Drop for TableFile {
+    fn drop(&mut self) {
+        if self.out.take().is_some() {
+            let _ = std::fs::remove_file(&self.partial);
+        }
+    }
+}
+
+/// `PATH.partial`: where a file is written until it is whole.
+pub fn partial_of(path: &Path) -> PathBuf {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    PathBuf::from(partial)
+}
+
+#[cfg(test)]
+mod tests;

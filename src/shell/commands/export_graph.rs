@@ -1,0 +1,246 @@
+//! `export graph PATH [--format graphml|gexf|edges-csv|dot] [--hosts]
+//! [--where EXPR]`: the link graph for networkx and Gephi. The page graph
+//! has a node per stored page (those `--where` picks) with its title,
+//! status, verdict, scores and PageRank, and an edge per pair of them one
+//! links to the other, weighted by the links; the host graph a node per
+//! host (those linked to as well) with its counts and host rank, and an
+//! edge per pair of hosts, weighted by the page links between them.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use super::export_table::{self, Options};
+use super::pages::{self, Emit, Output};
+use super::rank_hosts::origin_of;
+use crate::export::graph::{GraphFile, GraphFormat, GraphWritten};
+use crate::export::{Col, ColType};
+use crate::model::UrlId;
+use crate::schema::tables::{HostRanks, Hosts};
+use crate::shell::error::{Result, bail};
+use crate::shell::expr;
+use crate::shell::reply::{Column, Reply};
+use crate::shell::{Ctx, table};
+
+/// A page node's attributes, named as `pages where` names them.
+const PAGE_ATTRS: [&str; 8] = [
+    "url",
+    "title",
+    "status",
+    "depth",
+    "verdict",
+    "relevance",
+    "topic_score",
+    "pagerank",
+];
+
+pub(super) fn run(
+    sh: &mut Ctx,
+    path: std::path::PathBuf,
+    rest: &str,
+    base: usize,
+) -> Result<Reply> {
+    let o = export_table::options(rest, base)?;
+    if o.fields.is_some() || o.text {
+        bail!("export graph takes --format, --hosts and --where");
+    }
+    let format = GraphFormat::of(&path, o.format.as_deref())?;
+    let started = Instant::now();
+    sh.plain_progress = true;
+    let written = match o.hosts {
+        true => host_graph(sh, &path, format, &o),
+        false => page_graph(sh, &path, format, &o),
+    };
+    sh.plain_progress = false;
+    sh.progress_done();
+    let w = written?;
+    let secs = started.elapsed().as_secs_f64();
+    Ok(Reply::record(
+        format!(
+            "wrote {} ({} nodes, {} edges, {}; {secs:.1} s)",
+            w.path.display(),
+            table::thousands(w.nodes),
+            table::thousands(w.edges),
+            table::bytes(w.bytes)
+        ),
+        json!({"path": w.path.display().to_string(), "nodes": w.nodes, "edges": w.edges,
+            "bytes": w.bytes, "seconds": secs}),
+    ))
+}
+
+fn page_graph(
+    sh: &mut Ctx,
+    path: &std::path::Path,
+    format: GraphFormat,
+    o: &Options,
+) -> Result<GraphWritten> {
+    let columns: Vec<Column> = PAGE_ATTRS.iter().map(|f| Column::field(f)).collect();
+    let mut g = GraphFile::create(path, format, export_table::file_columns(&columns))?;
+    let (src, base) = o.filter.clone().unwrap_or_default();
+    let q = expr::parse_query(&src, base)?;
+    if q.order.is_some() || q.limit.is_some() {
+        bail!("export graph: order by and limit do not apply; every matching page is a node");
+    }
+    // Pass 1: the nodes, as the pages are scanned; their ids kept for the
+    // edges (16 bytes a page).
+    let mut nodes: HashSet<UrlId> = HashSet::new();
+    let mut node = |sh: &mut Ctx, row: &[Value]| -> Result<()> {
+        let url = row[0].as_str().unwrap_or_default();
+        let title = row[1].as_str().filter(|t| !t.is_empty()).unwrap_or(url);
+        g.node(url, title, row)?;
+        nodes.insert(UrlId::of(url));
+        sh.progress(&format!(
+            "export graph: {} nodes",
+            table::thousands(nodes.len() as u64)
+        ));
+        Ok(())
+    };
+    let mut emit = Emit {
+        columns,
+        all: true,
+        row: &mut node,
+    };
+    pages::run_query(sh, &q, Output::Stream, Some(&mut emit))?;
+    // Pass 2: each node's links to nodes, parallel links as a weight.
+    let store = sh.store.clone();
+    let (mut failed, mut stopped, mut edges) = (None, false, 0u64);
+    store.each_page_links_while(|src, links| {
+        if !nodes.contains(&src) {
+            return true;
+        }
+        let Ok(links) = links else { return true };
+        let from = match store.url(src) {
+            Ok(Some(u)) => u,
+            Ok(None) => return true,
+            Err(e) => return (failed = Some(e.to_string()), false).1,
+        };
+        let mut weights: Vec<(UrlId, &str, u64)> = Vec::new();
+        for (dst, l) in &links {
+            if !nodes.contains(dst) {
+                continue;
+            }
+            match weights.iter_mut().find(|w| w.0 == *dst) {
+                Some(w) => w.2 += 1,
+                None => weights.push((*dst, l.dst_url, 1)),
+            }
+        }
+        for (_, to, weight) in weights {
+            if let Err(e) = g.edge(&from, to, weight) {
+                return (failed = Some(e), false).1;
+            }
+            edges += 1;
+        }
+        sh.progress(&format!("export graph: {} edges", table::thousands(edges)));
+        stopped = sh.interrupted();
+        !stopped
+    })?;
+    done(g, failed, stopped)
+}
+
+fn host_graph(
+    sh: &mut Ctx,
+    path: &std::path::Path,
+    format: GraphFormat,
+    o: &Options,
+) -> Result<GraphWritten> {
+    let only = export_table::picked(sh, o)?;
+    let store = sh.store.clone();
+    // Hosts by origin, interned; edges (source, target) → page links.
+    let mut index: HashMap<String, u32> = HashMap::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut intern = |o: &str| -> u32 {
+        if let Some(i) = index.get(o) {
+            return *i;
+        }
+        let i = names.len() as u32;
+        names.push(o.to_string());
+        index.insert(o.to_string(), i);
+        i
+    };
+    let mut edges: HashMap<(u32, u32), u64> = HashMap::new();
+    let (mut failed, mut stopped, mut pages) = (None, false, 0u64);
+    store.each_page_links_while(|src, links| {
+        if only.as_ref().is_some_and(|s| !s.contains(&src)) {
+            return true;
+        }
+        let Ok(links) = links else { return true };
+        let url = match store.url(src) {
+            Ok(u) => u,
+            Err(e) => return (failed = Some(e.to_string()), false).1,
+        };
+        let Some(from) = url.as_deref().and_then(origin_of) else {
+            return true;
+        };
+        let a = intern(&from);
+        for (_, l) in &links {
+            if let Some(to) = origin_of(l.dst_url).filter(|t| *t != from) {
+                *edges.entry((a, intern(&to))).or_default() += 1;
+            }
+        }
+        pages += 1;
+        sh.progress(&format!(
+            "export graph: links of {} pages read",
+            table::thousands(pages)
+        ));
+        stopped = sh.interrupted();
+        !stopped
+    })?;
+    if let Some(e) = failed {
+        bail!("{e}");
+    }
+    if stopped {
+        bail!("interrupted: nothing was written");
+    }
+    let attrs = vec![
+        col("pages", ColType::Int),
+        col("errors", ColType::Int),
+        col("queued", ColType::Int),
+        col("host_rank", ColType::Float),
+    ];
+    let mut g = GraphFile::create(path, format, attrs)?;
+    let mut known = HashSet::new();
+    let mut rows = store.rows::<Hosts>(&[]);
+    for row in rows.by_ref() {
+        let (id, h) = row?;
+        let rank = store.row::<HostRanks>(&id)?.map(|r| r.rank);
+        let attrs = [
+            json!(h.fetched),
+            json!(h.errors),
+            json!(h.queued),
+            json!(rank),
+        ];
+        g.node(&h.origin, &h.origin, &attrs)?;
+        known.insert(h.origin);
+    }
+    crate::shell::lookup::unreadable(rows.unreadable());
+    // Hosts only linked to: nodes without counts.
+    for n in names.iter().filter(|n| !known.contains(*n)) {
+        g.node(n, n, &[Value::Null, Value::Null, Value::Null, Value::Null])?;
+    }
+    let mut sorted: Vec<((u32, u32), u64)> = edges.into_iter().collect();
+    sorted.sort_unstable();
+    for ((a, b), weight) in sorted {
+        g.edge(&names[a as usize], &names[b as usize], weight)?;
+    }
+    Ok(g.finish()?)
+}
+
+fn col(name: &str, ty: ColType) -> Col {
+    Col {
+        name: name.into(),
+        ty,
+    }
+}
+
+/// The finished file, or the error that stopped it (its partial file
+/// removed).
+fn done(g: GraphFile, failed: Option<String>, stopped: bool) -> Result<GraphWritten> {
+    if let Some(e) = failed {
+        bail!("{e}");
+    }
+    if stopped {
+        bail!("interrupted: nothing was written (the partial file is removed)");
+    }
+    Ok(g.finish()?)
+}
