@@ -22,6 +22,8 @@ pub enum FileFormat {
     Jsonl,
     Csv,
     Parquet,
+    /// Text as it is: each row's one cell, written whole.
+    Markdown,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -78,6 +80,8 @@ impl Target {
             (".json", FileFormat::Jsonl),
             (".csv", FileFormat::Csv),
             (".parquet", FileFormat::Parquet),
+            (".md", FileFormat::Markdown),
+            (".markdown", FileFormat::Markdown),
         ]
         .into_iter()
         .find(|(ext, _)| stem.ends_with(ext))
@@ -102,6 +106,7 @@ fn parse_format(f: &str) -> Result<FileFormat, String> {
         "jsonl" => Ok(FileFormat::Jsonl),
         "csv" => Ok(FileFormat::Csv),
         "parquet" => Ok(FileFormat::Parquet),
+        "markdown" | "md" => Ok(FileFormat::Markdown),
         _ => Err(format!(
             "--format {f:?} is not a file format here; use jsonl, csv or parquet"
         )),
@@ -123,6 +128,7 @@ pub struct TableFile {
     columns: Vec<Col>,
     out: Option<Out>,
     csv: bool,
+    markdown: bool,
     rows: u64,
 }
 
@@ -167,6 +173,7 @@ impl TableFile {
             columns,
             out: Some(out),
             csv: target.format == FileFormat::Csv,
+            markdown: target.format == FileFormat::Markdown,
             rows: 0,
         };
         if t.csv {
@@ -186,9 +193,13 @@ impl TableFile {
             Some(Out::Parquet(p)) => p.row(cells).map_err(|e| e.to_string()),
             None => Ok(()),
             Some(_) => {
-                let written = match self.csv {
-                    true => self.write_csv(cells),
-                    false => self.write_jsonl(cells),
+                let written = match (self.csv, self.markdown) {
+                    (true, _) => self.write_csv(cells),
+                    (_, true) => {
+                        let text = cells.first().map(plain).unwrap_or_default();
+                        self.writer().write_all(text.as_bytes())
+                    }
+                    _ => self.write_jsonl(cells),
                 };
                 written.map_err(|e| self.io_error(e))
             }

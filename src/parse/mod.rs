@@ -8,6 +8,7 @@
 mod decode;
 mod html;
 mod html_links;
+mod markdown;
 mod mask;
 mod meta;
 mod page;
@@ -20,6 +21,7 @@ mod walk;
 pub use decode::{CharsetSource, Decoded, decode, decode_owned};
 pub use html::{find_link, parse_html};
 pub use html_links::{CONTEXT_BYTES, DEFAULT_MAX_LINKS, LINK_BYTES, LinkPlace, RICH_LINKS};
+pub use markdown::markdown;
 pub use meta::PageHead;
 pub use meta::{RobotsDirectives, robots_directives};
 pub use page::{ParsedLink, ParsedPage};

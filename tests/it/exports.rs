@@ -253,3 +253,91 @@ async fn ctrl_c_mid_export_leaves_no_file() {
     assert!(left.is_empty(), "{left:?}");
     assert!(!path.exists());
 }
+
+/// A news page (navigation bar, byline, date, article with a list, code
+/// and a link, copyright line) and a leaf page.
+fn news(path: &str) -> Response {
+    match path {
+        "/" => Response::html(
+            "<html><head><title>Council news</title></head><body>\
+             <div><a href=/c>Casino</a> | <a href=/p>Poker</a> | <a href=/g>Casino games</a> | \
+             <a href=/n>Poker night</a></div>\
+             <h1>Council expands riverside park</h1>\
+             <p>By Ann Lee</p><p>Last modified: March 5, 2009</p>\
+             <p>The city council voted on Tuesday to expand the riverside park by twelve acres, \
+             ending a debate that began in 2004; <a href=/budget>the budget office</a> put the \
+             cost at four million dollars over five years.</p>\
+             <h2>What changes</h2><ul><li>twelve acres of park</li><li>a rail yard gone</li></ul>\
+             <pre>cost = 4_000_000</pre>\
+             <p>Copyright 2009 The Example Company. All rights reserved.</p></body></html>",
+        ),
+        _ => Response::html("<title>leaf</title><p>a leaf page</p>"),
+    }
+}
+
+/// `export text` writes the stored pages as Markdown sections and JSONL
+/// records from their bodies: headings, lists, code and links kept, the
+/// lines denoising removed left out unless `--raw`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_exports_as_markdown_and_jsonl() {
+    let f = Fixture::start(news).await;
+    let db = Db::new();
+    let mut s = fast();
+    s.max_depth = Some(1);
+    s.denoise.enabled = true;
+    db.crawl(s, &[f.url("/")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    let cmds = vec![
+        format!("export text {} --where depth = 0", p("news.md").display()),
+        format!(
+            "export text {} --raw --where depth = 0",
+            p("raw.md").display()
+        ),
+        format!("export text {}", p("all.jsonl").display()),
+        "count pages where status = 200".into(),
+    ];
+    let out = common::shell(db.store.clone(), cmds).await;
+    assert!(out.contains("(1 pages,"), "{out}");
+    let md = std::fs::read_to_string(p("news.md")).unwrap();
+    for want in [
+        "# Council expands riverside park\n",
+        &format!("<{}> · fetched ", f.url("/")),
+        "by Ann Lee",
+        "## What changes\n\n- twelve acres of park\n- a rail yard gone\n",
+        "```\ncost = 4_000_000\n```",
+        &format!("[the budget office]({})", f.url("/budget")),
+    ] {
+        assert!(md.contains(want), "{want:?} in:\n{md}");
+    }
+    // Denoising dropped the navigation bar and the copyright line; --raw
+    // keeps them.
+    assert!(
+        !md.contains("Poker night") && !md.contains("All rights reserved"),
+        "{md}"
+    );
+    let raw = std::fs::read_to_string(p("raw.md")).unwrap();
+    assert!(
+        raw.contains("Poker night") && raw.contains("All rights reserved"),
+        "{raw}"
+    );
+    // JSONL: one record a page with text, read by Python's json.
+    let got = python(
+        r#"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+home = [r for r in rows if r["title"] == "Council expands riverside park"][0]
+print(json.dumps({"rows": len(rows), "author": home["author"], "denoised": home["denoised"],
+  "nav": "Poker night" in home["text"], "article": "riverside park by twelve acres" in home["text"]}))
+"#,
+        &[p("all.jsonl").as_path()],
+    );
+    let pages: u64 = out.lines().last().unwrap().trim().parse().unwrap();
+    assert_eq!(got["rows"].as_u64(), Some(pages), "{got}");
+    assert_eq!(got["author"], "Ann Lee");
+    assert_eq!(
+        (got["denoised"].as_bool(), got["nav"].as_bool()),
+        (Some(true), Some(false))
+    );
+    assert_eq!(got["article"], true);
+}

@@ -23,13 +23,14 @@ use crate::warc::{Record, RecordType, http_block};
 
 pub const COMMAND: Command = Command {
     name: "export",
-    usage: "export pages|links|hosts|inlinks|graph|warc|wacz PATH [--fields a,b,c] [--format F] [--text] [--hosts] [--where EXPR]",
-    summary: "a table of the db (pages with every field pages where knows, links, hosts, in-links) as JSONL, CSV or Parquet (.gz/.zst compress), the link graph (pages, or --hosts) as GraphML, GEXF, an edge list or DOT, or the stored pages as a WARC 1.1 file or WACZ package (--text: with the pages' text)",
+    usage: "export pages|links|hosts|inlinks|graph|text|warc|wacz PATH [--fields a,b,c] [--format F] [--text] [--hosts] [--raw] [--where EXPR]",
+    summary: "a table of the db (pages with every field pages where knows, links, hosts, in-links) as JSONL, CSV or Parquet (.gz/.zst compress), the link graph (pages, or --hosts) as GraphML, GEXF, an edge list or DOT, the pages' text as Markdown or JSONL for corpora, or the stored pages as a WARC 1.1 file or WACZ package (--text: with the pages' text)",
     examples: &[
         "export pages pages.jsonl",
         "export pages docs.csv.gz --fields url,status,title,pagerank --where host = 'docs.example.org'",
         "export links links.parquet",
         "export graph hosts.gexf --hosts",
+        "export text corpus.md --where verdict = 'keep'",
         "export warc crawl.warc.gz",
         "export warc docs.warc.gz --where host = 'docs.example.org' and status = 200",
         "export wacz crawl.wacz --text",
@@ -47,8 +48,9 @@ const IDENTICAL_PAYLOAD: &str = "http://netpreserve.org/warc/1.1/revisit/identic
 fn complete(_: &Known, args: &[&str]) -> Vec<String> {
     match args {
         [] => super::words(&[
-            "pages", "links", "hosts", "inlinks", "graph", "warc", "wacz",
+            "pages", "links", "hosts", "inlinks", "graph", "text", "warc", "wacz",
         ]),
+        ["text", _] => super::words(&["--format", "--raw", "--where"]),
         ["graph", _] => super::words(&["--format", "--hosts", "--where"]),
         [w, _] if super::export_table::TABLES.contains(w) => {
             super::words(&["--fields", "--format", "--text", "--where"])
@@ -73,13 +75,17 @@ fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
         let (rest, base) = rest_after_words(call.line, 3);
         return super::export_table::run(sh, format, path, &rest, base);
     }
+    if format == "text" {
+        let (rest, base) = rest_after_words(call.line, 3);
+        return super::export_text::run(sh, path, &rest, base);
+    }
     if format == "graph" {
         let (rest, base) = rest_after_words(call.line, 3);
         return super::export_graph::run(sh, path, &rest, base);
     }
     if format != "warc" && format != "wacz" {
         bail!(
-            "export: {format:?} is not something to export; export pages|links|hosts|inlinks|graph|warc|wacz PATH"
+            "export: {format:?} is not something to export; export pages|links|hosts|inlinks|graph|text|warc|wacz PATH"
         );
     }
     if path.exists() {

@@ -85,7 +85,7 @@ fn page_graph(
     // Pass 1: the nodes, as the pages are scanned; their ids kept for the
     // edges (16 bytes a page).
     let mut nodes: HashSet<UrlId> = HashSet::new();
-    let mut node = |sh: &mut Ctx, row: &[Value]| -> Result<()> {
+    let mut node = |sh: &mut Ctx, _: &crate::shell::fields::Row, row: &[Value]| -> Result<()> {
         let url = row[0].as_str().unwrap_or_default();
         let title = row[1].as_str().filter(|t| !t.is_empty()).unwrap_or(url);
         g.node(url, title, row)?;

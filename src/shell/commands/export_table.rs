@@ -31,6 +31,8 @@ pub(super) struct Options {
     pub text: bool,
     /// `--hosts`: the host graph.
     pub hosts: bool,
+    /// `--raw`: text as fetched, not denoised.
+    pub raw: bool,
     /// `where EXPR` and the column it starts at, when given.
     pub filter: Option<(String, usize)>,
 }
@@ -43,6 +45,7 @@ pub(super) fn options(rest: &str, base: usize) -> Result<Options> {
         format: None,
         text: false,
         hosts: false,
+        raw: false,
         filter: None,
     };
     let mut at = 0;
@@ -72,6 +75,10 @@ pub(super) fn options(rest: &str, base: usize) -> Result<Options> {
                 o.hosts = true;
                 at += lead + word_end;
             }
+            ("--raw", _) => {
+                o.raw = true;
+                at += lead + word_end;
+            }
             ("--fields", Some(v)) => {
                 o.fields = Some(v.split(',').map(|f| f.trim().to_string()).collect());
                 at = value_end(v);
@@ -82,7 +89,7 @@ pub(super) fn options(rest: &str, base: usize) -> Result<Options> {
             }
             ("--fields" | "--format", None) => bail!("{word} needs a value"),
             _ => bail!(
-                "export: unknown option {word:?}; options are --fields a,b,c, --format F, --text, --hosts (graph) and --where EXPR (last)"
+                "export: unknown option {word:?}; options are --fields a,b,c, --format F, --text, --hosts (graph), --raw (text) and --where EXPR (last)"
             ),
         }
     }
@@ -96,10 +103,13 @@ pub(super) fn run(
     base: usize,
 ) -> Result<Reply> {
     let o = options(rest, base)?;
-    if o.hosts {
-        bail!("--hosts is for export graph; export hosts writes the hosts table");
+    if o.hosts || o.raw {
+        bail!("--hosts is for export graph and --raw for export text");
     }
     let target = Target::of(&path, o.format.as_deref())?;
+    if target.format == crate::export::FileFormat::Markdown {
+        bail!("export {what} writes jsonl, csv or parquet (markdown is for export text)");
+    }
     let started = Instant::now();
     let written = match what {
         "pages" => export_pages(sh, &target, &o)?,
@@ -173,7 +183,7 @@ fn export_pages(sh: &mut Ctx, target: &Target, o: &Options) -> Result<Written> {
         bail!("export pages: order by and limit do not apply; every matching page is written");
     }
     let mut file = TableFile::create(target, file_columns(&columns))?;
-    let mut write = |sh: &mut Ctx, row: &[Value]| -> Result<()> {
+    let mut write = |sh: &mut Ctx, _: &crate::shell::fields::Row, row: &[Value]| -> Result<()> {
         file.row(row)?;
         if file.rows().is_multiple_of(4096) {
             sh.progress(&format!(

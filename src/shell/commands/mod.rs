@@ -16,6 +16,7 @@ mod domains;
 mod export;
 mod export_graph;
 mod export_table;
+mod export_text;
 mod export_wacz;
 mod frontier;
 mod get;

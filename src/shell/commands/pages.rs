@@ -112,7 +112,7 @@ pub(super) fn query(sh: &mut Ctx, src: &str, base: usize, out: Output) -> Result
     };
     let columns = page_columns(None);
     let mut started = false;
-    let mut to_sink = |sh: &mut Ctx, row: &[serde_json::Value]| -> Result<()> {
+    let mut to_sink = |sh: &mut Ctx, _: &Row, row: &[serde_json::Value]| -> Result<()> {
         sh.progress_done();
         if !std::mem::replace(&mut started, true) {
             sh.sink.begin(page_columns(None));
@@ -133,8 +133,12 @@ pub(super) struct Emit<'e> {
     pub columns: Vec<Column>,
     /// Every column is read, not only those a human table shows.
     pub all: bool,
-    pub row: &'e mut dyn FnMut(&mut Ctx, &[serde_json::Value]) -> Result<()>,
+    /// Called with each match: its records and its values.
+    pub row: &'e mut RowSink<'e>,
 }
+
+/// What takes each streamed match.
+pub(super) type RowSink<'e> = dyn FnMut(&mut Ctx, &Row, &[serde_json::Value]) -> Result<()> + 'e;
 
 /// Runs a parsed query: counts, streams to `emit`, or collects a table.
 pub(super) fn run_query(
@@ -407,7 +411,7 @@ fn scan(
                     needs.fill(sh, id, &doc, &mut extra)?;
                     let row = Row::full(&page, &doc, &extra, now);
                     let values = page_values(&e.columns, &row);
-                    (e.row)(sh, &values)?;
+                    (e.row)(sh, &row, &values)?;
                 }
             }
             Output::Table => found.rows.push(Matched { page, doc, extra }),
