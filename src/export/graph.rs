@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Col, ColType, partial_of};
+use super::{Col, ColType, Partial};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum GraphFormat {
@@ -49,9 +49,8 @@ pub struct GraphWritten {
 }
 
 pub struct GraphFile {
-    path: PathBuf,
-    partial: PathBuf,
-    out: Option<BufWriter<File>>,
+    partial: Partial,
+    out: BufWriter<File>,
     format: GraphFormat,
     attrs: Vec<Col>,
     nodes: u64,
@@ -62,19 +61,10 @@ pub struct GraphFile {
 impl GraphFile {
     /// Starts a graph whose nodes carry `attrs` (plus a label).
     pub fn create(path: &Path, format: GraphFormat, attrs: Vec<Col>) -> Result<GraphFile, String> {
-        if path.exists() {
-            return Err(format!(
-                "{} exists; give export a new file name",
-                path.display()
-            ));
-        }
-        let partial = partial_of(path);
-        let file = File::create(&partial)
-            .map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
+        let (partial, file) = Partial::create(path)?;
         let mut g = GraphFile {
-            path: path.to_path_buf(),
             partial,
-            out: Some(BufWriter::with_capacity(1 << 20, file)),
+            out: BufWriter::with_capacity(1 << 20, file),
             format,
             attrs,
             nodes: 0,
@@ -95,15 +85,10 @@ impl GraphFile {
                 h +=
                     "  <key id=\"label\" for=\"node\" attr.name=\"label\" attr.type=\"string\"/>\n";
                 for (i, a) in self.attrs.iter().enumerate() {
-                    let ty = match a.ty {
-                        ColType::Int => "long",
-                        ColType::Float => "double",
-                        ColType::Bool => "boolean",
-                        ColType::Text => "string",
-                    };
                     h += &format!(
-                        "  <key id=\"d{i}\" for=\"node\" attr.name=\"{}\" attr.type=\"{ty}\"/>\n",
-                        xml(&a.name)
+                        "  <key id=\"d{i}\" for=\"node\" attr.name=\"{}\" attr.type=\"{}\"/>\n",
+                        xml(&a.name),
+                        xml_type(a.ty)
                     );
                 }
                 h +=
@@ -122,15 +107,10 @@ impl GraphFile {
                 h += "  <graph defaultedgetype=\"directed\" mode=\"static\">\n";
                 h += "    <attributes class=\"node\" mode=\"static\">\n";
                 for (i, a) in self.attrs.iter().enumerate() {
-                    let ty = match a.ty {
-                        ColType::Int => "long",
-                        ColType::Float => "double",
-                        ColType::Bool => "boolean",
-                        ColType::Text => "string",
-                    };
                     h += &format!(
-                        "      <attribute id=\"{i}\" title=\"{}\" type=\"{ty}\"/>\n",
-                        xml(&a.name)
+                        "      <attribute id=\"{i}\" title=\"{}\" type=\"{}\"/>\n",
+                        xml(&a.name),
+                        xml_type(a.ty)
                     );
                 }
                 h += "    </attributes>\n    <nodes>\n";
@@ -158,18 +138,22 @@ impl GraphFile {
                 l + "</node>\n"
             }
             GraphFormat::Gexf => {
-                let mut l = format!(
-                    "      <node id=\"{}\" label=\"{}\"><attvalues>",
-                    xml(id),
-                    xml(label)
-                );
+                let mut values = String::new();
                 for (i, v) in attrs.iter().enumerate().filter(|(_, v)| !v.is_null()) {
-                    l += &format!(
+                    values += &format!(
                         "<attvalue for=\"{i}\" value=\"{}\"/>",
                         xml(&super::plain(v))
                     );
                 }
-                l + "</attvalues></node>\n"
+                // The schema wants at least one value in an <attvalues>.
+                if !values.is_empty() {
+                    values = format!("<attvalues>{values}</attvalues>");
+                }
+                format!(
+                    "      <node id=\"{}\" label=\"{}\">{values}</node>\n",
+                    xml(id),
+                    xml(label)
+                )
             }
             GraphFormat::EdgesCsv => return Ok(()),
             GraphFormat::Dot => format!("  {} [label={}];\n", dot(id), dot(label)),
@@ -220,35 +204,34 @@ impl GraphFile {
             GraphFormat::Dot => "}\n",
         };
         self.write(tail)?;
-        let out = self.out.take().expect("finished once");
-        let file = out
+        let file = self
+            .out
             .into_inner()
-            .map_err(|e| format!("cannot write {}: {}", self.partial.display(), e.error()))?;
-        file.sync_all()
-            .map_err(|e| format!("cannot write {}: {e}", self.partial.display()))?;
-        drop(file);
-        std::fs::rename(&self.partial, &self.path)
-            .map_err(|e| format!("cannot rename to {}: {e}", self.path.display()))?;
+            .map_err(|e| self.partial.error(e.into_error()))?;
+        let path = self.partial.path().to_path_buf();
+        let bytes = self.partial.commit(file)?;
         Ok(GraphWritten {
-            bytes: std::fs::metadata(&self.path).map_or(0, |m| m.len()),
-            path: self.path.clone(),
+            bytes,
+            path,
             nodes: self.nodes,
             edges: self.edges,
         })
     }
 
     fn write(&mut self, s: &str) -> Result<(), String> {
-        let out = self.out.as_mut().expect("open until finished");
-        out.write_all(s.as_bytes())
-            .map_err(|e| format!("cannot write {}: {e}", self.partial.display()))
+        self.out
+            .write_all(s.as_bytes())
+            .map_err(|e| self.partial.error(e))
     }
 }
 
-impl Drop for GraphFile {
-    fn drop(&mut self) {
-        if self.out.take().is_some() {
-            let _ = std::fs::remove_file(&self.partial);
-        }
+/// A column's type as GraphML and GEXF both name it.
+fn xml_type(t: ColType) -> &'static str {
+    match t {
+        ColType::Int => "long",
+        ColType::Float => "double",
+        ColType::Bool => "boolean",
+        ColType::Text => "string",
     }
 }
 

@@ -3,7 +3,7 @@
 //! JSONL and CSV gzip- or zstd-compressed when the name ends `.gz` or
 //! `.zst`. A file is written under `NAME.partial` and renamed when whole,
 //! so the final name never holds half a file; dropped unfinished (an
-//! error, Ctrl-C), the partial file is removed.
+//! error, Ctrl-C, a failed flush or rename), the partial file is removed.
 
 mod cells;
 pub mod graph;
@@ -121,10 +121,76 @@ pub struct Written {
     pub bytes: u64,
 }
 
-/// A table being written.
-pub struct TableFile {
+/// A file being written under `PATH.partial`: removed when dropped, unless
+/// `commit` gave it its name (so no error path leaves half a file).
+pub(crate) struct Partial {
     path: PathBuf,
     partial: PathBuf,
+    committed: bool,
+}
+
+impl Partial {
+    /// Creates `PATH.partial` for `path`, which must not exist; refuses a
+    /// partial file left there (another export writing it, or one cut
+    /// short by a crash) rather than take it over.
+    pub(crate) fn create(path: &Path) -> Result<(Partial, File), String> {
+        if path.exists() {
+            return Err(format!(
+                "{} exists; give export a new file name",
+                path.display()
+            ));
+        }
+        let partial = partial_of(path);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&partial)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => format!(
+                    "{} exists: another export is writing it, or one was cut short (remove it)",
+                    partial.display()
+                ),
+                _ => format!("cannot create {}: {e}", partial.display()),
+            })?;
+        let p = Partial {
+            path: path.to_path_buf(),
+            partial,
+            committed: false,
+        };
+        Ok((p, file))
+    }
+
+    /// Syncs `file` and gives it its name; the bytes it holds.
+    pub(crate) fn commit(mut self, file: File) -> Result<u64, String> {
+        file.sync_all().map_err(|e| self.error(e))?;
+        drop(file);
+        std::fs::rename(&self.partial, &self.path)
+            .map_err(|e| format!("cannot rename to {}: {e}", self.path.display()))?;
+        self.committed = true;
+        Ok(std::fs::metadata(&self.path).map_or(0, |m| m.len()))
+    }
+
+    /// The name the file gets.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn error(&self, e: std::io::Error) -> String {
+        format!("cannot write {}: {e}", self.partial.display())
+    }
+}
+
+impl Drop for Partial {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.partial);
+        }
+    }
+}
+
+/// A table being written.
+pub struct TableFile {
+    partial: Partial,
     columns: Vec<Col>,
     out: Option<Out>,
     csv: bool,
@@ -143,16 +209,7 @@ enum Out {
 impl TableFile {
     /// Starts `target` with `columns`; refuses a path that exists.
     pub fn create(target: &Target, columns: Vec<Col>) -> Result<TableFile, String> {
-        let path = target.path.clone();
-        if path.exists() {
-            return Err(format!(
-                "{} exists; give export a new file name",
-                path.display()
-            ));
-        }
-        let partial = partial_of(&path);
-        let file = File::create(&partial)
-            .map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
+        let (partial, file) = Partial::create(&target.path)?;
         let buf = BufWriter::with_capacity(1 << 20, file);
         let out = match (target.format, target.compression) {
             (FileFormat::Parquet, _) => Out::Parquet(Box::new(
@@ -168,7 +225,6 @@ impl TableFile {
             }
         };
         let mut t = TableFile {
-            path,
             partial,
             columns,
             out: Some(out),
@@ -227,13 +283,10 @@ impl TableFile {
             Out::Parquet(p) => p.finish().map_err(|e| std::io::Error::other(e.to_string())),
         }
         .map_err(|e| self.io_error(e))?;
-        file.sync_all().map_err(|e| self.io_error(e))?;
-        drop(file);
-        std::fs::rename(&self.partial, &self.path)
-            .map_err(|e| format!("cannot rename to {}: {e}", self.path.display()))?;
-        let bytes = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        let path = self.partial.path.clone();
+        let bytes = self.partial.commit(file)?;
         Ok(Written {
-            path: self.path.clone(),
+            path,
             rows: self.rows,
             bytes,
         })
@@ -271,15 +324,7 @@ impl TableFile {
     }
 
     fn io_error(&self, e: std::io::Error) -> String {
-        format!("cannot write {}: {e}", self.partial.display())
-    }
-}
-
-impl Drop for TableFile {
-    fn drop(&mut self) {
-        if self.out.take().is_some() {
-            let _ = std::fs::remove_file(&self.partial);
-        }
+        self.partial.error(e)
     }
 }
 

@@ -1,16 +1,22 @@
 //! A page's HTML as Markdown for text corpora: headings, paragraphs,
 //! lists, preformatted blocks and links kept where the tokenizer sees
 //! them, everything else as text. One pass over the same tokens the walk
-//! reads (`scan`), elements on a stack (never recursion), output linear in
-//! the input. Lines whose text is in `drop` (what denoising removed) are
-//! left out.
+//! reads (`scan`), elements on a stack (never recursion); an end tag
+//! closes what was left open inside it, and the closes HTML implies
+//! (`<li>` after `<li>`, a block after `<p>`, `<body>` after `<head>`) are
+//! made, each element popped once: time and output linear in the input.
+//! Lines whose text is in `drop` (what denoising removed) are left out.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::mask::{mask_raw_text, unmask_rcdata};
 use super::scan::{Sink, Tag, VOID_TAGS, scan};
 use super::text::decode_entities;
 use super::walk::dom_chunks;
+
+/// Deepest list indentation written (a page nesting lists 100,000 deep
+/// gets this, not 100,000 levels of spaces a line).
+const MAX_INDENT: usize = 24;
 
 /// `html` (of the page at `base`) as Markdown, without the lines whose
 /// collapsed text is in `drop`.
@@ -24,23 +30,33 @@ pub fn markdown(html: &str, base: &url::Url, drop: &HashSet<String>) -> String {
         plain: String::new(),
         lists: Vec::new(),
         anchor: None,
-        pre: 0,
+        pre: None,
         blank_before: false,
         marker: 0,
+        item: false,
+        space: false,
     };
     for piece in dom_chunks(&masked) {
         let mut tree = Tree {
             md: &mut md,
             open: Vec::new(),
+            counts: HashMap::new(),
             skipping: 0,
         };
         scan(piece, &mut tree);
-        while let Some(e) = tree.open.pop() {
-            tree.leave(&e);
-        }
+        tree.pop_to(0);
     }
     md.end_line();
     md.out.trim_end().to_string()
+}
+
+/// An open list: ordered, its next number, the column its items start at,
+/// and the column its current item's content starts at.
+struct List {
+    ordered: bool,
+    next: u32,
+    indent: usize,
+    content: usize,
 }
 
 struct Markdown<'a> {
@@ -51,35 +67,35 @@ struct Markdown<'a> {
     line: String,
     /// Its text alone, to compare with the lines denoising removed.
     plain: String,
-    /// Open lists: ordered, and the next item's number.
-    lists: Vec<(bool, u32)>,
-    /// An open link's href (resolved), written when it closes.
-    anchor: Option<String>,
-    /// Open `<pre>` elements: text kept as written.
-    pre: usize,
+    lists: Vec<List>,
+    /// An open link: its href (resolved) and where its `[` is in the line.
+    anchor: Option<(String, usize)>,
+    /// The text of an open `<pre>`, written as a fenced block when it ends.
+    pre: Option<String>,
     /// The next line starts a block: a blank line before it.
     blank_before: bool,
-    /// Bytes of the line that are a heading's or an item's marker: a line
-    /// no longer than that is empty.
+    /// Bytes of the line that are a heading's or an item's marker.
     marker: usize,
+    /// The marker is a list item's (it waits for the item's text).
+    item: bool,
+    /// Whitespace was seen since the last word: the next word is apart.
+    space: bool,
 }
 
 impl Markdown<'_> {
-    /// Ends the line being written (kept unless denoising dropped it).
+    /// Ends the line being written (kept unless it is empty or denoising
+    /// dropped it).
     fn end_line(&mut self) {
+        self.cancel_anchor();
         let line = std::mem::take(&mut self.line);
         let plain = crate::parse::collapse(&std::mem::take(&mut self.plain));
         let marker = std::mem::take(&mut self.marker);
-        if line.trim().is_empty()
-            || (self.pre == 0 && (line.len() <= marker || self.drop.contains(&plain)))
-        {
+        self.item = false;
+        self.space = false;
+        if line.len() <= marker || self.drop.contains(&plain) {
             return;
         }
-        if self.blank_before && !self.out.is_empty() && !self.out.ends_with("\n\n") {
-            self.out.push('\n');
-        }
-        self.blank_before = false;
-        self.out.push_str(line.trim_end());
+        self.raw(line.trim_end());
         self.out.push('\n');
     }
 
@@ -92,48 +108,82 @@ impl Markdown<'_> {
         self.out.push_str(s);
     }
 
-    /// Starts a block: the line ends, a blank line comes before the next.
+    /// Starts a block: the line ends, a blank line comes before the next
+    /// (inside a list item the item's marker waits for its text).
     fn block(&mut self) {
-        self.end_line();
+        if !(self.item && self.line.len() <= self.marker) {
+            self.end_line();
+        }
         self.blank_before = true;
     }
 
+    /// A link still open when its line ends loses its `[`: a link around
+    /// blocks (a card) is its text.
+    fn cancel_anchor(&mut self) {
+        if let Some((_, at)) = self.anchor.take()
+            && self.line.as_bytes().get(at) == Some(&b'[')
+        {
+            self.line.remove(at);
+        }
+    }
+
     fn text(&mut self, t: &str) {
-        if self.pre > 0 {
-            for (i, part) in t.split('\n').enumerate() {
-                if i > 0 {
-                    self.out.push_str(&std::mem::take(&mut self.line));
-                    self.out.push('\n');
-                }
-                self.line.push_str(part);
-            }
+        if let Some(pre) = &mut self.pre {
+            pre.push_str(t);
             return;
         }
-        for w in t.split_whitespace() {
-            let at_start = self.line.trim().is_empty() || self.line.ends_with(['[', ' ']);
-            if !at_start {
+        let lead = t.starts_with(char::is_whitespace);
+        for (i, w) in t.split_whitespace().enumerate() {
+            let at_start = self.line.len() <= self.marker || self.line.ends_with('[');
+            if !at_start && (i > 0 || lead || self.space) {
                 self.line.push(' ');
             }
-            escape(w, &mut self.line);
-            if !self.plain.is_empty() {
+            if !self.plain.is_empty() && (i > 0 || lead || self.space) {
                 self.plain.push(' ');
             }
+            escape(
+                w,
+                at_start && self.line.len() <= self.marker,
+                &mut self.line,
+            );
             self.plain.push_str(w);
+            self.space = false;
         }
-        // A space the text ends with separates it from what follows.
-        if t.ends_with(char::is_whitespace)
-            && !self.line.ends_with([' ', '['])
-            && !self.line.trim().is_empty()
-        {
-            self.line.push(' ');
+        self.space |= t.ends_with(char::is_whitespace) || (lead && t.trim().is_empty());
+    }
+
+    /// Writes a `<pre>`'s text as a fenced block, the fence longer than
+    /// any run of backticks in it.
+    fn fence(&mut self, code: &str) {
+        let code = code
+            .strip_prefix('\n')
+            .unwrap_or(code)
+            .trim_end_matches('\n');
+        let (mut run, mut longest) = (0, 0);
+        for b in code.bytes() {
+            run = if b == b'`' { run + 1 } else { 0 };
+            longest = longest.max(run);
         }
+        let fence = "`".repeat((longest + 1).max(3));
+        self.raw(&format!("{fence}\n{code}\n{fence}\n"));
+        self.blank_before = true;
     }
 }
 
-/// `w` with the characters Markdown would read as markup escaped.
-fn escape(w: &str, out: &mut String) {
-    for c in w.chars() {
-        if matches!(c, '\\' | '*' | '_' | '[' | ']' | '`' | '<' | '#') {
+/// `w` with the characters Markdown would read as markup escaped; at a
+/// line's start also what would begin a list or a quote.
+fn escape(w: &str, line_start: bool, out: &mut String) {
+    if line_start && matches!(w, "-" | "+" | ">") {
+        out.push('\\');
+    }
+    // `2024.` would start a numbered list.
+    let numbered = line_start
+        && w.len() > 1
+        && w.ends_with('.')
+        && w[..w.len() - 1].bytes().all(|b| b.is_ascii_digit());
+    for (i, c) in w.char_indices() {
+        let list_dot = numbered && i == w.len() - 1;
+        if list_dot || matches!(c, '\\' | '*' | '_' | '[' | ']' | '`' | '<' | '#') {
             out.push('\\');
         }
         out.push(c);
@@ -153,18 +203,22 @@ enum Kind {
     Pre,
 }
 
-struct Element<'p> {
-    name: &'p str,
+struct Element {
+    /// Its name in lower case.
+    lower: String,
     kind: Kind,
 }
 
-struct Tree<'m, 'a, 'p> {
+struct Tree<'m, 'a> {
     md: &'m mut Markdown<'a>,
-    open: Vec<Element<'p>>,
+    open: Vec<Element>,
+    /// Open elements by lower-case name: an end tag pops down to its own
+    /// only when one is open.
+    counts: HashMap<String, usize>,
     skipping: usize,
 }
 
-impl<'p> Sink<'p> for Tree<'_, '_, 'p> {
+impl<'p> Sink<'p> for Tree<'_, '_> {
     fn text(&mut self, raw: &str) {
         if self.skipping == 0 {
             let t = decode_entities(raw);
@@ -173,84 +227,155 @@ impl<'p> Sink<'p> for Tree<'_, '_, 'p> {
     }
 
     fn open(&mut self, tag: &Tag<'p, '_>, self_closing: bool) {
+        let lower = tag.name.to_ascii_lowercase();
+        self.implied_closes(&lower);
         let kind = match self.skipping {
-            0 => self.enter(tag),
+            0 => self.enter(tag, &lower),
             _ => Kind::Skipped,
         };
-        let e = Element {
-            name: tag.name,
-            kind,
-        };
+        let e = Element { lower, kind };
         if self_closing || VOID_TAGS.contains(&tag.name) {
             self.leave(&e);
         } else {
             self.skipping += usize::from(kind == Kind::Skipped);
+            *self.counts.entry(e.lower.clone()).or_default() += 1;
             self.open.push(e);
         }
     }
 
     fn close(&mut self, name: &'p str) {
-        if self.open.last().is_some_and(|e| e.name == name)
-            && let Some(e) = self.open.pop()
+        let lower = name.to_ascii_lowercase();
+        if self.counts.get(&lower).is_some_and(|n| *n > 0)
+            && let Some(at) = self.open.iter().rposition(|e| e.lower == lower)
         {
-            self.skipping -= usize::from(e.kind == Kind::Skipped);
-            self.leave(&e);
+            self.pop_to(at);
         }
     }
 }
 
-impl Tree<'_, '_, '_> {
+impl Tree<'_, '_> {
+    /// Pops the open elements down to (and with) the one at `at`.
+    fn pop_to(&mut self, at: usize) {
+        while self.open.len() > at {
+            let Some(e) = self.open.pop() else { break };
+            self.skipping -= usize::from(e.kind == Kind::Skipped);
+            if let Some(n) = self.counts.get_mut(&e.lower) {
+                *n -= 1;
+            }
+            self.leave(&e);
+        }
+    }
+
+    /// Closes what opening `name` ends in HTML: an open `<head>` for any
+    /// content, an open `<p>` for a block, an open `<li>` (of the same
+    /// list) for a new item.
+    fn implied_closes(&mut self, name: &str) {
+        let is_open = |t: &Tree, n: &str| t.counts.get(n).is_some_and(|c| *c > 0);
+        if is_open(self, "head")
+            && (name == "body" || is_block(name) || heading_level(name).is_some())
+        {
+            let at = self.open.iter().rposition(|e| e.lower == "head");
+            self.pop_to(at.unwrap_or(self.open.len()));
+        }
+        let closes_p = name == "p"
+            || is_block(name)
+            || heading_level(name).is_some()
+            || matches!(name, "ul" | "ol" | "pre");
+        if closes_p && is_open(self, "p") {
+            // Through inline elements only: a `<p>` in a `<div>` the new
+            // block is inside stays.
+            let at = self
+                .open
+                .iter()
+                .rposition(|e| e.lower == "p" || !matches!(e.kind, Kind::Plain | Kind::Link));
+            if let Some(at) = at.filter(|a| self.open[*a].lower == "p") {
+                self.pop_to(at);
+            }
+        }
+        if name == "li" && is_open(self, "li") {
+            let at = self
+                .open
+                .iter()
+                .rposition(|e| matches!(e.lower.as_str(), "li" | "ul" | "ol"));
+            if let Some(at) = at.filter(|a| self.open[*a].lower == "li") {
+                self.pop_to(at);
+            }
+        }
+    }
+
     /// What an opening tag starts.
-    fn enter(&mut self, tag: &Tag<'_, '_>) -> Kind {
-        let name = tag.name.to_ascii_lowercase();
+    fn enter(&mut self, tag: &Tag<'_, '_>, name: &str) -> Kind {
         let md = &mut *self.md;
-        match name.as_str() {
-            "script" | "style" | "template" | "svg" | "title" | "head" | "noscript" => {
-                Kind::Skipped
-            }
-            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
-                md.block();
-                let level = usize::from(name.as_bytes()[1] - b'0');
-                md.line.push_str(&"#".repeat(level));
-                md.line.push(' ');
-                md.marker = md.line.len();
-                Kind::Heading
-            }
+        if let Some(level) = heading_level(name) {
+            md.block();
+            md.line.push_str(&"#".repeat(level));
+            md.line.push(' ');
+            md.marker = md.line.len();
+            md.item = false;
+            return Kind::Heading;
+        }
+        match name {
+            "script" | "style" | "template" | "svg" | "title" | "head" => Kind::Skipped,
             "ul" | "ol" => {
                 // A list in a list item goes on under it, no blank line.
+                let indent = md.lists.last().map_or(0, |l| l.content.min(MAX_INDENT));
                 match md.lists.is_empty() {
                     true => md.block(),
                     false => md.end_line(),
                 }
-                md.lists.push((name == "ol", 1));
+                md.lists.push(List {
+                    ordered: name == "ol",
+                    next: 1,
+                    indent,
+                    content: indent + 2,
+                });
                 Kind::List
             }
             "li" => {
-                md.end_line();
-                let depth = md.lists.len().saturating_sub(1).min(8);
-                md.line.push_str(&"  ".repeat(depth));
-                match md.lists.last_mut() {
-                    Some((true, n)) => {
-                        md.line.push_str(&format!("{n}. "));
-                        *n += 1;
-                    }
-                    _ => md.line.push_str("- "),
+                // An item with nothing in it yet gives way to this one.
+                if md.line.len() <= md.marker {
+                    md.line.clear();
+                    md.marker = 0;
                 }
+                md.end_line();
+                md.item = true;
+                let Some(list) = md.lists.last_mut() else {
+                    md.line.push_str("- ");
+                    md.marker = 2;
+                    return Kind::Item;
+                };
+                let marker = match list.ordered {
+                    true => format!("{}. ", list.next),
+                    false => "- ".to_string(),
+                };
+                list.next += 1;
+                list.content = list.indent + marker.len();
+                md.line.push_str(&" ".repeat(list.indent));
+                md.line.push_str(&marker);
                 md.marker = md.line.len();
                 Kind::Item
             }
             "pre" => {
                 md.block();
-                md.raw("```\n");
-                md.pre += 1;
+                if md.pre.is_some() {
+                    return Kind::Plain;
+                }
+                md.pre = Some(String::new());
                 Kind::Pre
             }
             "a" => {
                 let href = tag.attr("href").and_then(|h| md.base.join(h.trim()).ok());
                 match href {
-                    Some(u) if md.anchor.is_none() => {
+                    Some(u) if md.anchor.is_none() && md.pre.is_none() => {
+                        let at_start = md.line.len() <= md.marker;
+                        if !at_start && md.space {
+                            md.line.push(' ');
+                        }
+                        if md.line.ends_with('!') {
+                            md.line.insert(md.line.len() - 1, '\\');
+                        }
+                        md.anchor = Some((u.to_string(), md.line.len()));
                         md.line.push('[');
-                        md.anchor = Some(u.to_string());
                         Kind::Link
                     }
                     _ => Kind::Plain,
@@ -269,7 +394,7 @@ impl Tree<'_, '_, '_> {
     }
 
     /// What an element's end does.
-    fn leave(&mut self, e: &Element<'_>) {
+    fn leave(&mut self, e: &Element) {
         let md = &mut *self.md;
         match e.kind {
             Kind::Heading | Kind::Block => md.block(),
@@ -282,23 +407,38 @@ impl Tree<'_, '_, '_> {
             }
             Kind::Item => md.end_line(),
             Kind::Pre => {
-                md.end_line();
-                md.pre = md.pre.saturating_sub(1);
-                md.out.push_str("```\n");
-                md.blank_before = true;
+                let code = md.pre.take().unwrap_or_default();
+                md.fence(&code);
             }
             Kind::Link => {
-                if let Some(href) = md.anchor.take() {
-                    let line = md.line.trim_end().to_string();
-                    md.line = line;
-                    md.line.push_str("](");
-                    md.line
-                        .push_str(&href.replace(')', "%29").replace(' ', "%20"));
-                    md.line.push(')');
+                let Some((href, at)) = md.anchor.take() else {
+                    return;
+                };
+                if md.line.len() <= at + 1 {
+                    // No text: no link.
+                    md.line.truncate(at);
+                    return;
                 }
+                let end = md.line.trim_end().len();
+                md.line.truncate(end);
+                md.line.push_str("](");
+                let href = href
+                    .replace('(', "%28")
+                    .replace(')', "%29")
+                    .replace(' ', "%20");
+                md.line.push_str(&href);
+                md.line.push(')');
             }
             Kind::Plain | Kind::Skipped => {}
         }
+    }
+}
+
+/// `h1`…`h6`: the level.
+fn heading_level(name: &str) -> Option<usize> {
+    match name.as_bytes() {
+        [b'h', d @ b'1'..=b'6'] => Some(usize::from(d - b'0')),
+        _ => None,
     }
 }
 
@@ -328,46 +468,10 @@ fn is_block(name: &str) -> bool {
             | "caption"
             | "hr"
             | "body"
+            | "noscript"
     )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn md(html: &str) -> String {
-        let base = url::Url::parse("http://a.org/dir/").unwrap();
-        markdown(html, &base, &HashSet::new())
-    }
-
-    #[test]
-    fn headings_lists_links_and_code_keep_their_shape() {
-        let got = md(
-            "<html><head><title>T</title><script>x()</script></head><body><h1>Big  title</h1>\
-             <p>Some <a href='/x'>link</a> here_now.</p><ul><li>one<li>two <ol><li>a</li><li>b</li></ol></ul>\
-             <pre>let x = 1;\n  y();</pre><h3>End</h3></body></html>",
-        );
-        assert_eq!(
-            got,
-            "# Big title\n\nSome [link](http://a.org/x) here\\_now.\n\n- one\n- two\n  1. a\n  2. b\n\n```\nlet x = 1;\n  y();\n```\n\n### End"
-        );
-    }
-
-    #[test]
-    fn dropped_lines_and_deep_nesting() {
-        let base = url::Url::parse("http://a.org/").unwrap();
-        let drop: HashSet<String> = ["Home | About".to_string()].into();
-        let got = markdown("<div>Home | About</div><p>Body text</p>", &base, &drop);
-        assert_eq!(got, "Body text");
-        // 100,000 nested elements: a stack, no recursion.
-        let deep = format!(
-            "{}x{}",
-            "<div><ul><li>".repeat(100_000),
-            "</li></ul></div>".repeat(100_000)
-        );
-        let got = markdown(&deep, &base, &HashSet::new());
-        assert!(got.contains('x') && got.len() < 100, "{}", got.len());
-        let unclosed = "<a href='/a'>".repeat(50_000) + "end";
-        assert!(markdown(&unclosed, &base, &HashSet::new()).len() < 2_000_000);
-    }
-}
+#[path = "markdown_tests.rs"]
+mod tests;

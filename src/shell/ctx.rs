@@ -124,6 +124,16 @@ impl Ctx {
         }
     }
 
+    /// Runs long work that reports its progress off a terminal too (a
+    /// plain line every 10 s), clearing the progress line after.
+    pub(super) fn reporting<T>(&mut self, work: impl FnOnce(&mut Ctx) -> T) -> T {
+        self.plain_progress = true;
+        let done = work(self);
+        self.plain_progress = false;
+        self.progress_done();
+        done
+    }
+
     pub(super) fn interrupted(&self) -> bool {
         self.interrupt.swap(false, Ordering::SeqCst)
     }

@@ -141,12 +141,20 @@ impl Shell {
         if line.is_empty() || line.starts_with('#') {
             return Ok(());
         }
-        self.ctx.reap();
-        self.ctx.store.catch_up()?;
         // `export`'s --format names its file's format.
         let file_format = line.split_whitespace().next() == Some("export");
         let (format, line) = take_format(line, file_format)?;
-        let words = split_words(&line)?;
+        // From here what the shell says goes where the format wants it.
+        self.ctx.sink.format = format;
+        let done = self.run_words(&line, started);
+        self.ctx.sink.format = Format::Table;
+        done
+    }
+
+    fn run_words(&mut self, line: &str, started: std::time::Instant) -> Result<()> {
+        self.ctx.reap();
+        self.ctx.store.catch_up()?;
+        let words = split_words(line)?;
         let mut words = words.iter().map(String::as_str);
         let Some(name) = words.next() else {
             return Ok(());
@@ -154,7 +162,7 @@ impl Shell {
         let cmd = commands::find(name).ok_or_else(|| commands::unknown(name))?;
         let call = commands::Call {
             args: words.collect(),
-            line: &line,
+            line,
         };
         if !cmd.fits(call.args.len()) {
             return Err(cmd.usage_error());
@@ -164,7 +172,6 @@ impl Shell {
                 "{name}: the database is attached read-only (--read-only); this command changes it"
             );
         }
-        self.ctx.sink.format = format;
         let reply = match cmd.run {
             commands::Run::Data(run) => run(&mut self.ctx, &call),
             commands::Run::Shell(run) => run(self, &call),
@@ -174,12 +181,10 @@ impl Shell {
             e => e,
         });
         // A stream cut by an error is closed, so JSON output stays JSON.
-        if self.ctx.sink.streaming() {
+        if reply.is_err() && self.ctx.sink.streaming() {
             self.ctx.sink.end();
         }
-        let reply = reply.inspect_err(|_| self.ctx.sink.format = Format::Table)?;
-        self.ctx.sink.reply(reply);
-        self.ctx.sink.format = Format::Table;
+        self.ctx.sink.reply(reply?);
         if self.timing && cmd.name != "timing" {
             let ms = started.elapsed().as_secs_f64() * 1e3;
             self.say(&format!("time: {ms:.1} ms"));
@@ -321,8 +326,14 @@ pub fn quote(v: &str) -> String {
     out
 }
 
-/// The text after the first `n` words, and its column offset in `line`.
+/// The text after the first `n` words (as [`split_words`] reads them, so
+/// a quoted path with spaces is one), and its column offset in `line`.
 pub(crate) fn rest_after_words(line: &str, n: usize) -> (String, usize) {
+    if let Ok(spans) = word_spans(line)
+        && let Some(end) = n.checked_sub(1).and_then(|i| spans.get(i)).map(|w| w.1.end)
+    {
+        return (line[end..].to_string(), line[..end].chars().count());
+    }
     let mut idx = 0;
     for _ in 0..n {
         let s = &line[idx..];

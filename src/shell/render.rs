@@ -95,8 +95,8 @@ impl Sink {
                 Some(stream_line(&columns, &names))
             }
             Format::Json | Format::Jsonl => None,
-            Format::Csv => Some(delimited(&columns, names(&columns), ',')),
-            Format::Tsv => Some(delimited(&columns, names(&columns), '\t')),
+            Format::Csv => Some(delimited(names(&columns), ',')),
+            Format::Tsv => Some(delimited(names(&columns), '\t')),
         };
         if let Some(h) = head {
             let _ = writeln!(self.out, "{h}");
@@ -131,8 +131,8 @@ impl Sink {
                 format!("{sep}\n  {indented}")
             }
             Format::Jsonl => Value::Object(object(&s.columns, cells)).to_string(),
-            Format::Csv => delimited(&s.columns, cells.iter().map(csv_cell).collect(), ','),
-            Format::Tsv => delimited(&s.columns, cells.iter().map(tsv_cell).collect(), '\t'),
+            Format::Csv => delimited(cells.iter().map(csv_cell).collect(), ','),
+            Format::Tsv => delimited(cells.iter().map(tsv_cell).collect(), '\t'),
         };
         s.rows += 1;
         match self.format {
@@ -167,7 +167,11 @@ impl Sink {
     /// Writes a whole reply, then its notes.
     pub fn reply(&mut self, reply: Reply) {
         match (self.format, reply.body) {
-            (_, Body::Streamed) => {
+            (f, Body::Streamed(columns)) => {
+                // No row came: machine formats still give `[]` or a header.
+                if !self.streaming() && f != Format::Table {
+                    self.begin(columns);
+                }
                 self.end();
             }
             (Format::Table, Body::Table(t)) => {
@@ -239,13 +243,13 @@ fn one_value(f: Format, v: &Value) -> String {
         Format::Jsonl => Value::Object(obj).to_string(),
         Format::Csv => format!(
             "{}\n{}",
-            delimited(&columns, names(&columns), ','),
-            delimited(&columns, cells.iter().map(csv_cell).collect(), ',')
+            delimited(names(&columns), ','),
+            delimited(cells.iter().map(csv_cell).collect(), ',')
         ),
         Format::Tsv => format!(
             "{}\n{}",
-            delimited(&columns, names(&columns), '\t'),
-            delimited(&columns, cells.iter().map(tsv_cell).collect(), '\t')
+            delimited(names(&columns), '\t'),
+            delimited(cells.iter().map(tsv_cell).collect(), '\t')
         ),
     }
 }
@@ -275,7 +279,7 @@ pub fn object(columns: &[Column], cells: &[Value]) -> Map<String, Value> {
 }
 
 /// Cells joined by `sep`, with CSV's line end (CRLF, RFC 4180) or TSV's.
-fn delimited(_: &[Column], cells: Vec<String>, sep: char) -> String {
+fn delimited(cells: Vec<String>, sep: char) -> String {
     let mut line = cells.join(&sep.to_string());
     if sep == ',' {
         line.push('\r');

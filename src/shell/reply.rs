@@ -24,8 +24,9 @@ pub enum Body {
         value: Value,
         view: Option<String>,
     },
-    /// Rows a command already wrote to the sink as it found them.
-    Streamed,
+    /// Rows a command already wrote to the sink as it found them, under
+    /// these columns (an empty answer is still an empty table).
+    Streamed(Vec<Column>),
 }
 
 /// How a column's values read in a human table (machine formats give the
@@ -155,8 +156,8 @@ impl Reply {
     }
 
     /// Rows written to the sink already.
-    pub fn streamed() -> Reply {
-        Reply::of(Body::Streamed)
+    pub fn streamed(columns: Vec<Column>) -> Reply {
+        Reply::of(Body::Streamed(columns))
     }
 
     pub fn note(mut self, n: impl Into<String>) -> Reply {

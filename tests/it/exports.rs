@@ -88,12 +88,33 @@ async fn every_table_reads_back_in_duckdb_and_python() {
         format!("export links {} --format jsonl", p("links.zst").display()),
         format!("export hosts {}", p("hosts.json").display()),
         format!("export inlinks {}", p("inlinks.jsonl").display()),
+        format!(
+            "export hosts \"{}\" --fields host",
+            p("my hosts.csv").display()
+        ),
         "count pages".into(),
         format!("links from {}", f.url("/")),
     ]
     .into();
     let out = common::shell(db.store.clone(), cmds).await;
     assert!(out.contains("wrote ") && out.contains(" rows, "), "{out}");
+    let hosts = std::fs::read_to_string(p("my hosts.csv")).unwrap();
+    assert_eq!(
+        hosts.lines().count(),
+        2,
+        "a quoted path with a space: {hosts}"
+    );
+    // A partial file left by a crash is not taken over.
+    std::fs::write(p("left.jsonl.partial"), "x").unwrap();
+    let e = common::shell_error(
+        db.store.clone(),
+        format!("export pages {}", p("left.jsonl").display()),
+    )
+    .await;
+    assert!(
+        e.contains("cut short (remove it)") && !p("left.jsonl").exists(),
+        "{e}"
+    );
     for n in ["pages.jsonl", "pages.csv", "pages.parquet", "links.csv.gz"] {
         assert!(!p(&format!("{n}.partial")).exists(), "{n}: partial left");
     }

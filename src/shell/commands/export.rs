@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::pages::matching_ids;
 use super::{Call, Command, Known, Run, no_detail};
+use crate::export::partial_of;
 use crate::model::{UrlId, now_ms};
 use crate::schema::PageRecord;
 use crate::schema::tables::{Docs, Pages};
@@ -157,13 +158,6 @@ fn take_flag(rest: String, base: usize, flag: &str) -> (bool, String, usize) {
         }
         _ => (false, rest, base),
     }
-}
-
-/// `PATH.partial`: where an export is written until it is whole.
-pub(super) fn partial_of(path: &Path) -> PathBuf {
-    let mut partial = path.as_os_str().to_owned();
-    partial.push(".partial");
-    PathBuf::from(partial)
 }
 
 pub(super) fn io_error(path: &Path, e: std::io::Error) -> ShellError {

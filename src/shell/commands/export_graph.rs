@@ -46,15 +46,15 @@ pub(super) fn run(
         bail!("export graph takes --format, --hosts and --where");
     }
     let format = GraphFormat::of(&path, o.format.as_deref())?;
+    // Before the scan: the host graph opens its file after reading links.
+    if path.exists() {
+        bail!("{} exists; give export a new file name", path.display());
+    }
     let started = Instant::now();
-    sh.plain_progress = true;
-    let written = match o.hosts {
+    let w = sh.reporting(|sh| match o.hosts {
         true => host_graph(sh, &path, format, &o),
         false => page_graph(sh, &path, format, &o),
-    };
-    sh.plain_progress = false;
-    sh.progress_done();
-    let w = written?;
+    })?;
     let secs = started.elapsed().as_secs_f64();
     Ok(Reply::record(
         format!(
@@ -106,6 +106,9 @@ fn page_graph(
     let store = sh.store.clone();
     let (mut failed, mut stopped, mut edges) = (None, false, 0u64);
     store.each_page_links_while(|src, links| {
+        if sh.interrupted() {
+            return (stopped = true, false).1;
+        }
         if !nodes.contains(&src) {
             return true;
         }
@@ -115,25 +118,29 @@ fn page_graph(
             Ok(None) => return true,
             Err(e) => return (failed = Some(e.to_string()), false).1,
         };
-        let mut weights: Vec<(UrlId, &str, u64)> = Vec::new();
-        for (dst, l) in &links {
-            if !nodes.contains(dst) {
-                continue;
-            }
-            match weights.iter_mut().find(|w| w.0 == *dst) {
-                Some(w) => w.2 += 1,
-                None => weights.push((*dst, l.dst_url, 1)),
+        // Links to the same page as one weighted edge (sorted: a page may
+        // hold 100,000 links).
+        let mut targets: Vec<(UrlId, &str)> = links
+            .iter()
+            .filter(|(dst, _)| nodes.contains(dst))
+            .map(|(dst, l)| (*dst, l.dst_url))
+            .collect();
+        targets.sort_unstable_by_key(|t| t.0);
+        let mut weights: Vec<(&str, u64)> = Vec::new();
+        for (i, (dst, url)) in targets.iter().enumerate() {
+            match i > 0 && targets[i - 1].0 == *dst {
+                true => weights.last_mut().expect("one before").1 += 1,
+                false => weights.push((url, 1)),
             }
         }
-        for (_, to, weight) in weights {
+        for (to, weight) in weights {
             if let Err(e) = g.edge(&from, to, weight) {
                 return (failed = Some(e), false).1;
             }
             edges += 1;
         }
         sh.progress(&format!("export graph: {} edges", table::thousands(edges)));
-        stopped = sh.interrupted();
-        !stopped
+        true
     })?;
     done(g, failed, stopped)
 }
@@ -161,6 +168,9 @@ fn host_graph(
     let mut edges: HashMap<(u32, u32), u64> = HashMap::new();
     let (mut failed, mut stopped, mut pages) = (None, false, 0u64);
     store.each_page_links_while(|src, links| {
+        if sh.interrupted() {
+            return (stopped = true, false).1;
+        }
         if only.as_ref().is_some_and(|s| !s.contains(&src)) {
             return true;
         }
@@ -183,8 +193,7 @@ fn host_graph(
             "export graph: links of {} pages read",
             table::thousands(pages)
         ));
-        stopped = sh.interrupted();
-        !stopped
+        true
     })?;
     if let Some(e) = failed {
         bail!("{e}");

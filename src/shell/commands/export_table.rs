@@ -103,20 +103,20 @@ pub(super) fn run(
     base: usize,
 ) -> Result<Reply> {
     let o = options(rest, base)?;
-    if o.hosts || o.raw {
-        bail!("--hosts is for export graph and --raw for export text");
+    if o.hosts || o.raw || (o.text && what != "pages") {
+        bail!("--text is for export pages, --hosts for export graph and --raw for export text");
     }
     let target = Target::of(&path, o.format.as_deref())?;
     if target.format == crate::export::FileFormat::Markdown {
         bail!("export {what} writes jsonl, csv or parquet (markdown is for export text)");
     }
     let started = Instant::now();
-    let written = match what {
-        "pages" => export_pages(sh, &target, &o)?,
-        "links" => export_links(sh, &target, &o)?,
-        "inlinks" => export_inlinks(sh, &target, &o)?,
-        _ => export_hosts(sh, &target, &o)?,
-    };
+    let written = sh.reporting(|sh| match what {
+        "pages" => export_pages(sh, &target, &o),
+        "links" => export_links(sh, &target, &o),
+        "inlinks" => export_inlinks(sh, &target, &o),
+        _ => export_hosts(sh, &target, &o),
+    })?;
     let secs = started.elapsed().as_secs_f64();
     Ok(Reply::record(
         format!(
@@ -174,8 +174,12 @@ fn export_pages(sh: &mut Ctx, target: &Target, o: &Options) -> Result<Written> {
     let mut all: Vec<Column> = FIELDS.iter().map(|f| Column::field(f.name)).collect();
     all.push(Column::new("text", Kind::Text));
     let mut columns = chosen(all, &o.fields, "pages")?;
-    if o.fields.is_none() && !o.text {
-        columns.retain(|c| c.name != "text");
+    match (&o.fields, o.text) {
+        (None, false) => columns.retain(|c| c.name != "text"),
+        (Some(_), true) if !columns.iter().any(|c| c.name == "text") => {
+            columns.push(Column::new("text", Kind::Text));
+        }
+        _ => {}
     }
     let (src, base) = o.filter.clone().unwrap_or_default();
     let q = expr::parse_query(&src, base)?;
@@ -198,11 +202,7 @@ fn export_pages(sh: &mut Ctx, target: &Target, o: &Options) -> Result<Written> {
         all: true,
         row: &mut write,
     };
-    sh.plain_progress = true;
-    let done = pages::run_query(sh, &q, Output::Stream, Some(&mut emit));
-    sh.plain_progress = false;
-    sh.progress_done();
-    done?;
+    pages::run_query(sh, &q, Output::Stream, Some(&mut emit))?;
     Ok(file.finish()?)
 }
 
@@ -231,8 +231,10 @@ fn export_links(sh: &mut Ctx, target: &Target, o: &Options) -> Result<Written> {
     let mut file = TableFile::create(target, file_columns(&columns))?;
     let store = sh.store.clone();
     let (mut failed, mut stopped, mut unreadable) = (None, false, 0u64);
-    sh.plain_progress = true;
     store.each_page_links_while(|src, links| {
+        if sh.interrupted() {
+            return (stopped = true, false).1;
+        }
         if only.as_ref().is_some_and(|s| !s.contains(&src)) {
             return true;
         }
@@ -265,11 +267,8 @@ fn export_links(sh: &mut Ctx, target: &Target, o: &Options) -> Result<Written> {
             "export links: {} rows written",
             table::thousands(file.rows())
         ));
-        stopped = sh.interrupted();
-        !stopped
+        true
     })?;
-    sh.plain_progress = false;
-    sh.progress_done();
     finish(file, failed, stopped, unreadable)
 }
 
@@ -280,9 +279,12 @@ fn export_inlinks(sh: &mut Ctx, target: &Target, o: &Options) -> Result<Written>
     let mut file = TableFile::create(target, file_columns(&columns))?;
     let store = sh.store.clone();
     let mut reader = store.all_inlinks()?;
-    sh.plain_progress = true;
     let mut stopped = false;
     while let Some((dst, sources)) = reader.next_target()? {
+        if sh.interrupted() {
+            stopped = true;
+            break;
+        }
         if only.as_ref().is_some_and(|s| !s.contains(&dst)) {
             continue;
         }
@@ -305,13 +307,7 @@ fn export_inlinks(sh: &mut Ctx, target: &Target, o: &Options) -> Result<Written>
             "export inlinks: {} rows written",
             table::thousands(file.rows())
         ));
-        if sh.interrupted() {
-            stopped = true;
-            break;
-        }
     }
-    sh.plain_progress = false;
-    sh.progress_done();
     finish(file, None, stopped, 0)
 }
 

@@ -31,16 +31,16 @@ pub(super) fn run(
     if o.fields.is_some() || o.text || o.hosts {
         bail!("export text takes --format markdown|jsonl, --raw and --where");
     }
-    let target = Target::of(&path, o.format.as_deref().or(Some(guess(&path))))?;
+    let named = match o.format.as_deref() {
+        Some(f) => f,
+        None => guess(&path)?,
+    };
+    let target = Target::of(&path, Some(named))?;
     if !matches!(target.format, FileFormat::Markdown | FileFormat::Jsonl) {
         bail!("export text writes markdown or jsonl");
     }
     let started = Instant::now();
-    sh.plain_progress = true;
-    let written = write(sh, &target, &o);
-    sh.plain_progress = false;
-    sh.progress_done();
-    let w = written?;
+    let w = sh.reporting(|sh| write(sh, &target, &o))?;
     let secs = started.elapsed().as_secs_f64();
     Ok(Reply::record(
         format!(
@@ -53,13 +53,17 @@ pub(super) fn run(
     ))
 }
 
-/// Markdown unless the name says JSONL.
-fn guess(path: &std::path::Path) -> &'static str {
+/// Markdown unless the name says JSONL; a table format's name is refused.
+fn guess(path: &std::path::Path) -> Result<&'static str> {
     let name = path.to_string_lossy().to_ascii_lowercase();
     let name = name.trim_end_matches(".gz").trim_end_matches(".zst");
-    match name.ends_with(".jsonl") || name.ends_with(".json") || name.ends_with(".ndjson") {
-        true => "jsonl",
-        false => "markdown",
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    match ext {
+        "jsonl" | "json" | "ndjson" => Ok("jsonl"),
+        "csv" | "parquet" | "tsv" => {
+            bail!("export text writes markdown or jsonl; name the file .md or .jsonl")
+        }
+        _ => Ok("markdown"),
     }
 }
 

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::export::{io_error, partial_of, write_warc};
+use super::export::{io_error, write_warc};
+use crate::export::partial_of;
 use crate::model::{UrlId, Utc};
 use crate::schema::tables::{Pages, Warc};
 use crate::shell::error::{Result, bail};

@@ -23,7 +23,7 @@ fn run(_: &mut Ctx, call: &Call) -> Result<Reply> {
     match call.args[..] {
         [] => {
             let mut out = String::from(
-                "commands (help COMMAND for more; --format table|json|jsonl|csv|tsv, or --json, on any command):\n",
+                "commands (help COMMAND for more; --format table|json|jsonl|csv|tsv, or --json, on any command; on export it names the file's format):\n",
             );
             for c in COMMANDS {
                 out.push_str(&format!("  {:<10} {}\n", c.name, c.summary));

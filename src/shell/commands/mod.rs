@@ -357,8 +357,10 @@ mod tests {
             "help".into(),
         ];
         for call in calls {
-            let json =
-                json_rows(serde_json::from_str(&t.ok(&format!("{call} --format json"))).unwrap());
+            let text = t.ok(&format!("{call} --format json"));
+            let json = json_rows(
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{call}: {e}: {text}")),
+            );
             let jsonl: Vec<serde_json::Value> = t
                 .ok(&format!("{call} --format jsonl"))
                 .lines()
@@ -374,13 +376,32 @@ mod tests {
                 let header = &csv[0].1;
                 assert_eq!(header.len(), obj.len(), "{call}: {header:?}");
                 for (c, name) in header.iter().enumerate() {
+                    let (got, tsv_got) = (&csv[i + 1].1[c], tsv[i + 1][c]);
+                    // A float read back from JSON text may print a digit
+                    // shorter than it was written: numbers compare as numbers.
+                    if let Some(n) = obj[name].as_f64() {
+                        let close = |s: &str| {
+                            s.parse::<f64>()
+                                .is_ok_and(|x| (x - n).abs() <= 1e-12 * n.abs().max(1.0))
+                        };
+                        assert!(
+                            close(got) && close(tsv_got),
+                            "{call}: {name} {got} {tsv_got} {n}"
+                        );
+                        continue;
+                    }
                     let want = crate::export::plain(&obj[name]);
-                    assert_eq!(csv[i + 1].1[c], want, "{call}: csv {name}");
+                    assert_eq!(*got, want, "{call}: csv {name}");
                     let tsv_want = crate::export::tsv_cell(&obj[name]);
-                    assert_eq!(tsv[i + 1][c], tsv_want, "{call}: tsv {name}");
+                    assert_eq!(tsv_got, tsv_want, "{call}: tsv {name}");
                 }
             }
         }
+        // No match is still a table: `[]`, or a header.
+        assert_eq!(t.ok("pages where status = 999 --format json").trim(), "[]");
+        let csv = t.ok("pages where status = 999 --format csv");
+        assert!(csv.starts_with("status,depth,size,title,url,"), "{csv}");
+        assert_eq!(t.ok("pages where status = 999 --format jsonl"), "");
         // Quoted, a flag's text is an operand.
         let e = t.ok("count pages where title ~ '--json'");
         assert_eq!(e.trim(), "0");

@@ -339,7 +339,7 @@ fn tail(page: &PageRecord, d: &DocRecord, outs: &[(String, LinkRecord)], ins: &[
 
 /// A link's type as the shell shows it ("" when not recorded).
 pub fn type_name(l: &LinkRecord) -> &'static str {
-    l.link_type.map_or("", |t| t.name())
+    super::links::link_type_name(l.link_type)
 }
 
 /// One out-link as JSON (shared with `links from`).

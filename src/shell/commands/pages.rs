@@ -161,7 +161,7 @@ pub(super) fn run_query(
     let done = format!("({} page{}{via})", found.count, plural(found.count));
     match out {
         Output::Count => Ok(Reply::count(found.count)),
-        Output::Stream => Ok(Reply::streamed().note(done)),
+        Output::Stream => Ok(Reply::streamed(page_columns(None)).note(done)),
         Output::Ids => Ok(Reply::text(done)),
         Output::Table => table_reply(sh, q, found.rows, &via),
     }
