@@ -10,6 +10,9 @@ use crate::model;
 pub struct Clock {
     wall0_ms: u64,
     mono0: tokio::time::Instant,
+    /// Stopped at `wall0_ms` (an import's: a page stored at its archived
+    /// time exactly, however long storing it takes).
+    stopped: bool,
 }
 
 impl Clock {
@@ -17,21 +20,27 @@ impl Clock {
         Clock {
             wall0_ms: model::now_ms(),
             mono0: tokio::time::Instant::now(),
+            stopped: false,
         }
     }
 
-    /// A clock that reads `wall_ms` now: an import's, set to each page's
-    /// archived fetch time.
+    /// A clock stopped at `wall_ms`: an import's, set to each page's
+    /// archived fetch time (a running one stored a page a millisecond
+    /// late when the machine was slow).
     pub fn at(wall_ms: u64) -> Clock {
         Clock {
             wall0_ms: wall_ms,
             mono0: tokio::time::Instant::now(),
+            stopped: true,
         }
     }
 
     /// Milliseconds since the Unix epoch, on this clock.
     pub fn now_ms(&self) -> u64 {
-        self.wall0_ms + self.mono0.elapsed().as_millis() as u64
+        match self.stopped {
+            true => self.wall0_ms,
+            false => self.wall0_ms + self.mono0.elapsed().as_millis() as u64,
+        }
     }
 
     /// The tokio instant of `at_ms` on this clock (now, if it has passed).

@@ -201,6 +201,19 @@ fn host_graph(
     if stopped {
         bail!("interrupted: nothing was written");
     }
+    write_hosts(sh, path, format, &names, edges)
+}
+
+/// The host graph's file: every host of the db with its counts, the
+/// hosts only linked to, then the edges in order.
+fn write_hosts(
+    sh: &Ctx,
+    path: &std::path::Path,
+    format: GraphFormat,
+    names: &[String],
+    edges: HashMap<(u32, u32), u64>,
+) -> Result<GraphWritten> {
+    let store = &sh.store;
     let attrs = vec![
         col("pages", ColType::Int),
         col("errors", ColType::Int),

@@ -77,6 +77,7 @@ struct Matched {
 }
 
 /// What a scan found.
+#[derive(Default)]
 struct Found {
     rows: Vec<Matched>,
     ids: Vec<UrlId>,
@@ -316,64 +317,24 @@ fn scan(
     out: Output,
     mut emit: Option<&mut Emit>,
 ) -> Result<Found> {
-    // A streamed row reads what its columns need.
-    let shown = |f: &str| {
-        out == Output::Stream
-            && emit
-                .as_ref()
-                .is_some_and(|e| e.columns.iter().any(|c| c.name == f && (c.shown || e.all)))
-    };
-    let named = |f: &str| q.filter.uses(f) || q.order.is_some_and(|o| o.0 == f);
-    // In-links are counted by one shared reader, in key order.
-    let needs = Needs {
-        inlinks: false,
-        ..Needs::of(&|f| named(f) || shown(f))
-    };
-    let needs_inlinks = named("inlinks") || shown("inlinks");
-    // The shared reader below counts in-links for the filter.
-    let filter_needs = Needs {
-        inlinks: false,
-        ..Needs::of(&named)
-    };
+    let ScanReads {
+        row: needs,
+        filter: filter_needs,
+        inlinks: needs_inlinks,
+        light,
+    } = ScanReads::of(q, plan.is_some(), out, emit.as_deref());
     let now = now_ms() as f64;
     let total = sh.store.counters()?.fetched;
-    // A count over index candidates whose filter reads only what the
-    // `seen` row (status, depth) and the `urls` row (url, host) hold is
-    // checked there: small rows instead of the page's record and text
-    // in blob files (`count pages where status = 200` over 1,000,004
-    // pages took 255 s that way).
-    let light = out == Output::Count
-        && plan.is_some()
-        && q.filter.uses_only(
-            &[Reads::Seen, Reads::Scores]
-                .map(fields::names_reading)
-                .concat(),
-        );
     // Without an order, the scan stops at the limit.
     let early_stop = q.order.is_none().then_some(q.limit).flatten();
     let store = sh.store.clone();
     // A refetch that changed a page's status leaves it two index rows.
     let mut yielded = std::collections::HashSet::new();
-    let mut found = Found {
-        rows: Vec::new(),
-        ids: Vec::new(),
-        count: 0,
-        scanned: 0,
-    };
+    let mut found = Found::default();
     let unreadable = std::cell::Cell::new(0);
-    let mut inlinks = match needs_inlinks {
-        true => Some(store.inlinks()?),
-        false => None,
-    };
+    let mut inlinks = needs_inlinks.then(|| store.inlinks()).transpose()?;
     for row in candidates(&store, plan, light, &unreadable) {
-        if sh.interrupted() {
-            sh.progress_done();
-            bail!("interrupted");
-        }
-        found.scanned += 1;
-        if found.scanned.is_multiple_of(1024) {
-            progress(sh, plan.is_some(), found.scanned, total, found.count);
-        }
+        tick(sh, plan.is_some(), &mut found, total)?;
         let (id, page) = row?;
         if plan.is_some() && !yielded.insert(id) {
             continue;
@@ -424,6 +385,66 @@ fn scan(
     sh.progress_done();
     crate::shell::lookup::unreadable(unreadable.get());
     Ok(found)
+}
+
+/// What a scan reads besides each candidate's page and document records.
+struct ScanReads {
+    /// For a streamed row's columns.
+    row: Needs,
+    /// For the filter and the order.
+    filter: Needs,
+    /// In-links counted by one shared reader, in key order (not by `Needs`).
+    inlinks: bool,
+    /// A count checked on the small rows alone (see `light_match`).
+    light: bool,
+}
+
+impl ScanReads {
+    fn of(q: &Query, indexed: bool, out: Output, emit: Option<&Emit>) -> ScanReads {
+        // A streamed row reads what its columns need.
+        let shown = |f: &str| {
+            out == Output::Stream
+                && emit.is_some_and(|e| e.columns.iter().any(|c| c.name == f && (c.shown || e.all)))
+        };
+        let named = |f: &str| q.filter.uses(f) || q.order.is_some_and(|o| o.0 == f);
+        // A count over index candidates whose filter reads only what the
+        // `seen` row (status, depth) and the `urls` row (url, host) hold is
+        // checked there: small rows instead of the page's record and text
+        // in blob files (`count pages where status = 200` over 1,000,004
+        // pages took 255 s that way).
+        let light = out == Output::Count
+            && indexed
+            && q.filter.uses_only(
+                &[Reads::Seen, Reads::Scores]
+                    .map(fields::names_reading)
+                    .concat(),
+            );
+        ScanReads {
+            row: Needs {
+                inlinks: false,
+                ..Needs::of(&|f| named(f) || shown(f))
+            },
+            filter: Needs {
+                inlinks: false,
+                ..Needs::of(&named)
+            },
+            inlinks: named("inlinks") || shown("inlinks"),
+            light,
+        }
+    }
+}
+
+/// Counts a candidate: stops on Ctrl-C, shows progress every 1,024.
+fn tick(sh: &mut Ctx, indexed: bool, found: &mut Found, total: u64) -> Result<()> {
+    if sh.interrupted() {
+        sh.progress_done();
+        bail!("interrupted");
+    }
+    found.scanned += 1;
+    if found.scanned.is_multiple_of(1024) {
+        progress(sh, indexed, found.scanned, total, found.count);
+    }
+    Ok(())
 }
 
 fn progress(sh: &mut Ctx, indexed: bool, scanned: u64, total: u64, count: u64) {
