@@ -192,6 +192,11 @@ impl Drop for Partial {
 pub struct TableFile {
     partial: Partial,
     columns: Vec<Col>,
+    /// JSONL: each column's index and its key written once (`"name":`),
+    /// in key order as a JSON object prints them.
+    keys: Vec<(usize, String)>,
+    /// The line being written, reused row to row.
+    line: Vec<u8>,
     out: Option<Out>,
     csv: bool,
     markdown: bool,
@@ -226,6 +231,8 @@ impl TableFile {
         };
         let mut t = TableFile {
             partial,
+            keys: json_keys(&columns),
+            line: Vec::with_capacity(1024),
             columns,
             out: Some(out),
             csv: target.format == FileFormat::Csv,
@@ -302,30 +309,54 @@ impl TableFile {
     }
 
     fn write_csv(&mut self, cells: &[Value]) -> std::io::Result<()> {
-        let mut line = String::with_capacity(256);
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
         for (i, v) in cells.iter().enumerate() {
             if i > 0 {
-                line.push(',');
+                line.push(b',');
             }
-            line.push_str(&csv_cell(v));
+            line.extend_from_slice(csv_cell(v).as_bytes());
         }
-        line.push_str("\r\n");
-        self.writer().write_all(line.as_bytes())
+        line.extend_from_slice(b"\r\n");
+        let done = self.writer().write_all(&line);
+        self.line = line;
+        done
     }
 
+    /// A row as one JSON object, written straight from the cells (no
+    /// map of cloned keys and values a row).
     fn write_jsonl(&mut self, cells: &[Value]) -> std::io::Result<()> {
-        let mut obj = serde_json::Map::new();
-        for (c, v) in self.columns.iter().zip(cells) {
-            obj.insert(c.name.clone(), v.clone());
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        line.push(b'{');
+        for (i, (at, key)) in self.keys.iter().enumerate() {
+            if i > 0 {
+                line.push(b',');
+            }
+            line.extend_from_slice(key.as_bytes());
+            serde_json::to_writer(&mut line, cells.get(*at).unwrap_or(&Value::Null))?;
         }
-        let mut line = serde_json::to_vec(&Value::Object(obj))?;
-        line.push(b'\n');
-        self.writer().write_all(&line)
+        line.extend_from_slice(b"}\n");
+        let done = self.writer().write_all(&line);
+        self.line = line;
+        done
     }
 
     fn io_error(&self, e: std::io::Error) -> String {
         self.partial.error(e)
     }
+}
+
+/// Each column's index and `"name":`, in name order.
+fn json_keys(columns: &[Col]) -> Vec<(usize, String)> {
+    let mut keys: Vec<(usize, String)> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (i, format!("{}:", Value::from(c.name.as_str()))))
+        .collect();
+    keys.sort_by(|a, b| columns[a.0].name.cmp(&columns[b.0].name));
+    keys.dedup_by(|a, b| columns[a.0].name == columns[b.0].name);
+    keys
 }
 
 /// `PATH.partial`: where a file is written until it is whole.

@@ -29,8 +29,6 @@ pub struct Ctx {
     /// Set by Ctrl-C; long commands check it and stop.
     pub(super) interrupt: Arc<AtomicBool>,
     pub(super) sink: Sink,
-    /// Terminal width for tables; 0 means no truncation.
-    pub(super) width: usize,
     pub(super) progress_tty: bool,
     /// Off a terminal, long work (an export) still reports: a plain line
     /// on stderr every `PLAIN_EVERY`.
@@ -71,7 +69,6 @@ impl Ctx {
                 }
             }
         }
-        let width = sink.width;
         let ctx = Ctx {
             store,
             rt,
@@ -79,7 +76,6 @@ impl Ctx {
             crawl: None,
             interrupt: Arc::new(AtomicBool::new(false)),
             sink,
-            width,
             progress_tty: std::io::IsTerminal::is_terminal(&std::io::stderr()),
             plain_progress: false,
             last_progress: None,

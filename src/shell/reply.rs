@@ -54,6 +54,9 @@ pub struct Column {
     /// Whether the human table shows it (long context columns are left
     /// to the machine formats).
     pub shown: bool,
+    /// For a `pages where` field's column, how a page row gives it (found
+    /// once here, not by name for every row).
+    pub read: Option<fn(&crate::shell::fields::Row) -> crate::shell::fields::Val>,
 }
 
 impl Column {
@@ -62,6 +65,7 @@ impl Column {
             name: name.into(),
             kind,
             shown: true,
+            read: None,
         }
     }
 
@@ -74,7 +78,8 @@ impl Column {
     /// The column of a `pages where` field, typed as the field is.
     pub fn field(name: &str) -> Column {
         use crate::shell::fields::{Type, find};
-        let kind = match (name, find(name).map(|f| f.ty)) {
+        let field = find(name);
+        let kind = match (name, field.map(|f| f.ty)) {
             ("size", _) => Kind::Bytes,
             ("fetched_at", _) => Kind::Time,
             (
@@ -86,7 +91,10 @@ impl Column {
             (_, Some(Type::Bool)) => Kind::Bool,
             _ => Kind::Text,
         };
-        Column::new(name, kind)
+        Column {
+            read: field.map(|f| f.read),
+            ..Column::new(name, kind)
+        }
     }
 }
 

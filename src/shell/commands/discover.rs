@@ -187,7 +187,7 @@ impl Ctx {
             "anchors",
         ];
         Ok(Reply::record(
-            head + &table::render(&header, &rows, self.width),
+            head + &table::render(&header, &rows, self.sink.width),
             json,
         ))
     }

@@ -56,17 +56,8 @@ pub(super) fn run(
         false => page_graph(sh, &path, format, &o),
     })?;
     let secs = started.elapsed().as_secs_f64();
-    Ok(Reply::record(
-        format!(
-            "wrote {} ({} nodes, {} edges, {}; {secs:.1} s)",
-            w.path.display(),
-            table::thousands(w.nodes),
-            table::thousands(w.edges),
-            table::bytes(w.bytes)
-        ),
-        json!({"path": w.path.display().to_string(), "nodes": w.nodes, "edges": w.edges,
-            "bytes": w.bytes, "seconds": secs}),
-    ))
+    let counts = [("nodes", w.nodes), ("edges", w.edges)];
+    Ok(export_table::wrote(&w.path, &counts, w.bytes, secs, ""))
 }
 
 fn page_graph(

@@ -118,18 +118,45 @@ pub(super) fn run(
         _ => export_hosts(sh, &target, &o),
     })?;
     let secs = started.elapsed().as_secs_f64();
-    Ok(Reply::record(
-        format!(
-            "wrote {} ({} rows, {}; {:.1} s, {} rows/s)",
-            written.path.display(),
-            table::thousands(written.rows),
-            table::bytes(written.bytes),
-            secs,
-            table::thousands((written.rows as f64 / secs.max(1e-9)) as u64)
-        ),
-        json!({"path": written.path.display().to_string(), "rows": written.rows,
-            "bytes": written.bytes, "seconds": secs}),
+    let rate = table::thousands((written.rows as f64 / secs.max(1e-9)) as u64);
+    Ok(wrote(
+        &written.path,
+        &[("rows", written.rows)],
+        written.bytes,
+        secs,
+        &format!(", {rate} rows/s"),
     ))
+}
+
+/// What an export wrote, for people and as a record: its path, counts
+/// (`rows`, `nodes`…), bytes and seconds; `more` ends the human line.
+pub(super) fn wrote(
+    path: &std::path::Path,
+    counts: &[(&str, u64)],
+    bytes: u64,
+    secs: f64,
+    more: &str,
+) -> Reply {
+    let mut record = serde_json::Map::new();
+    record.insert("path".into(), json!(path.display().to_string()));
+    for (name, n) in counts {
+        record.insert(name.to_string(), json!(n));
+    }
+    record.insert("bytes".into(), json!(bytes));
+    record.insert("seconds".into(), json!(secs));
+    let counted: Vec<String> = counts
+        .iter()
+        .map(|(name, n)| format!("{} {name}", table::thousands(*n)))
+        .collect();
+    Reply::record(
+        format!(
+            "wrote {} ({}, {}; {secs:.1} s{more})",
+            path.display(),
+            counted.join(", "),
+            table::bytes(bytes)
+        ),
+        Value::Object(record),
+    )
 }
 
 /// `all` narrowed to `--fields` (each named once, in the order given).

@@ -42,14 +42,12 @@ pub(super) fn run(
     let started = Instant::now();
     let w = sh.reporting(|sh| write(sh, &target, &o))?;
     let secs = started.elapsed().as_secs_f64();
-    Ok(Reply::record(
-        format!(
-            "wrote {} ({} pages, {}; {secs:.1} s)",
-            w.path.display(),
-            table::thousands(w.rows),
-            table::bytes(w.bytes)
-        ),
-        json!({"path": w.path.display().to_string(), "pages": w.rows, "bytes": w.bytes, "seconds": secs}),
+    Ok(export_table::wrote(
+        &w.path,
+        &[("pages", w.rows)],
+        w.bytes,
+        secs,
+        "",
     ))
 }
 

@@ -129,24 +129,21 @@ impl Ranked {
         }
     }
 
-    fn cells(&self, order: &OrderSettings) -> Vec<String> {
+    /// Its score under the order and the five it was queued with, as
+    /// `why` writes them.
+    fn cells(&self, order: &OrderSettings) -> [String; 6] {
         let s = &self.scores;
         let score = match order.order.by_score() {
             true => format!("{:.4}", order.score(s)),
             false => "-".into(),
         };
-        let tunnel = if s.tunnel { "(tunnel)" } else { "" };
-        vec![
+        [
             score,
             format!("{:.4}", s.inherited),
             format!("{:.4}", s.anchor),
             format!("{:.4}", backlink_importance(s.backlinks)),
             format!("{:.4}", s.url_shape),
             format!("{:.4}", s.model),
-            self.entry.depth.to_string(),
-            self.entry.attempts.to_string(),
-            self.entry.url.clone(),
-            tunnel.into(),
         ]
     }
 

@@ -66,9 +66,9 @@ fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
         table::thousands(model.len() as u64)
     );
     human += "\nraise a link's score:\n";
-    human += &table::render(&["weight", "feature"], &rows(&positive), sh.width);
+    human += &table::render(&["weight", "feature"], &rows(&positive), sh.sink.width);
     human += "\nlower it:\n";
-    human += &table::render(&["weight", "feature"], &rows(&negative), sh.width);
+    human += &table::render(&["weight", "feature"], &rows(&negative), sh.sink.width);
     let list = |l: &[(&str, f32)]| -> Vec<serde_json::Value> {
         l.iter()
             .map(|(name, w)| json!({"feature": name, "weight": w}))

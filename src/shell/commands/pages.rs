@@ -239,9 +239,10 @@ fn page_columns(order: Option<&str>) -> Vec<Column> {
 pub(super) fn page_values(columns: &[Column], row: &Row) -> Vec<serde_json::Value> {
     columns
         .iter()
-        .map(|c| match c.name.as_str() {
-            "text" => serde_json::Value::from(page_text(row)),
-            name => c.value(fields::value(name, row)),
+        .map(|c| match c.read {
+            Some(read) => c.value(read(row)),
+            None if c.name == "text" => serde_json::Value::from(page_text(row)),
+            None => c.value(fields::value(&c.name, row)),
         })
         .collect()
 }

@@ -192,7 +192,7 @@ impl Ctx {
         });
         let header = ["rank", "score", "x mean", "in", "out", "url"];
         Ok(Reply::record(
-            head + &table::render(&header, &rows, self.width),
+            head + &table::render(&header, &rows, self.sink.width),
             json,
         ))
     }

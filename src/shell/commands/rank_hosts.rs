@@ -135,7 +135,7 @@ impl Ctx {
             "read_secs": read.as_secs_f64(), "stored": stored, "top": listed});
         let header = ["rank", "score", "x mean", "from", "to", "host"];
         Ok(Reply::record(
-            head + &table::render(&header, &rows, self.width),
+            head + &table::render(&header, &rows, self.sink.width),
             json,
         ))
     }

@@ -63,7 +63,7 @@ fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     if tty {
         eprint!("\r\x1b[K");
     }
-    let reply = report(&r, sh.width);
+    let reply = report(&r, sh.sink.width);
     if r.interrupted {
         sh.sink.reply(reply);
         bail!("interrupted (pages done so far keep their new verdicts)");

@@ -38,7 +38,7 @@ fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     unreadable(rows.unreadable());
     match call.args[..] {
         [] => Ok(list(&runs)),
-        ["compare", a, b] => compare(&runs, a, b, sh.width),
+        ["compare", a, b] => compare(&runs, a, b, sh.sink.width),
         _ => Err(ShellError::Usage),
     }
 }

@@ -183,7 +183,7 @@ impl Ctx {
                 ]
             })
             .collect();
-        h += &table::render(&["#", "relevant", "url"], &rows, self.width);
+        h += &table::render(&["#", "relevant", "url"], &rows, self.sink.width);
         if let Some(out) = csv {
             h += &self.write_csv(out, &g, &[(order, &r)])?;
         }
@@ -242,7 +242,7 @@ impl Ctx {
             "50%",
             "100%",
         ];
-        h += &table::render(&header, &rows, self.width);
+        h += &table::render(&header, &rows, self.sink.width);
         if let Some(out) = csv {
             let pairs: Vec<(Order, &Replay)> = replays.iter().map(|(o, r)| (*o, r)).collect();
             h += &self.write_csv(out, &g, &pairs)?;
