@@ -16,7 +16,7 @@
 //! on loopback for the demo and tests); [`fetch`]; [`parse`], [`filter`]
 //! (scope, page and link filters, denoising) and [`dedup`] (simhash
 //! near-duplicates); [`schema`] (the on-disk format, mirrored by
-//! `schema/v24.md`) and [`store`] (the only code that touches RocksDB);
+//! `schema/v25.md`) and [`store`] (the only code that touches RocksDB);
 //! [`frontier`] (queues and crawl orders); [`graph`] (the link graph in
 //! memory: PageRank, co-links); [`settings`] (the crawl's settings and the
 //! typed table of every key a user sets); [`crawl`] (the crawl loop and its handle);

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::model::UrlId;
 use crate::model::{FilterReason, SeenState};
-use crate::schema::tables::{Docs, Due, Frontier, InFlight, Pages, Seen};
-use crate::schema::{Filtered, FrontierKey};
+use crate::schema::tables::{Docs, Due, Frontier, InFlight, PageFacts, Pages, Seen};
+use crate::schema::{CF_PAGE_FACTS, Filtered, FrontierKey, PageFactsRecord};
 use crate::store::{Store, StoreError};
 
 /// What a full scan found that disagrees (empty: consistent).
@@ -57,19 +57,9 @@ pub fn audit(store: &Store) -> Result<Vec<String>, StoreError> {
     for (reason, n) in counted_map(filtered, &seen.filtered) {
         check(&mut problems, &format!("filtered {reason}"), n.0, n.1);
     }
-    let (mut pages, mut bytes) = (0, 0);
-    let mut rows = store.rows::<Pages>(&[]);
-    for row in rows.by_ref() {
-        pages += 1;
-        bytes += row?.1.wire_len;
-    }
-    unreadable(&mut problems, "pages", rows.unreadable());
-    check(
-        &mut problems,
-        "pages rows",
-        pages + rows.unreadable(),
-        c.fetched,
-    );
+    let (pages, bytes, unread) = check_pages(store, &mut problems)?;
+    unreadable(&mut problems, "pages", unread);
+    check(&mut problems, "pages rows", pages + unread, c.fetched);
     check(&mut problems, "bytes", bytes, c.bytes);
     let frontier = scan_frontier(store, &mut problems)?;
     check(
@@ -118,6 +108,50 @@ pub fn audit(store: &Store) -> Result<Vec<String>, StoreError> {
     }
     unreadable(&mut problems, "inflight", rows.unreadable());
     Ok(problems)
+}
+
+/// Reads every page: its count, bytes on the wire and unreadable rows.
+/// Each readable page's facts row must be its record without the body,
+/// and there are no more facts rows than pages.
+fn check_pages(store: &Store, problems: &mut Vec<String>) -> Result<(u64, u64, u64), StoreError> {
+    let (mut pages, mut bytes, mut wrong) = (0, 0, 0u64);
+    let mut rows = store.rows::<Pages>(&[]);
+    let mut facts = store.page_join(true);
+    for row in rows.by_ref() {
+        let (id, page) = row?;
+        pages += 1;
+        bytes += page.wire_len;
+        let same = match facts.row::<PageFacts>(id) {
+            Ok(f) => f == Some(PageFactsRecord::of(&page)),
+            Err(StoreError::Codec { .. }) => false,
+            Err(e) => return Err(e),
+        };
+        if !same {
+            wrong += 1;
+            if wrong <= 10 {
+                problems.push(format!(
+                    "{id:?}: its page_facts row is missing, unreadable or not its page's"
+                ));
+            }
+        }
+    }
+    if wrong > 10 {
+        problems.push(format!(
+            "{wrong} pages in all whose page_facts row is wrong"
+        ));
+    }
+    let mut facts_rows = 0;
+    let mut c = store.cursor(CF_PAGE_FACTS, &[]);
+    while c.next_row()?.is_some() {
+        facts_rows += 1;
+    }
+    if facts_rows > pages + rows.unreadable() {
+        problems.push(format!(
+            "page_facts: {facts_rows} rows for {} pages",
+            pages + rows.unreadable()
+        ));
+    }
+    Ok((pages, bytes, rows.unreadable()))
 }
 
 /// Rows of a table that did not decode are a problem of their own.

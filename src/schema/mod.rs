@@ -1,5 +1,5 @@
 //! The on-disk format without RocksDB: column family names, fixed-width
-//! big-endian keys, and versioned value codecs. `schema/v24.md` documents the
+//! big-endian keys, and versioned value codecs. `schema/v25.md` documents the
 //! same; a test keeps the two in step.
 //!
 //! Every value is one version byte followed by the struct in postcard's
@@ -28,7 +28,7 @@ pub use links::*;
 pub use values::*;
 
 /// Version of the whole format, stored under `meta/schema_version`.
-pub const SCHEMA_VERSION: u32 = 24;
+pub const SCHEMA_VERSION: u32 = 25;
 
 pub const CF_META: &str = "meta";
 pub const CF_URLS: &str = "urls";
@@ -37,6 +37,7 @@ pub const CF_FRONTIER: &str = "frontier";
 pub const CF_HOSTS: &str = "hosts";
 pub const CF_ROBOTS: &str = "robots";
 pub const CF_PAGES: &str = "pages";
+pub const CF_PAGE_FACTS: &str = "page_facts";
 pub const CF_DOCS: &str = "docs";
 pub const CF_VERDICTS: &str = "verdicts";
 pub const CF_LINKS: &str = "links";
@@ -62,7 +63,7 @@ pub const CF_INLINK_PAGES: &str = "inlink_pages";
 pub const CF_WARC: &str = "warc";
 
 /// Every column family trawl opens, in documentation order.
-pub const COLUMN_FAMILIES: [&str; 30] = [
+pub const COLUMN_FAMILIES: [&str; 31] = [
     CF_META,
     CF_URLS,
     CF_SEEN,
@@ -70,6 +71,7 @@ pub const COLUMN_FAMILIES: [&str; 30] = [
     CF_HOSTS,
     CF_ROBOTS,
     CF_PAGES,
+    CF_PAGE_FACTS,
     CF_DOCS,
     CF_VERDICTS,
     CF_LINKS,
@@ -239,11 +241,11 @@ mod tests {
     use super::*;
     use crate::model::SeenState;
 
-    /// `schema/v24.md` has one `## \`name\`` section per column family the
+    /// `schema/v25.md` has one `## \`name\`` section per column family the
     /// code opens, in the same order, and names the same version.
     #[test]
     fn schema_doc_matches_the_code() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v24.md"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/v25.md"));
         let documented: Vec<&str> = doc
             .lines()
             .filter_map(|l| l.strip_prefix("## `")?.strip_suffix('`'))
@@ -251,7 +253,7 @@ mod tests {
         assert_eq!(
             documented,
             COLUMN_FAMILIES.to_vec(),
-            "schema/v24.md sections vs COLUMN_FAMILIES"
+            "schema/v25.md sections vs COLUMN_FAMILIES"
         );
         assert!(doc.starts_with(&format!(
             "# trawl on-disk format, schema version {SCHEMA_VERSION}"

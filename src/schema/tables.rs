@@ -7,13 +7,13 @@
 
 use super::{
     CF_CAPPED, CF_CLUSTER_SITES, CF_CLUSTERS, CF_DETAILS, CF_DOCS, CF_DUE, CF_FRONTIER,
-    CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT, CF_LASTMODS, CF_META, CF_PAGES, CF_RANKS, CF_ROBOTS,
-    CF_SEEN, CF_SITEMAPS, CF_SITES, CF_TARGETS, CF_VERDICTS, CF_VISITS, CF_WARC, CappedRecord,
-    ClusterRecord, ClusterSiteKey, ConfigEntries, Counters, DetailRecord, DocRecord, DueKey,
-    DueReason, FrontierEntry, FrontierKey, HostRankRecord, HostRecord, InFlightRecord,
-    LastmodRecord, LinkLimits, ModelRecord, OrderState, PageRecord, RankRecord, RankRun,
-    RecrawlState, RunRecord, SeedList, SeenRecord, SiteRecord, SitemapRecord, TargetRecord,
-    VerdictRecord, Versioned, VisitRecord, WarcRow, meta_keys,
+    CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT, CF_LASTMODS, CF_META, CF_PAGE_FACTS, CF_PAGES, CF_RANKS,
+    CF_ROBOTS, CF_SEEN, CF_SITEMAPS, CF_SITES, CF_TARGETS, CF_VERDICTS, CF_VISITS, CF_WARC,
+    CappedRecord, ClusterRecord, ClusterSiteKey, ConfigEntries, Counters, DetailRecord, DocRecord,
+    DueKey, DueReason, FrontierEntry, FrontierKey, HostRankRecord, HostRecord, InFlightRecord,
+    LastmodRecord, LinkLimits, ModelRecord, OrderState, PageFactsRecord, PageRecord, RankRecord,
+    RankRun, RecrawlState, RunRecord, SeedList, SeenRecord, SiteRecord, SitemapRecord,
+    TargetRecord, VerdictRecord, Versioned, VisitRecord, WarcRow, meta_keys,
 };
 use crate::model::{HostId, RobotsRecord, UrlId};
 
@@ -132,6 +132,10 @@ table!(
 table!(
     /// Fetched responses.
     Pages: CF_PAGES, UrlId => PageRecord
+);
+table!(
+    /// Each page's record without its body (written beside it).
+    PageFacts: CF_PAGE_FACTS, UrlId => PageFactsRecord
 );
 table!(
     /// What parsing derived from a page.

@@ -5,7 +5,9 @@
 
 use crate::frontier::order::backlink_importance;
 use crate::model;
-use crate::schema::{DocRecord, FrontierScores, PageDoc, PageRecord, VerdictRecord, VisitRecord};
+use crate::schema::{
+    DocRecord, FrontierScores, PageDoc, PageFactsRecord, PageRecord, VerdictRecord, VisitRecord,
+};
 
 /// A field's value on one row.
 #[derive(Clone, Debug, PartialEq, PartialOrd)]
@@ -45,7 +47,7 @@ pub enum Reads {
     Seen,
     /// The frontier scores kept in the `seen` row.
     Scores,
-    /// The page record, whose body lives in a blob file.
+    /// The page's facts (its record without the body).
     Page,
     /// The parsed document record (title, text, scores, verdict).
     Doc,
@@ -81,7 +83,9 @@ pub struct Row<'a> {
     pub url: &'a str,
     pub status: u16,
     pub depth: u16,
-    pub page: Option<&'a PageRecord>,
+    pub page: Option<&'a PageFactsRecord>,
+    /// The record with the body and text, when the row's text is asked for.
+    pub record: Option<&'a PageRecord>,
     pub doc: Option<&'a DocRecord>,
     pub verdict: Option<&'a VerdictRecord>,
     pub inlinks: u64,
@@ -98,24 +102,27 @@ pub struct Row<'a> {
 /// What a page row holds besides its records, read when a query names it.
 #[derive(Clone, Debug, Default)]
 pub struct Extra {
-    pub inlinks: u64,
+    /// None until read.
+    pub inlinks: Option<u64>,
     pub scores: Option<FrontierScores>,
     pub pagerank: Option<f64>,
     pub near_of: Option<String>,
     pub visits: Option<VisitRecord>,
+    pub record: Option<PageRecord>,
 }
 
 impl<'a> Row<'a> {
-    /// A row of a page whose record (and document) were read.
-    pub fn full(p: &'a PageRecord, d: &'a PageDoc, x: &'a Extra, now_ms: f64) -> Row<'a> {
+    /// A row of a page whose facts (and document) were read.
+    pub fn full(p: &'a PageFactsRecord, d: &'a PageDoc, x: &'a Extra, now_ms: f64) -> Row<'a> {
         Row {
             url: &p.url,
             status: p.status,
             depth: p.depth,
             page: Some(p),
+            record: x.record.as_ref(),
             doc: Some(&d.doc),
             verdict: Some(&d.verdict),
-            inlinks: x.inlinks,
+            inlinks: x.inlinks.unwrap_or(0),
             scores: x.scores.as_ref(),
             pagerank: x.pagerank,
             near_of: x.near_of.as_deref(),
@@ -135,7 +142,7 @@ fn score(r: &Row, f: fn(&FrontierScores) -> f64) -> Val {
     Val::Num(r.scores.map_or(f64::NAN, f))
 }
 
-fn page(r: &Row, f: fn(&PageRecord) -> Val) -> Val {
+fn page(r: &Row, f: fn(&PageFactsRecord) -> Val) -> Val {
     r.page.map_or(Val::Bool(false), f)
 }
 
@@ -457,6 +464,7 @@ mod tests {
             status: 404,
             depth: 2,
             page: None,
+            record: None,
             doc: None,
             verdict: None,
             inlinks: 0,

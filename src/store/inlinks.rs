@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::{Batch, Cursor, PageLinkRows, Result, Store, StoreError};
+use super::{Batch, Cursor, Joined, PageLinkRows, Result, Store, StoreError};
 use crate::model::UrlId;
 use crate::schema::{
     CF_INLINK_PAGES, CF_INLINKS, CF_LINKS, CF_META, CodecError, InLinkKey, InLinkRow, LinkRecord,
@@ -21,7 +21,7 @@ pub type PageTargets = (UrlId, Vec<UrlId>);
 /// window written in between is then read twice (and counted once), never
 /// missed.
 pub struct InLinks<'a> {
-    cursor: Cursor<'a>,
+    cursor: Joined<'a>,
     waiting: HashMap<UrlId, Vec<UrlId>>,
 }
 
@@ -29,13 +29,15 @@ impl<'a> InLinks<'a> {
     /// The pages linking to `dst`, in id order.
     pub fn sources(&mut self, dst: UrlId) -> Result<Vec<UrlId>> {
         let prefix = dst.to_bytes();
-        self.cursor.seek(&prefix);
+        // Targets asked for in id order (a scan) step from one to the next.
+        self.cursor.seek_near(&prefix)?;
         let mut found = Vec::new();
-        while let Some((k, v)) = self.cursor.next_row()? {
+        while let Some((k, v)) = self.cursor.current()? {
             if !k.starts_with(&prefix) {
                 break;
             }
             found.extend(InLinkRow::read(k, v).into_iter().flat_map(|r| r.sources()));
+            self.cursor.advance()?;
         }
         if let Some(w) = self.waiting.get(&dst) {
             found.extend_from_slice(w);
@@ -112,7 +114,7 @@ impl Store {
     pub fn inlinks(&self) -> Result<InLinks<'_>> {
         let waiting = self.waiting_inlinks()?;
         Ok(InLinks {
-            cursor: self.cursor(CF_INLINKS, &[]),
+            cursor: Joined::new(self.cursor(CF_INLINKS, &[]), super::join::NEAR),
             waiting,
         })
     }

@@ -15,8 +15,9 @@ use super::{Batch, Result, Store, StoreError};
 use crate::model::SeenState;
 use crate::model::{HostId, now_ms};
 use crate::schema::{
-    CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_META, CF_ROBOTS, CF_SEEN, CF_VERDICTS, DocView, FrontierKey,
-    HostRecord, MigrationRecord, SCHEMA_VERSION, VerdictRecord, Versioned, meta_keys,
+    CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_META, CF_PAGES, CF_ROBOTS, CF_SEEN, CF_VERDICTS, DocView,
+    FrontierKey, HostRecord, MigrationRecord, PageFactsRecord, PageRecord, SCHEMA_VERSION,
+    VerdictRecord, Versioned, meta_keys,
 };
 
 /// One schema version's conversion.
@@ -147,6 +148,11 @@ static STEPS: &[Step] = &[
         to: 24,
         what: "none (new column family warc: where each page's latest fetch is archived)",
         run: None,
+    },
+    Step {
+        to: 25,
+        what: "page facts (the record without its body) filled from pages",
+        run: Some(page_facts),
     },
 ];
 
@@ -322,6 +328,20 @@ fn seen_priorities(store: &Store) -> Result<Converted> {
         }
         seen.priority = Some(key.priority);
         b.put(CF_SEEN, &key.url.to_bytes(), &seen);
+        Ok(Row::Rewritten)
+    })
+}
+
+/// Schema 25 keeps each page's record without its body in `page_facts`:
+/// one pass over the page records writes it (rewriting a row a crash
+/// left written is harmless).
+fn page_facts(store: &Store) -> Result<Converted> {
+    rewrite(store, CF_PAGES, |b, k, v| {
+        let (Some(id), Ok(page)) = (crate::model::UrlId::from_slice(k), PageRecord::decode(v))
+        else {
+            return Ok(Row::Unreadable);
+        };
+        b.put_row::<crate::schema::tables::PageFacts>(&id, &PageFactsRecord::of(&page));
         Ok(Row::Rewritten)
     })
 }

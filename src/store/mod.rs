@@ -11,6 +11,7 @@ pub use open::raise_open_file_limit;
 mod batch;
 mod dictionaries;
 mod inlinks;
+mod join;
 mod links;
 mod lookups;
 mod migrate;
@@ -19,6 +20,7 @@ mod reindex;
 mod typed;
 pub use batch::Batch;
 pub use inlinks::{AllInLinks, InLinks};
+pub use join::{Joined, PageJoin};
 pub use links::PageLinkRows;
 pub use typed::Rows;
 
@@ -29,9 +31,8 @@ use rocksdb::{DB, Direction, IteratorMode, ReadOptions, WriteBatch};
 use crate::model::{HostId, UrlId};
 use crate::schema::{
     self, CF_DOCS, CF_FRONTIER, CF_HOSTS, CF_META, CF_PAGES, CF_ROBOTS, CF_SEEN, CF_URLS,
-    CF_VERDICTS, CodecError, Counters, DetailRecord, DocRecord, DocView, FrontierEntry,
-    FrontierKey, HostRecord, PageDoc, PageRecord, SeedList, SeenRecord, VerdictRecord, Versioned,
-    meta_keys,
+    CF_VERDICTS, CodecError, Counters, DetailRecord, FrontierEntry, FrontierKey, HostRecord,
+    PageDoc, PageRecord, SeedList, SeenRecord, VerdictRecord, Versioned, meta_keys,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -315,15 +316,8 @@ impl Store {
         let Some(bytes) = self.db.get_pinned_cf(self.cf(CF_DOCS), key)? else {
             return Ok(None);
         };
-        let corrupt = |err| StoreError::Codec { cf: CF_DOCS, err };
-        let doc = DocRecord::decode(&bytes).map_err(corrupt)?;
-        let verdict = match self.get::<VerdictRecord>(CF_VERDICTS, &key)? {
-            Some(v) => v,
-            None => (DocView::decode(&bytes).map_err(corrupt)?)
-                .legacy_verdict
-                .unwrap_or_default(),
-        };
-        Ok(Some(PageDoc { doc, verdict }))
+        let verdict = self.get::<VerdictRecord>(CF_VERDICTS, &key)?;
+        join::doc_of(&bytes, verdict).map(Some)
     }
 
     /// [`Store::doc`] with its text, which a page stored from schema 9 on

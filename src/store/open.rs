@@ -9,8 +9,8 @@ use rocksdb::{
 
 use super::{Result, StoreError};
 use crate::schema::{
-    self, CF_CONTENT, CF_DOCS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGE_INDEX, CF_PAGES, CF_SEEN,
-    CF_SIMHASH, CF_URLS, CF_VERDICTS, SCHEMA_VERSION, meta_keys,
+    self, CF_CONTENT, CF_DOCS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGE_FACTS, CF_PAGE_INDEX,
+    CF_PAGES, CF_SEEN, CF_SIMHASH, CF_URLS, CF_VERDICTS, SCHEMA_VERSION, meta_keys,
 };
 
 /// Total memtable budget across CFs: keeps RSS bounded however many CFs are
@@ -20,16 +20,25 @@ const WRITE_BUFFER_TOTAL: usize = 64 << 20;
 const BLOCK_CACHE: usize = 40 << 20;
 
 /// The CFs read by point lookups (Get, MultiGet), not only by scans.
-const POINT_LOOKUP_CFS: [&str; 6] = [CF_SEEN, CF_URLS, CF_CONTENT, CF_PAGES, CF_DOCS, CF_VERDICTS];
+const POINT_LOOKUP_CFS: [&str; 7] = [
+    CF_SEEN,
+    CF_URLS,
+    CF_CONTENT,
+    CF_PAGES,
+    CF_PAGE_FACTS,
+    CF_DOCS,
+    CF_VERDICTS,
+];
 
 /// The CFs the crawl writes and does not read back (but for a revisit's
 /// few lookups): whatever reads them (the shell, refilter, rank) reads
 /// through a bloom filter or a scan.
-const APPEND_CFS: [&str; 7] = [
+const APPEND_CFS: [&str; 8] = [
     CF_INLINKS,
     CF_PAGE_INDEX,
     CF_LINKS,
     CF_PAGES,
+    CF_PAGE_FACTS,
     CF_DOCS,
     CF_VERDICTS,
     CF_SIMHASH,
@@ -147,6 +156,11 @@ fn cf_options(name: &str, cache: &Cache) -> Options {
         };
         blob_files(&mut o, compression, false);
         o.set_write_buffer_size(32 << 20);
+    }
+    if name == CF_PAGE_FACTS {
+        // ~120 bytes a page, never read by the crawl: small memtables keep
+        // its memory near where it was before the column family.
+        o.set_write_buffer_size(4 << 20);
     }
     if name == CF_LINKS {
         // A page's links are one row of a few KiB (schema 5): LZ4 blob

@@ -131,8 +131,11 @@ async fn opens_migrates_answers_and_refilters(version: u32) {
             .unwrap()
             .is_some()
     );
-    // The counters agree with the rows.
+    // The counters agree with the rows; each page has its facts (the
+    // audit below checks they are its record's).
     let pages = rows(&store, schema::CF_PAGES).len() as u64;
+    let facts = rows(&store, schema::CF_PAGE_FACTS).len() as u64;
+    assert_eq!(facts, pages, "v{version}: page facts");
     assert!(pages > 10, "v{version}: {pages} pages");
     assert_eq!(store.counters().unwrap().fetched, pages, "v{version}");
     let relevance = verdicts
@@ -243,13 +246,13 @@ async fn opens_migrates_answers_and_refilters(version: u32) {
 
 #[test]
 fn a_read_only_attach_to_an_older_db_says_to_migrate_it() {
-    let (dir, db) = fixture(23);
+    let (dir, db) = fixture(24);
     let err = Store::open_secondary(&db, &dir.path().join("scratch"))
         .err()
-        .expect("a v23 db lacks warc")
+        .expect("a v24 db lacks page_facts")
         .to_string();
     assert!(
-        err.contains("an older trawl wrote it") && err.contains("(warc)"),
+        err.contains("an older trawl wrote it") && err.contains("(page_facts)"),
         "{err}"
     );
     assert!(

@@ -309,6 +309,59 @@ fn a_huge_record_is_cut_at_the_body_cap_in_bounded_memory() {
     assert_eq!(page.body_len, 10 << 20);
 }
 
+/// A page at the body cap (10 MB of 100,000 nested elements, then lists,
+/// links and emphasis) goes out as Markdown, as JSONL text and as a CSV
+/// row with its text, each export in a child process within the RSS bound.
+#[test]
+fn a_page_at_the_body_cap_exports_as_text_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut body = format!("<title>capped</title>{}", "<div>".repeat(100_000));
+    let mut i = 0;
+    while body.len() < 11 << 20 {
+        body.push_str(&format!(
+            "<p>word {i} <a href=\"/l{i}\">link {i}</a> <b>bold</b></p><ul><li>item {i}</li></ul>\n"
+        ));
+        i += 1;
+    }
+    let path = dir.path().join("cap.warc");
+    std::fs::write(
+        &path,
+        record(Some("response"), "http://cap.test/", None, &http(&body)),
+    )
+    .unwrap();
+    drop(body);
+    let db = dir.path().join("db");
+    let run = |line: String| {
+        let batch = dir.path().join("job.txt");
+        std::fs::write(&batch, format!("{line}\n")).unwrap();
+        let mut cmd = trawl_cmd(&["run", "--max-restarts", "0", "--db"]);
+        cmd.arg(&db).arg(&batch);
+        let m = run_measured(cmd);
+        assert!(m.status.success(), "{line}: {} {}", m.stdout, m.stderr);
+        m
+    };
+    run(format!("import warc {}", path.display()));
+    for name in ["cap.md", "cap.jsonl"] {
+        let out = dir.path().join(name);
+        run(format!("export text {}", out.display()))
+            .assert_rss_bound(&format!("export text to {name} of a page at the cap"));
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(text.len() > 1 << 20, "{name}: {} bytes", text.len());
+        assert!(text.contains("capped"), "{name}");
+    }
+    let md = std::fs::read_to_string(dir.path().join("cap.md")).unwrap();
+    assert!(md.starts_with("# capped\n"), "{}", &md[..200.min(md.len())]);
+    assert!(md.contains("[link 7](http://cap.test/l7)"));
+    assert!(md.contains("- item 7"));
+    let csv = dir.path().join("cap.csv");
+    run(format!("export pages {} --text", csv.display()))
+        .assert_rss_bound("export pages --text of a page at the cap");
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(header.split(',').any(|h| h == "text"), "{header}");
+    assert!(csv.contains("item 7"));
+}
+
 /// A WARC/1.0 file as Heritrix writes one: warcinfo, a `dns:` response,
 /// request/response pairs with the body still chunked, metadata, and a
 /// revisit (the 1.0 profile, an HTTP head and no payload) of another

@@ -20,10 +20,10 @@ use crate::frontier::Focus;
 use crate::model::{self, HostId};
 use crate::model::{FilterReason, SeenState};
 use crate::parse::ParsedPage;
-use crate::schema::tables::{Capped, Details, Docs, Pages, Verdicts, Warc};
+use crate::schema::tables::{Capped, Details, Docs, PageFacts, Pages, Verdicts, Warc};
 use crate::schema::{
     CappedRecord, DenoiseRecord, DetailRecord, DocRecord, Filtered, FrontierEntry, LinkView,
-    NearRecord, PageLinksBuilder, PageRecord, VerdictRecord,
+    NearRecord, PageFactsRecord, PageLinksBuilder, PageRecord, VerdictRecord,
 };
 use crate::store::StoreError;
 
@@ -276,6 +276,7 @@ impl Ledger {
             redirect_to,
             text_len: data.text.frame_len(),
         };
+        w.b.put_row::<PageFacts>(&id, &PageFactsRecord::of(&record));
         w.b.put_row::<Pages>(&id, &record);
         Ok(())
     }

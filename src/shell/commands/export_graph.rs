@@ -90,6 +90,7 @@ fn page_graph(
     let mut emit = Emit {
         columns,
         all: true,
+        record: false,
         row: &mut node,
     };
     pages::run_query(sh, &q, Output::Stream, Some(&mut emit))?;

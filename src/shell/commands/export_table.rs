@@ -227,6 +227,7 @@ fn export_pages(sh: &mut Ctx, target: &Target, o: &Options) -> Result<Written> {
     let mut emit = Emit {
         columns,
         all: true,
+        record: false,
         row: &mut write,
     };
     pages::run_query(sh, &q, Output::Stream, Some(&mut emit))?;

@@ -94,7 +94,7 @@ fn write(sh: &mut Ctx, target: &Target, o: &Options) -> Result<Written> {
     let markdown = target.format == FileFormat::Markdown;
     let raw = o.raw;
     let mut page = |sh: &mut Ctx, row: &Row, _: &[Value]| -> Result<()> {
-        let (Some(p), Some(d)) = (row.page, row.doc) else {
+        let (Some(p), Some(d)) = (row.record, row.doc) else {
             return Ok(());
         };
         let record = match markdown {
@@ -113,6 +113,7 @@ fn write(sh: &mut Ctx, target: &Target, o: &Options) -> Result<Written> {
     let mut emit = Emit {
         columns: vec![Column::field("url")],
         all: false,
+        record: true,
         row: &mut page,
     };
     pages::run_query(sh, &q, Output::Stream, Some(&mut emit))?;
@@ -167,9 +168,13 @@ fn markdown_of(p: &PageRecord, d: &DocRecord, raw: bool) -> Option<Vec<Value>> {
             vec![json!(section(p, d, &text))]
         });
     }
-    // The body and its stored text from one decompression.
+    // The body and its stored text from one decompression (a text too
+    // large for the frame is in the doc).
     let (body, text) = p.body_and_text().ok()?;
-    let text = text.filter(|t| !t.trim().is_empty())?;
+    let text = text.unwrap_or_else(|| d.text.clone());
+    if text.trim().is_empty() {
+        return None;
+    }
     let html = crate::parse::decode(&body, Some(&p.content_type)).text;
     let url = url::Url::parse(&p.url).ok()?;
     let md = crate::parse::markdown(&html, &url, &noise_lines(&text, d, raw));

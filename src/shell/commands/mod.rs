@@ -29,6 +29,7 @@ mod links;
 mod near;
 mod page;
 mod page_history;
+mod page_scan;
 mod pages;
 mod quit;
 mod rank;

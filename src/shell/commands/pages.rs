@@ -1,22 +1,17 @@
 //! `pages [where EXPR] [order by FIELD [desc]] [limit N]`: pages matching an
 //! expression over the fields table. With a status or host term the page
 //! index narrows the candidates (see `plan`); a count over the small `seen`
-//! rows alone skips the page records.
+//! rows alone skips the page records. The walk is `page_scan`'s.
 
+use super::page_scan::{Matched, Needs, RowReader, index_plan, scan};
 use super::{Call, Command, Known, Run, Sub};
-use crate::model::SeenState;
 use crate::model::{UrlId, now_ms};
-use crate::schema::tables::Pages;
-use crate::schema::tables::{Ranks, Visits};
-use crate::schema::{PageDoc, PageRecord};
 use crate::shell::error::{Result, bail};
 use crate::shell::expr::{self, Query};
-use crate::shell::fields::{self, Extra, Reads, Row};
-use crate::shell::plan::{self, IndexScan};
+use crate::shell::fields::{self, Row};
 use crate::shell::render::Format;
 use crate::shell::reply::{Column, Reply};
 use crate::shell::{Ctx, rest_after_words, table};
-use crate::store::Store;
 
 pub const COMMAND: Command = Command {
     name: "pages",
@@ -69,30 +64,6 @@ pub(super) enum Output {
     Ids,
 }
 
-/// A matching page, with what its fields were read from.
-struct Matched {
-    page: PageRecord,
-    doc: PageDoc,
-    extra: Extra,
-}
-
-/// What a scan found.
-#[derive(Default)]
-struct Found {
-    rows: Vec<Matched>,
-    ids: Vec<UrlId>,
-    count: u64,
-    /// Candidates looked at.
-    scanned: u64,
-}
-
-/// The page-index range that narrows `q`'s scan, when the index is whole
-/// and the filter names a status or host.
-fn index_plan(sh: &Ctx, q: &Query) -> Result<Option<IndexScan>> {
-    let indexed = sh.store.page_index_complete()?;
-    Ok(indexed.then(|| plan::index_scan(&q.filter)).flatten())
-}
-
 /// The ids of the pages `src` (a `where` expression, with an optional
 /// limit) matches, in scan order.
 pub(super) fn matching_ids(sh: &mut Ctx, src: &str, base: usize) -> Result<Vec<UrlId>> {
@@ -124,6 +95,7 @@ pub(super) fn query(sh: &mut Ctx, src: &str, base: usize, out: Output) -> Result
     let mut emit = Emit {
         columns,
         all: sh.sink.format != Format::Table,
+        record: false,
         row: &mut to_sink,
     };
     run_query(sh, &q, out, Some(&mut emit))
@@ -134,6 +106,8 @@ pub(super) struct Emit<'e> {
     pub columns: Vec<Column>,
     /// Every column is read, not only those a human table shows.
     pub all: bool,
+    /// The page record (body and text) is read for each row (`Row::record`).
+    pub record: bool,
     /// Called with each match: its records and its values.
     pub row: &'e mut RowSink<'e>,
 }
@@ -189,10 +163,11 @@ fn table_reply(sh: &Ctx, q: &Query, mut rows: Vec<Matched>, via: &str) -> Result
     }
     let columns = page_columns(q.order.map(|o| o.0));
     let needs = Needs::of(&|f| columns.iter().any(|c| c.name == f));
+    let mut reader = RowReader::new(&sh.store, false);
     let mut cells = Vec::with_capacity(rows.len());
     for m in &mut rows {
         let id = UrlId::of(&m.page.url);
-        needs.fill(sh, id, &m.doc, &mut m.extra)?;
+        needs.fill(&mut reader, id, &m.doc, &mut m.extra)?;
         cells.push(page_values(
             &columns,
             &Row::full(&m.page, &m.doc, &m.extra, now),
@@ -250,7 +225,7 @@ pub(super) fn page_values(columns: &[Column], row: &Row) -> Vec<serde_json::Valu
 /// The page's stored visible text, denoised when it was.
 pub(super) fn page_text(row: &Row) -> String {
     let text = row
-        .page
+        .record
         .and_then(|p| p.frame_text().ok().flatten())
         .unwrap_or_else(|| row.doc.map_or(String::new(), |d| d.text.clone()));
     match row.doc.and_then(|d| d.denoise.as_ref()) {
@@ -261,282 +236,35 @@ pub(super) fn page_text(row: &Row) -> String {
     }
 }
 
-/// What a page row needs read besides its records.
-#[derive(Clone, Copy)]
-pub(super) struct Needs {
-    inlinks: bool,
-    rank: bool,
-    near: bool,
-    scores: bool,
-    visits: bool,
-}
-
-impl Needs {
-    /// What the fields `named` says are used need.
-    pub(super) fn of(named: &dyn Fn(&str) -> bool) -> Needs {
-        let any = |r: Reads| fields::names_reading(r).into_iter().any(named);
-        Needs {
-            inlinks: named("inlinks"),
-            rank: named("pagerank"),
-            near: named("near_duplicate_of"),
-            scores: any(Reads::Scores),
-            visits: any(Reads::Visits),
-        }
-    }
-
-    /// Reads what is needed and not read yet into `x` (in-links by one
-    /// prefix scan: a scan's shared reader counts them faster).
-    pub(super) fn fill(&self, sh: &Ctx, id: UrlId, doc: &PageDoc, x: &mut Extra) -> Result<()> {
-        if self.inlinks && x.inlinks == 0 {
-            x.inlinks = sh.store.inlinks_to(id)?.len() as u64;
-        }
-        if self.scores && x.scores.is_none() {
-            x.scores = sh.store.seen(id)?.and_then(|s| s.scores);
-        }
-        if self.rank && x.pagerank.is_none() {
-            x.pagerank = sh.store.row::<Ranks>(&id)?.map(|r| r.pagerank);
-        }
-        if self.near
-            && x.near_of.is_none()
-            && let Some(n) = doc.doc.near
-        {
-            x.near_of = sh.store.url(UrlId(n.of))?;
-        }
-        if self.visits && x.visits.is_none() {
-            x.visits = sh.store.row::<Visits>(&id)?;
-        }
-        Ok(())
-    }
-}
-
-/// Walks the candidates, evaluating the filter on each; streams, counts
-/// or collects the matches.
-fn scan(
-    sh: &mut Ctx,
-    q: &Query,
-    plan: Option<&IndexScan>,
-    out: Output,
-    mut emit: Option<&mut Emit>,
-) -> Result<Found> {
-    let ScanReads {
-        row: needs,
-        filter: filter_needs,
-        inlinks: needs_inlinks,
-        light,
-    } = ScanReads::of(q, plan.is_some(), out, emit.as_deref());
-    let now = now_ms() as f64;
-    let total = sh.store.counters()?.fetched;
-    // Without an order, the scan stops at the limit.
-    let early_stop = q.order.is_none().then_some(q.limit).flatten();
-    let store = sh.store.clone();
-    // A refetch that changed a page's status leaves it two index rows.
-    let mut yielded = std::collections::HashSet::new();
-    let mut found = Found::default();
-    let unreadable = std::cell::Cell::new(0);
-    let mut inlinks = needs_inlinks.then(|| store.inlinks()).transpose()?;
-    for row in candidates(&store, plan, light, &unreadable) {
-        tick(sh, plan.is_some(), &mut found, total)?;
-        let (id, page) = row?;
-        if plan.is_some() && !yielded.insert(id) {
-            continue;
-        }
-        let page = match page {
-            Some(page) => page,
-            None => match light_match(sh, &q.filter, id, now)? {
-                Some(keep) => {
-                    found.count += u64::from(keep);
-                    continue;
-                }
-                None => sh.store.page(id)?,
-            },
-        };
-        let Some(page) = page else { continue };
-        let doc = sh.store.doc(id)?.unwrap_or_default();
-        let mut extra = Extra {
-            inlinks: match inlinks.as_mut() {
-                Some(r) => r.count(id)?,
-                None => 0,
-            },
-            ..Extra::default()
-        };
-        filter_needs.fill(sh, id, &doc, &mut extra)?;
-        let row = Row::full(&page, &doc, &extra, now);
-        if !q.filter.eval(&|f| fields::value(f, &row), now) {
-            continue;
-        }
-        found.count += 1;
-        match out {
-            Output::Count => {}
-            Output::Stream => {
-                // Unordered rows go out as they are found.
-                if let Some(e) = emit.as_mut() {
-                    needs.fill(sh, id, &doc, &mut extra)?;
-                    let row = Row::full(&page, &doc, &extra, now);
-                    let values = page_values(&e.columns, &row);
-                    (e.row)(sh, &row, &values)?;
-                }
-            }
-            Output::Table => found.rows.push(Matched { page, doc, extra }),
-            Output::Ids => found.ids.push(id),
-        }
-        if early_stop.is_some_and(|l| found.count >= l as u64) && out != Output::Count {
-            break;
-        }
-    }
-    sh.progress_done();
-    crate::shell::lookup::unreadable(unreadable.get());
-    Ok(found)
-}
-
-/// What a scan reads besides each candidate's page and document records.
-struct ScanReads {
-    /// For a streamed row's columns.
-    row: Needs,
-    /// For the filter and the order.
-    filter: Needs,
-    /// In-links counted by one shared reader, in key order (not by `Needs`).
-    inlinks: bool,
-    /// A count checked on the small rows alone (see `light_match`).
-    light: bool,
-}
-
-impl ScanReads {
-    fn of(q: &Query, indexed: bool, out: Output, emit: Option<&Emit>) -> ScanReads {
-        // A streamed row reads what its columns need.
-        let shown = |f: &str| {
-            out == Output::Stream
-                && emit.is_some_and(|e| e.columns.iter().any(|c| c.name == f && (c.shown || e.all)))
-        };
-        let named = |f: &str| q.filter.uses(f) || q.order.is_some_and(|o| o.0 == f);
-        // A count over index candidates whose filter reads only what the
-        // `seen` row (status, depth) and the `urls` row (url, host) hold is
-        // checked there: small rows instead of the page's record and text
-        // in blob files (`count pages where status = 200` over 1,000,004
-        // pages took 255 s that way).
-        let light = out == Output::Count
-            && indexed
-            && q.filter.uses_only(
-                &[Reads::Seen, Reads::Scores]
-                    .map(fields::names_reading)
-                    .concat(),
-            );
-        ScanReads {
-            row: Needs {
-                inlinks: false,
-                ..Needs::of(&|f| named(f) || shown(f))
-            },
-            filter: Needs {
-                inlinks: false,
-                ..Needs::of(&named)
-            },
-            inlinks: named("inlinks") || shown("inlinks"),
-            light,
-        }
-    }
-}
-
-/// Counts a candidate: stops on Ctrl-C, shows progress every 1,024.
-fn tick(sh: &mut Ctx, indexed: bool, found: &mut Found, total: u64) -> Result<()> {
-    if sh.interrupted() {
-        sh.progress_done();
-        bail!("interrupted");
-    }
-    found.scanned += 1;
-    if found.scanned.is_multiple_of(1024) {
-        progress(sh, indexed, found.scanned, total, found.count);
-    }
-    Ok(())
-}
-
-fn progress(sh: &mut Ctx, indexed: bool, scanned: u64, total: u64, count: u64) {
-    let what = if indexed {
-        format!("checking index candidates: {}", table::thousands(scanned))
-    } else {
-        format!(
-            "scanning pages: {} of {}",
-            table::thousands(scanned),
-            table::thousands(total)
-        )
-    };
-    sh.progress(&format!("{what}, {count} match"));
-}
-
-/// A page to consider: its id, and its record when read (None inside:
-/// no longer stored, or unreadable; None outside: left for a light count).
-type Candidate = (UrlId, Option<Option<PageRecord>>);
-
-/// Every page, or the pages of one index range.
-fn candidates<'s>(
-    store: &'s Store,
-    plan: Option<&'s IndexScan>,
-    light: bool,
-    unreadable: &'s std::cell::Cell<u64>,
-) -> Box<dyn Iterator<Item = Result<Candidate>> + 's> {
-    let indexed = move |r: std::result::Result<UrlId, crate::store::StoreError>| {
-        let id = r?;
-        if light {
-            return Ok((id, None));
-        }
-        Ok((id, Some(store.page(id)?)))
-    };
-    match plan {
-        None => {
-            let mut rows = store.rows::<Pages>(&[]);
-            Box::new(std::iter::from_fn(move || {
-                let row = rows.next();
-                unreadable.set(rows.unreadable());
-                Some(
-                    row?.map(|(id, page)| (id, Some(Some(page))))
-                        .map_err(Into::into),
-                )
-            }))
-        }
-        Some(IndexScan::Prefix(p)) => Box::new(store.page_index_pages(p, None).map(indexed)),
-        Some(IndexScan::Range(from, to)) => {
-            Box::new(store.page_index_pages(from, Some(to)).map(indexed))
-        }
-    }
-}
-
-/// Whether page `id` matches a filter over the `Seen` fields, from its
-/// `seen` row (written in the same batch as the page, with the same status
-/// and depth) and `urls` row; None when those rows do not say (the page's
-/// record decides).
-fn light_match(sh: &Ctx, filter: &expr::Expr, id: UrlId, now: f64) -> Result<Option<bool>> {
-    let Some(seen) = sh.store.seen(id)? else {
-        return Ok(None);
-    };
-    let SeenState::Fetched { status } = seen.state else {
-        return Ok(None);
-    };
-    let url = if filter.uses("url") || filter.uses("host") {
-        match sh.store.url(id)? {
-            Some(u) => u,
-            None => return Ok(None),
-        }
-    } else {
-        String::new()
-    };
-    let row = Row {
-        url: &url,
-        status,
-        depth: seen.depth,
-        page: None,
-        doc: None,
-        verdict: None,
-        inlinks: 0,
-        scores: seen.scores.as_ref(),
-        pagerank: None,
-        near_of: None,
-        visits: None,
-        now_ms: now,
-    };
-    Ok(Some(filter.eval(&|f| fields::value(f, &row), now)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::test_shell::TestShell;
+
+    /// A page record that does not decode costs its row its text, not the
+    /// export: the other pages go out, the scan's facts still list it.
+    #[test]
+    fn a_corrupt_page_record_leaves_its_text_out_of_an_export() {
+        let mut t = TestShell::crawled(2);
+        let all: usize = t.ok("count pages").trim().parse().unwrap();
+        let store = t.sh.store().clone();
+        let (id, _) = store
+            .rows::<crate::schema::tables::PageFacts>(&[])
+            .next()
+            .unwrap()
+            .unwrap();
+        let mut b = store.batch();
+        b.put_raw(crate::schema::CF_PAGES, &id.to_bytes(), &[2, 0xff, 0xff]);
+        b.write().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("t.jsonl");
+        let said = t.ok(&format!("export text {}", out.display()));
+        let lines = std::fs::read_to_string(&out).unwrap().lines().count();
+        assert_eq!(lines, all - 1, "{said}");
+        let csv = dir.path().join("p.csv");
+        t.ok(&format!("export pages {} --text", csv.display()));
+        assert!(std::fs::read_to_string(&csv).unwrap().lines().count() > all);
+        assert_eq!(t.ok("count pages").trim(), all.to_string());
+    }
 
     #[test]
     fn filters_orders_limits_and_explains_the_index() {
