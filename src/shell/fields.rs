@@ -57,6 +57,8 @@ pub enum Reads {
     Rank,
     /// The page's `visits` row (`recrawl`).
     Visits,
+    /// The page's stored text, decompressed from its record: the slowest.
+    Text,
 }
 
 /// A `page_index` key range that can narrow the candidates for a term.
@@ -410,7 +412,30 @@ pub static FIELDS: &[Field] = &[
             })
         }
     ),
+    field!(
+        "text",
+        Str,
+        Text,
+        None,
+        "its stored visible text, denoised when it was (read from every page record: slow)",
+        |r| { Val::Str(text(r)) }
+    ),
 ];
+
+/// The page's stored visible text, denoised when it was; empty without
+/// its record (see `Row::record`).
+pub fn text(row: &Row) -> String {
+    let text = row
+        .record
+        .and_then(|p| p.frame_text().ok().flatten())
+        .unwrap_or_else(|| row.doc.map_or(String::new(), |d| d.text.clone()));
+    match row.doc.and_then(|d| d.denoise.as_ref()) {
+        Some(d) => {
+            crate::filter::denoise::clean_text(&text, crate::filter::denoise::noise_of(&d.noise))
+        }
+        None => text,
+    }
+}
 
 pub fn find(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name == name)

@@ -198,13 +198,13 @@ pub(super) fn file_columns(c: &[Column]) -> Vec<Col> {
 }
 
 fn export_pages(sh: &mut Ctx, target: &Target, o: &Options) -> Result<Written> {
-    let mut all: Vec<Column> = FIELDS.iter().map(|f| Column::field(f.name)).collect();
-    all.push(Column::new("text", Kind::Text));
+    let all: Vec<Column> = FIELDS.iter().map(|f| Column::field(f.name)).collect();
     let mut columns = chosen(all, &o.fields, "pages")?;
+    // The text (the last field) only when asked for: it is most of the bytes.
     match (&o.fields, o.text) {
         (None, false) => columns.retain(|c| c.name != "text"),
         (Some(_), true) if !columns.iter().any(|c| c.name == "text") => {
-            columns.push(Column::new("text", Kind::Text));
+            columns.push(Column::field("text"));
         }
         _ => {}
     }

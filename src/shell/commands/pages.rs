@@ -216,24 +216,9 @@ pub(super) fn page_values(columns: &[Column], row: &Row) -> Vec<serde_json::Valu
         .iter()
         .map(|c| match c.read {
             Some(read) => c.value(read(row)),
-            None if c.name == "text" => serde_json::Value::from(page_text(row)),
             None => c.value(fields::value(&c.name, row)),
         })
         .collect()
-}
-
-/// The page's stored visible text, denoised when it was.
-pub(super) fn page_text(row: &Row) -> String {
-    let text = row
-        .record
-        .and_then(|p| p.frame_text().ok().flatten())
-        .unwrap_or_else(|| row.doc.map_or(String::new(), |d| d.text.clone()));
-    match row.doc.and_then(|d| d.denoise.as_ref()) {
-        Some(d) => {
-            crate::filter::denoise::clean_text(&text, crate::filter::denoise::noise_of(&d.noise))
-        }
-        None => text,
-    }
 }
 
 #[cfg(test)]
@@ -264,6 +249,32 @@ mod tests {
         t.ok(&format!("export pages {} --text", csv.display()));
         assert!(std::fs::read_to_string(&csv).unwrap().lines().count() > all);
         assert_eq!(t.ok("count pages").trim(), all.to_string());
+    }
+
+    /// `text ~` reads each page's stored text, denoised as `export text`
+    /// writes it: the same pages contain a word either way.
+    #[test]
+    fn text_matches_the_pages_export_text_writes_it_in() {
+        let mut t = TestShell::crawled(3);
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("t.jsonl");
+        t.ok(&format!("export text {}", out.display()));
+        let texts: Vec<String> = std::fs::read_to_string(&out)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["text"].as_str().unwrap().to_lowercase()
+            })
+            .collect();
+        let mut some = 0;
+        for word in ["the", "archive", "论文", "今天", "no-such-word-here"] {
+            let want = texts.iter().filter(|x| x.contains(word)).count();
+            let got = t.ok(&format!("count pages where text ~ '{word}'"));
+            assert_eq!(got.trim(), want.to_string(), "{word}");
+            some += want;
+        }
+        assert!(some > 0, "the words are on some pages");
     }
 
     #[test]
