@@ -17,6 +17,7 @@
 //! (scope, page and link filters, denoising) and [`dedup`] (simhash
 //! near-duplicates); [`schema`] (the on-disk format, mirrored by
 //! `schema/v25.md`) and [`store`] (the only code that touches RocksDB);
+//! [`search`] (the full-text index beside the db);
 //! [`frontier`] (queues and crawl orders); [`graph`] (the link graph in
 //! memory: PageRank, co-links); [`settings`] (the crawl's settings and the
 //! typed table of every key a user sets); [`crawl`] (the crawl loop and its handle);
@@ -34,6 +35,7 @@ pub mod graph;
 pub mod model;
 pub mod parse;
 pub mod schema;
+pub mod search;
 pub mod settings;
 pub mod shell;
 pub mod simulate;

@@ -425,11 +425,16 @@ pub static FIELDS: &[Field] = &[
 /// The page's stored visible text, denoised when it was; empty without
 /// its record (see `Row::record`).
 pub fn text(row: &Row) -> String {
-    let text = row
-        .record
+    stored_text(row.record, row.doc)
+}
+
+/// A page's visible text from its record's frame (or, stored before
+/// schema 9 or too large for the frame, its doc), denoised when it was.
+pub fn stored_text(record: Option<&PageRecord>, doc: Option<&DocRecord>) -> String {
+    let text = record
         .and_then(|p| p.frame_text().ok().flatten())
-        .unwrap_or_else(|| row.doc.map_or(String::new(), |d| d.text.clone()));
-    match row.doc.and_then(|d| d.denoise.as_ref()) {
+        .unwrap_or_else(|| doc.map_or(String::new(), |d| d.text.clone()));
+    match doc.and_then(|d| d.denoise.as_ref()) {
         Some(d) => {
             crate::filter::denoise::clean_text(&text, crate::filter::denoise::noise_of(&d.noise))
         }

@@ -309,13 +309,18 @@ fn a_huge_record_is_cut_at_the_body_cap_in_bounded_memory() {
     assert_eq!(page.body_len, 10 << 20);
 }
 
-/// A page at the body cap (10 MB of 100,000 nested elements, then lists,
-/// links and emphasis) goes out as Markdown, as JSONL text and as a CSV
-/// row with its text, each export in a child process within the RSS bound.
+/// A page at the body cap (10 MB of 100,000 nested elements, a
+/// 100,000-letter word, then lists, links and emphasis) goes out as
+/// Markdown, as JSONL text and as a CSV row with its text, and into the
+/// search index, each in a child process within the RSS bound.
 #[test]
 fn a_page_at_the_body_cap_exports_as_text_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let mut body = format!("<title>capped</title>{}", "<div>".repeat(100_000));
+    let mut body = format!(
+        "<title>capped</title>{}<p>{}</p>",
+        "<div>".repeat(100_000),
+        "x".repeat(100_000)
+    );
     let mut i = 0;
     while body.len() < 11 << 20 {
         body.push_str(&format!(
@@ -360,6 +365,16 @@ fn a_page_at_the_body_cap_exports_as_text_in_bounded_memory() {
     let header = csv.lines().next().unwrap();
     assert!(header.split(',').any(|h| h == "text"), "{header}");
     assert!(csv.contains("item 7"));
+    // Its million words are indexed; the 100,000-letter one is left out.
+    run("reindex search".into()).assert_rss_bound("reindex search of a page at the cap");
+    let found = run("search item 7 --format jsonl".into()).stdout;
+    assert!(found.contains("http://cap.test/"), "{found}");
+    let none = run(format!("search {} --format jsonl", "x".repeat(100_000))).stdout;
+    assert!(
+        !none.contains("cap.test"),
+        "{}",
+        &none[..none.len().min(300)]
+    );
 }
 
 /// A WARC/1.0 file as Heritrix writes one: warcinfo, a `dns:` response,

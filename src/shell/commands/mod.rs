@@ -38,6 +38,7 @@ mod recrawl;
 mod refilter;
 mod reindex;
 mod runs;
+mod search;
 mod seed;
 mod seed_csv;
 mod seed_decide;
@@ -85,6 +86,7 @@ pub static COMMANDS: &[&Command] = &[
     &refilter::COMMAND,
     &recrawl::COMMAND,
     &reindex::COMMAND,
+    &search::COMMAND,
     &source::COMMAND,
     &quit::COMMAND,
 ];

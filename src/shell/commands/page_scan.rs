@@ -77,6 +77,14 @@ impl<'s> RowReader<'s> {
         Ok(r.count(id)?)
     }
 
+    /// The page's title and stored text (see `fields::stored_text`).
+    pub(super) fn title_and_text(&mut self, id: UrlId) -> Result<(String, String)> {
+        let doc = self.doc(id)?;
+        let record = self.record(id)?;
+        let text = fields::stored_text(record.as_ref(), Some(&doc.doc));
+        Ok((doc.doc.title, text))
+    }
+
     /// The page's record with its body, None when it does not decode (as
     /// a scan of `pages` passes over such a row, counting it).
     fn record(&mut self, id: UrlId) -> Result<Option<PageRecord>> {

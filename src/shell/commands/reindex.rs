@@ -1,28 +1,46 @@
 //! `reindex`: rebuild the page index `pages where` uses for status and
 //! host terms. Opening a db from before schema 3 builds it (a migration
 //! step); the command stays for an index a user wants rebuilt.
+//! `reindex search`: build the full-text index `search` reads.
 
 use std::time::Instant;
 
-use super::{Call, Command, Run, no_detail, nothing};
-use crate::shell::error::{Result, bail};
+use super::page_scan::RowReader;
+use super::{Call, Command, Run, Sub, no_detail};
+use crate::schema::tables::PageFacts;
+use crate::search::Builder;
+use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 use crate::shell::{Ctx, table};
 
 pub const COMMAND: Command = Command {
     name: "reindex",
-    usage: "reindex",
-    summary: "rebuild the page index `pages where` uses for status and host terms (opening a db from before schema 3 builds it)",
-    examples: &["reindex"],
-    arity: (0, Some(0)),
-    subs: &[],
+    usage: "reindex [search]",
+    summary: "rebuild the page index `pages where` uses for status and host terms (opening a db from before schema 3 builds it); reindex search: build the full-text index `search` reads",
+    examples: &["reindex", "reindex search"],
+    arity: (0, Some(1)),
+    subs: &[Sub {
+        words: "search",
+        writes: true,
+    }],
     writes: true,
-    complete: nothing,
+    complete: |_, args| match args {
+        [] | [_] => vec!["search".to_string()],
+        _ => Vec::new(),
+    },
     detail: no_detail,
     run: Run::Data(run),
 };
 
-fn run(sh: &mut Ctx, _: &Call) -> Result<Reply> {
+fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
+    match call.args.as_slice() {
+        [] => page_index(sh),
+        ["search"] => sh.reporting(search_index),
+        _ => Err(ShellError::Usage),
+    }
+}
+
+fn page_index(sh: &mut Ctx) -> Result<Reply> {
     let total = sh.store.counters()?.fetched;
     let started = Instant::now();
     let interrupt = sh.interrupt.clone();
@@ -53,6 +71,50 @@ fn run(sh: &mut Ctx, _: &Call) -> Result<Reply> {
             started.elapsed().as_secs_f64()
         ),
         serde_json::json!({ "pages": n }),
+    ))
+}
+
+/// Every stored page's title and text into a new search index, which
+/// replaces the old one when it is whole (Ctrl-C leaves the old one).
+fn search_index(sh: &mut Ctx) -> Result<Reply> {
+    let total = sh.store.counters()?.fetched;
+    let started = Instant::now();
+    let store = sh.store.clone();
+    let mut builder = Builder::start(store.path()).map_err(|e| e.to_string())?;
+    let mut reader = RowReader::new(&store, true);
+    let mut done = 0u64;
+    for row in store.rows::<PageFacts>(&[]) {
+        if sh.interrupted() {
+            bail!(
+                "interrupted after {} pages; the search index is as it was",
+                table::thousands(done)
+            );
+        }
+        let (id, facts) = row?;
+        let (title, text) = reader.title_and_text(id)?;
+        builder
+            .add(id, &facts.url, &title, &text)
+            .map_err(|e| e.to_string())?;
+        done += 1;
+        if done.is_multiple_of(1024) {
+            sh.progress(&format!(
+                "reindex search: {} of {} pages",
+                table::thousands(done),
+                table::thousands(total)
+            ));
+        }
+    }
+    sh.progress("reindex search: writing the index");
+    let n = builder.finish(total).map_err(|e| e.to_string())?;
+    let bytes = crate::search::bytes(store.path());
+    Ok(Reply::record(
+        format!(
+            "indexed {} pages for search in {:.1} s ({} on disk)",
+            table::thousands(n),
+            started.elapsed().as_secs_f64(),
+            table::bytes(bytes)
+        ),
+        serde_json::json!({ "pages": n, "bytes": bytes }),
     ))
 }
 
