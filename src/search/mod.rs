@@ -24,6 +24,8 @@ pub use tokens::{ANALYZER, MAX_WORD, analyzer};
 /// before it replaces it.
 const DIR: &str = "search";
 const NEW_DIR: &str = "search.new";
+/// The index being replaced, for the moment between the two renames.
+const OLD_DIR: &str = "search.old";
 
 /// Memory the writer buffers before it writes a segment.
 const WRITER_BYTES: usize = 32 << 20;
@@ -123,10 +125,19 @@ impl SearchIndex {
     /// The index of the db at `db`, None when it has none.
     pub fn open(db: &Path) -> Result<Option<SearchIndex>> {
         let dir = db.join(DIR);
+        let old = db.join(OLD_DIR);
+        if !dir.exists() && old.join("meta.json").exists() {
+            // A build stopped between its renames: the old index stands.
+            std::fs::rename(&old, &dir)?;
+        }
         if !dir.join("meta.json").exists() {
             return Ok(None);
         }
-        let index = Index::open_in_dir(&dir)?;
+        let index = Index::open_in_dir(&dir).map_err(|e| {
+            SearchError(format!(
+                "the search index cannot be read ({e}): `reindex search` rebuilds it"
+            ))
+        })?;
         index.tokenizers().register(ANALYZER, analyzer());
         let fields = fields_of(&index.schema())?;
         let reader = index
@@ -158,10 +169,19 @@ impl SearchIndex {
             .map_err(|e| SearchError(format!("cannot read the query {q:?}: {e}")))
     }
 
-    /// The best `limit` pages for `query`, best first.
-    pub fn search(&self, query: &dyn Query, limit: usize) -> Result<Vec<Hit>> {
+    /// The best `limit` pages for `query`, best first, and how many
+    /// pages match in all.
+    pub fn search(&self, query: &dyn Query, limit: usize) -> Result<(Vec<Hit>, u64)> {
         let searcher = self.reader.searcher();
-        let top = searcher.search(query, &TopDocs::with_limit(limit.max(1)).order_by_score())?;
+        // The collector sizes its heap by the limit: no more than the pages.
+        let limit = limit.clamp(1, searcher.num_docs().max(1) as usize);
+        let (top, matched) = searcher.search(
+            query,
+            &(
+                TopDocs::with_limit(limit).order_by_score(),
+                tantivy::collector::Count,
+            ),
+        )?;
         let mut hits = Vec::with_capacity(top.len());
         for (score, at) in top {
             let doc: TantivyDocument = searcher.doc(at)?;
@@ -178,22 +198,26 @@ impl SearchIndex {
                 });
             }
         }
-        Ok(hits)
+        Ok((hits, matched as u64))
     }
 
-    /// Pages matching `query`, all of them.
-    pub fn count(&self, query: &dyn Query) -> Result<u64> {
-        Ok(self
-            .reader
-            .searcher()
-            .search(query, &tantivy::collector::Count)? as u64)
-    }
-
-    /// A passage of `text` around `query`'s words, each match in `**`.
-    pub fn snippet(&self, query: &dyn Query, text: &str, chars: usize) -> Result<String> {
+    /// What cuts passages of texts around `query`'s words, of about
+    /// `bytes` (tantivy counts bytes: a CJK passage has a third as many
+    /// characters).
+    pub fn passages(&self, query: &dyn Query, bytes: usize) -> Result<Passages> {
         let mut g = SnippetGenerator::create(&self.reader.searcher(), query, self.fields.text)?;
-        g.set_max_num_chars(chars);
-        let s = g.snippet(text);
+        g.set_max_num_chars(bytes);
+        Ok(Passages(g))
+    }
+}
+
+/// See [`SearchIndex::passages`].
+pub struct Passages(SnippetGenerator);
+
+impl Passages {
+    /// A passage of `text` around the query's words, each match in `**`.
+    pub fn of(&self, text: &str) -> String {
+        let s = self.0.snippet(text);
         let frag = s.fragment();
         // Pairs of CJK characters overlap: marked as one run.
         let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
@@ -217,18 +241,30 @@ impl SearchIndex {
             at = r.end;
         }
         out.push_str(frag.get(at..).unwrap_or_default());
-        Ok(out.split_whitespace().collect::<Vec<_>>().join(" "))
+        out.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 }
 
 /// A new index being written beside the db's (which stays until
 /// [`Builder::finish`] replaces it: a build cut short leaves the old one).
 pub struct Builder {
-    writer: IndexWriter,
+    /// Taken when the build ends (its threads stop before the scratch
+    /// directory goes).
+    writer: Option<IndexWriter>,
     fields: Fields,
-    dir: PathBuf,
-    new_dir: PathBuf,
+    db: PathBuf,
     pages: u64,
+    finished: bool,
+}
+
+impl Drop for Builder {
+    /// A build cut short (Ctrl-C, an error) leaves nothing behind.
+    fn drop(&mut self) {
+        drop(self.writer.take());
+        if !self.finished {
+            let _ = std::fs::remove_dir_all(self.db.join(NEW_DIR));
+        }
+    }
 }
 
 impl Builder {
@@ -247,12 +283,18 @@ impl Builder {
         // per WRITER_BYTES of postings is few enough to search.
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         Ok(Builder {
-            writer,
+            writer: Some(writer),
             fields,
-            dir: db.join(DIR),
-            new_dir,
+            db: db.to_path_buf(),
             pages: 0,
+            finished: false,
         })
+    }
+
+    fn writer(&mut self) -> Result<&mut IndexWriter> {
+        self.writer
+            .as_mut()
+            .ok_or_else(|| SearchError("search index: the build is over".into()))
     }
 
     /// Adds a page (each once: the index is new).
@@ -263,27 +305,36 @@ impl Builder {
         doc.add_text(f.url, url);
         doc.add_text(f.title, title);
         doc.add_text(f.text, text);
-        self.writer.add_document(doc)?;
+        self.writer()?.add_document(doc)?;
         self.pages += 1;
         Ok(())
     }
 
-    /// Commits with what was built, merges it to few segments and puts
-    /// it in place of the db's index.
+    /// Commits with what was built and puts it in place of the db's index
+    /// (renamed aside first: a crash between the renames leaves it there,
+    /// and [`SearchIndex::open`] puts it back).
     pub fn finish(mut self, fetched: u64) -> Result<u64> {
         let built = Built {
             pages: self.pages,
             fetched,
             at_ms: crate::model::now_ms(),
         };
-        let mut commit = self.writer.prepare_commit()?;
+        let mut commit = self.writer()?.prepare_commit()?;
         commit.set_payload(&serde_json::to_string(&built).unwrap_or_default());
         commit.commit()?;
-        self.writer.wait_merging_threads()?;
-        if self.dir.exists() {
-            std::fs::remove_dir_all(&self.dir)?;
+        drop(self.writer.take());
+        let (dir, old) = (self.db.join(DIR), self.db.join(OLD_DIR));
+        if old.exists() {
+            std::fs::remove_dir_all(&old)?;
         }
-        std::fs::rename(&self.new_dir, &self.dir)?;
+        if dir.exists() {
+            std::fs::rename(&dir, &old)?;
+        }
+        std::fs::rename(self.db.join(NEW_DIR), &dir)?;
+        self.finished = true;
+        if old.exists() {
+            std::fs::remove_dir_all(&old)?;
+        }
         Ok(self.pages)
     }
 }
@@ -298,4 +349,48 @@ pub fn bytes(db: &Path) -> u64 {
                 .sum()
         })
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(index: &SearchIndex, q: &str) -> Vec<UrlId> {
+        let query = index.parse(q).unwrap();
+        index
+            .search(&*query, 10)
+            .unwrap()
+            .0
+            .into_iter()
+            .map(|h| h.id)
+            .collect()
+    }
+
+    /// A build cut short leaves the old index and no scratch; a finished
+    /// one replaces it; one stopped between its renames is put back.
+    #[test]
+    fn builds_replace_the_index_whole_or_not_at_all() {
+        let db = tempfile::tempdir().unwrap();
+        assert!(SearchIndex::open(db.path()).unwrap().is_none());
+        let mut b = Builder::start(db.path()).unwrap();
+        b.add(UrlId(1), "http://a.org/", "first", "one page")
+            .unwrap();
+        assert_eq!(b.finish(1).unwrap(), 1);
+        let index = SearchIndex::open(db.path()).unwrap().unwrap();
+        assert_eq!(ids(&index, "page"), [UrlId(1)]);
+        assert_eq!(index.built().unwrap().pages, 1);
+        drop(index);
+        let mut cut = Builder::start(db.path()).unwrap();
+        cut.add(UrlId(2), "http://b.org/", "second", "other page")
+            .unwrap();
+        drop(cut);
+        assert!(!db.path().join(NEW_DIR).exists());
+        let index = SearchIndex::open(db.path()).unwrap().unwrap();
+        assert_eq!(ids(&index, "page"), [UrlId(1)]);
+        drop(index);
+        std::fs::rename(db.path().join(DIR), db.path().join(OLD_DIR)).unwrap();
+        let index = SearchIndex::open(db.path()).unwrap().unwrap();
+        assert_eq!(ids(&index, "first"), [UrlId(1)]);
+        assert!(bytes(db.path()) > 0);
+    }
 }

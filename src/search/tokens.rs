@@ -2,9 +2,10 @@
 //! lowercased and stemmed (English); Chinese, Japanese and Korean, written
 //! without spaces, become overlapping pairs of characters (a lone one
 //! stays alone), so a query of two or more such characters is a phrase of
-//! pairs and finds exactly the texts holding it. A word longer than
-//! [`MAX_WORD`] bytes is left out (a page of one 100,000-letter word
-//! indexes nothing rather than one huge term).
+//! pairs and finds exactly the texts holding it (a break between tokens
+//! leaves a gap in their positions, so no phrase spans punctuation). A word
+//! longer than [`MAX_WORD`] bytes is left out (a page of one 100,000-letter
+//! word indexes nothing rather than one huge term).
 
 use std::str::CharIndices;
 
@@ -21,7 +22,8 @@ pub const MAX_WORD: usize = 40;
 /// The analyzer for titles and texts, at index and at query time.
 pub fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(WordsAndPairs::default())
-        .filter(RemoveLongFilter::limit(MAX_WORD))
+        // It keeps tokens shorter than its limit.
+        .filter(RemoveLongFilter::limit(MAX_WORD + 1))
         .filter(LowerCaser)
         .filter(Stemmer::new(Language::English))
         .build()
@@ -50,6 +52,8 @@ pub struct WordsAndPairsStream<'a> {
     token: &'a mut Token,
     /// The unspaced character before the next one, when it began a pair.
     paired: bool,
+    /// A break was passed since the last token (its position gap is given).
+    gap: bool,
 }
 
 impl Tokenizer for WordsAndPairs {
@@ -62,6 +66,7 @@ impl Tokenizer for WordsAndPairs {
             chars: text.char_indices().peekable(),
             token: &mut self.token,
             paired: false,
+            gap: false,
         }
     }
 }
@@ -80,6 +85,15 @@ impl TokenStream for WordsAndPairsStream<'_> {
         self.token.text.clear();
         self.token.position = self.token.position.wrapping_add(1);
         while let Some((from, c)) = self.chars.next() {
+            if !unspaced(c) && !c.is_alphanumeric() {
+                // A break: the next token is not adjacent to the last.
+                if self.token.position != 0 && !std::mem::replace(&mut self.gap, true) {
+                    self.token.position = self.token.position.wrapping_add(1);
+                }
+                self.paired = false;
+                continue;
+            }
+            self.gap = false;
             if unspaced(c) {
                 let after = from + c.len_utf8();
                 match self.chars.peek() {
@@ -141,6 +155,29 @@ mod tests {
             ["東京", "京タ", "タワ", "ワー", "2025", "年"]
         );
         assert_eq!(terms("한국어"), ["한국", "국어"]);
+    }
+
+    fn positions(text: &str) -> Vec<(String, usize)> {
+        let mut a = analyzer();
+        let mut s = a.token_stream(text);
+        let mut out = Vec::new();
+        while let Some(t) = s.next() {
+            out.push((t.text.clone(), t.position));
+        }
+        out
+    }
+
+    /// Adjacent tokens are one position apart, tokens across a break
+    /// two: `运动员` (a phrase of 运动, 动员) is not found in `运动，动员`.
+    #[test]
+    fn a_break_leaves_a_gap_in_positions() {
+        let p = |t: &str, n| (t.to_string(), n);
+        assert_eq!(positions("运动员"), [p("运动", 0), p("动员", 1)]);
+        assert_eq!(positions("运动，动员"), [p("运动", 0), p("动员", 2)]);
+        assert_eq!(positions("a b,, c"), [p("a", 0), p("b", 2), p("c", 4)]);
+        assert_eq!(positions(" 论文x"), [p("论文", 0), p("x", 1)]);
+        assert_eq!(terms(&"y".repeat(MAX_WORD)).len(), 1);
+        assert!(terms(&"y".repeat(MAX_WORD + 1)).is_empty());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::{Call, Command, Run, nothing};
 use crate::search::SearchIndex;
 use crate::shell::error::{Result, bail};
 use crate::shell::reply::{Column, Kind, Reply};
-use crate::shell::{Ctx, table};
+use crate::shell::{Ctx, rest_after_words, table};
 
 pub const COMMAND: Command = Command {
     name: "search",
@@ -31,42 +31,53 @@ pub const COMMAND: Command = Command {
 /// Hits shown unless `--limit` says otherwise.
 const LIMIT: usize = 20;
 
-/// Characters of a hit's passage.
-const PASSAGE: usize = 160;
+/// Bytes of a hit's passage (about 160 characters of English, 80 of
+/// Chinese).
+const PASSAGE: usize = 240;
 
 fn help() -> String {
     format!(
         "The query: words (all must be there: English words match their other forms, \
          archive finds archived), \"a phrase\", OR, -word (not), title:word. Chinese, \
          Japanese and Korean are matched two characters at a time: a query of two or more \
-         finds the texts holding it. Words over {} bytes are not indexed.\n",
+         finds the texts holding it. Words over {} bytes are not indexed. Quote a phrase \
+         in double quotes; a query with quotes of its own goes in single quotes.\n",
         crate::search::MAX_WORD
     )
 }
 
-/// The query's words and the limit.
-fn args(words: &[&str]) -> Result<(String, usize)> {
+/// The query as typed (its quotes kept for phrases; one wrapped whole in
+/// single quotes loses them) and the limit (`--limit N` anywhere).
+fn query_and_limit(rest: &str) -> Result<(String, usize)> {
+    let mut query = rest.trim().to_string();
     let mut limit = LIMIT;
-    let mut query = Vec::new();
-    let mut it = words.iter();
-    while let Some(&w) = it.next() {
-        if w == "--limit" {
-            limit = match it.next().map(|n| n.parse::<usize>()) {
-                Some(Ok(n)) if n > 0 => n,
-                _ => bail!("--limit takes a number of pages (1 or more)"),
-            };
-        } else {
-            query.push(w);
-        }
+    let flag = query
+        .match_indices("--limit")
+        .map(|(at, _)| at)
+        .find(|&at| at == 0 || query[..at].ends_with(char::is_whitespace));
+    if let Some(at) = flag {
+        let after = &query[at + "--limit".len()..];
+        let n = after.split_whitespace().next().unwrap_or_default();
+        limit = match n.parse::<usize>() {
+            Ok(n) if n > 0 => n,
+            _ => bail!("--limit takes a number of pages (1 or more)"),
+        };
+        let end = after.find(n).map_or(after.len(), |i| i + n.len());
+        query = format!("{} {}", &query[..at], &after[end..])
+            .trim()
+            .to_string();
     }
-    if query.is_empty() {
+    if query.len() >= 2 && query.starts_with('\'') && query.ends_with('\'') {
+        query = query[1..query.len() - 1].to_string();
+    }
+    if query.trim().is_empty() {
         bail!("search what? usage: search QUERY [--limit N]");
     }
-    Ok((query.join(" "), limit))
+    Ok((query, limit))
 }
 
 fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
-    let (q, limit) = args(&call.args)?;
+    let (q, limit) = query_and_limit(&rest_after_words(call.line, 1).0)?;
     let started = Instant::now();
     let Some(index) = SearchIndex::open(sh.store.path()).map_err(|e| e.to_string())? else {
         bail!(
@@ -74,16 +85,16 @@ fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
         );
     };
     let query = index.parse(&q).map_err(|e| e.to_string())?;
-    let hits = index.search(&*query, limit).map_err(|e| e.to_string())?;
-    let matched = index.count(&*query).map_err(|e| e.to_string())?;
+    let (hits, matched) = index.search(&*query, limit).map_err(|e| e.to_string())?;
+    let passages = index
+        .passages(&*query, PASSAGE)
+        .map_err(|e| e.to_string())?;
     let store = sh.store.clone();
     let mut reader = RowReader::new(&store, false);
     let mut rows = Vec::with_capacity(hits.len());
     for h in &hits {
         let (title, text) = reader.title_and_text(h.id)?;
-        let passage = index
-            .snippet(&*query, &text, PASSAGE)
-            .map_err(|e| e.to_string())?;
+        let passage = passages.of(&text);
         rows.push(vec![
             serde_json::json!(h.score),
             serde_json::json!(h.url),
@@ -107,7 +118,7 @@ fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
     let fetched = store.counters()?.fetched;
     if built.fetched != fetched {
         reply = reply.note(format!(
-            "note: the index was built when the db held {} pages; it holds {} now and the crawl does not update it yet: `reindex search` brings it up to date",
+            "note: the index was built at {} fetches and the db has {} now; the crawl does not update it yet: `reindex search` brings it up to date",
             table::thousands(built.fetched),
             table::thousands(fetched)
         ));
@@ -174,6 +185,12 @@ mod tests {
         assert_eq!(search(&mut t, "price garden"), both);
         let only: BTreeSet<_> = price.difference(&garden).cloned().collect();
         assert_eq!(search(&mut t, "'price -garden'"), only);
+        // A phrase in double quotes stays a phrase; a limit past the
+        // pages is the pages.
+        let phrase = search(&mut t, "\"price garden\"");
+        assert!(phrase.is_subset(&both), "{phrase:?}");
+        let huge = t.ok("search price --limit 18446744073709551615 --format jsonl");
+        assert_eq!(urls(&huge), price);
         // The passage marks the match; a bad query or limit says so.
         let table = t.ok("search 论文 --limit 2");
         assert!(table.contains("**论文**"), "{table}");
