@@ -337,16 +337,7 @@ mod tests {
     use serde_json::json;
     use std::sync::{Arc, Mutex};
 
-    struct Buf(Arc<Mutex<Vec<u8>>>);
-    impl Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::shell::commands::test_shell::Out as Buf;
 
     fn render(f: Format, r: Reply) -> (String, String) {
         let (out, notes) = (Arc::new(Mutex::new(vec![])), Arc::new(Mutex::new(vec![])));

@@ -17,7 +17,7 @@ use crate::filter::denoise::{noise_of, removed};
 use crate::schema::{DocRecord, PageRecord};
 use crate::shell::error::{Result, bail};
 use crate::shell::expr;
-use crate::shell::fields::Row;
+use crate::shell::fields::{self, Row};
 use crate::shell::reply::{Column, Reply};
 use crate::shell::{Ctx, table};
 
@@ -134,14 +134,9 @@ fn noise_lines(text: &str, d: &DocRecord, raw: bool) -> HashSet<String> {
 
 /// A JSONL record: metadata and the (denoised) text; None without text.
 fn jsonl_of(p: &PageRecord, d: &DocRecord, raw: bool) -> Option<Vec<Value>> {
-    let text = p
-        .frame_text()
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| d.text.clone());
-    let text = match (&d.denoise, raw) {
-        (Some(dn), false) => crate::filter::denoise::clean_text(&text, noise_of(&dn.noise)),
-        _ => text,
+    let text = match raw {
+        true => fields::raw_text(Some(p), Some(d)),
+        false => fields::stored_text(Some(p), Some(d)),
     };
     if text.trim().is_empty() {
         return None;

@@ -17,7 +17,8 @@ pub struct TestShell {
     _dir: tempfile::TempDir,
 }
 
-struct Out(Arc<Mutex<Vec<u8>>>);
+/// Output written to a shared buffer (the shell's, and a sink's in tests).
+pub(crate) struct Out(pub(crate) Arc<Mutex<Vec<u8>>>);
 
 impl Write for Out {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
