@@ -16,7 +16,7 @@
 //! on loopback for the demo and tests); [`fetch`]; [`parse`], [`filter`]
 //! (scope, page and link filters, denoising) and [`dedup`] (simhash
 //! near-duplicates); [`schema`] (the on-disk format, mirrored by
-//! `schema/v25.md`) and [`store`] (the only code that touches RocksDB);
+//! `schema/v26.md`) and [`store`] (the only code that touches RocksDB);
 //! [`search`] (the full-text index beside the db);
 //! [`frontier`] (queues and crawl orders); [`graph`] (the link graph in
 //! memory: PageRank, co-links); [`settings`] (the crawl's settings and the

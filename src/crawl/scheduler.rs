@@ -20,6 +20,7 @@ use crate::fetch::{ClientError, FetchSettings, HttpClient, NetGuard};
 use crate::frontier::ReadyHeap;
 use crate::model::{self, HostId, UrlError};
 use crate::schema::Counters;
+use crate::search::Indexer;
 use crate::settings::CrawlSettings;
 use crate::store::{Store, StoreError};
 
@@ -153,9 +154,20 @@ pub fn start(
     let shared = scheduler.shared.clone();
     let store = scheduler.ledger.store().clone();
     let dictionary = scheduler.dictionary.clone();
+    let indexer = scheduler.ledger.settings().search_live.then(|| {
+        let tell = shared.clone();
+        Indexer::start(store.clone(), Box::new(move |msg| tell.notice(msg)))
+    });
     let join = tokio::spawn(async move {
         let ended = scheduler.run(rx).await;
-        let _ = tokio::task::spawn_blocking(move || dictionary.finish()).await;
+        let _ = tokio::task::spawn_blocking(move || {
+            dictionary.finish();
+            // Takes the run's last pages before the crawl is over.
+            if let Some(indexer) = indexer {
+                indexer.finish();
+            }
+        })
+        .await;
         // A scheduler error (a failed write) is not a page's crash: its
         // fetches must not count as deaths on the next run.
         if ended.is_err() {

@@ -64,14 +64,19 @@ pub struct Counters {
     /// Links pages gave past their caps (`crawl.max_outlinks` or their
     /// bytes of links), not followed; `capped` names the pages.
     pub links_cut: u64,
+    // Version 7 (schema 26):
+    /// The next `search_log` sequence number: changes logged for the
+    /// search index so far.
+    pub search_seq: u64,
 }
 impl Versioned for Counters {
-    const VERSION: u8 = 6;
+    const VERSION: u8 = 7;
 
     fn decode(bytes: &[u8]) -> Result<Self, super::CodecError> {
         // Version 3 appended three fields to `run`, then the last field;
-        // version 4 two after it, version 5 four, version 6 one.
-        super::decode_appended(bytes, 1, &[4, 3, 2, 4, 1])
+        // version 4 two after it, version 5 four, version 6 one, version
+        // 7 one.
+        super::decode_appended(bytes, 1, &[4, 3, 2, 4, 1, 1])
     }
 }
 

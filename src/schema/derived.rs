@@ -9,6 +9,17 @@ use serde::{Deserialize, Serialize};
 use super::{CodecError, PageRecord, Versioned};
 use crate::model::Verdict;
 
+/// `search_log` value: the page whose search document changed (a fetch,
+/// a revisit, a refilter's new verdict or text). The search index reads
+/// the page as it is when it takes the row (schema 26).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SearchLogRecord {
+    pub page: u128,
+}
+impl Versioned for SearchLogRecord {
+    const VERSION: u8 = 1;
+}
+
 /// `page_facts` value: a page's record without its body, headers, HTTP
 /// version and text length, so a scan over every page's fields reads ~120
 /// bytes a page instead of the record in a blob file (schema 25).

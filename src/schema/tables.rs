@@ -8,12 +8,13 @@
 use super::{
     CF_CAPPED, CF_CLUSTER_SITES, CF_CLUSTERS, CF_DETAILS, CF_DOCS, CF_DUE, CF_FRONTIER,
     CF_HOST_RANKS, CF_HOSTS, CF_INFLIGHT, CF_LASTMODS, CF_META, CF_PAGE_FACTS, CF_PAGES, CF_RANKS,
-    CF_ROBOTS, CF_SEEN, CF_SITEMAPS, CF_SITES, CF_TARGETS, CF_VERDICTS, CF_VISITS, CF_WARC,
-    CappedRecord, ClusterRecord, ClusterSiteKey, ConfigEntries, Counters, DetailRecord, DocRecord,
-    DueKey, DueReason, FrontierEntry, FrontierKey, HostRankRecord, HostRecord, InFlightRecord,
-    LastmodRecord, LinkLimits, ModelRecord, OrderState, PageFactsRecord, PageRecord, RankRecord,
-    RankRun, RecrawlState, RunRecord, SeedList, SeenRecord, SiteRecord, SitemapRecord,
-    TargetRecord, VerdictRecord, Versioned, VisitRecord, WarcRow, meta_keys,
+    CF_ROBOTS, CF_SEARCH_LOG, CF_SEEN, CF_SITEMAPS, CF_SITES, CF_TARGETS, CF_VERDICTS, CF_VISITS,
+    CF_WARC, CappedRecord, ClusterRecord, ClusterSiteKey, ConfigEntries, Counters, DetailRecord,
+    DocRecord, DueKey, DueReason, FrontierEntry, FrontierKey, HostRankRecord, HostRecord,
+    InFlightRecord, LastmodRecord, LinkLimits, ModelRecord, OrderState, PageFactsRecord,
+    PageRecord, RankRecord, RankRun, RecrawlState, RunRecord, SearchLogRecord, SeedList,
+    SeenRecord, SiteRecord, SitemapRecord, TargetRecord, VerdictRecord, Versioned, VisitRecord,
+    WarcRow, meta_keys,
 };
 use crate::model::{HostId, RobotsRecord, UrlId};
 
@@ -72,6 +73,20 @@ impl Key for FrontierKey {
     }
     fn parse(bytes: &[u8]) -> Option<Self> {
         FrontierKey::from_key(bytes)
+    }
+}
+
+/// A `search_log` row's key: its sequence number, big-endian.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LogSeq(pub u64);
+
+impl Key for LogSeq {
+    type Bytes = [u8; 8];
+    fn bytes(&self) -> [u8; 8] {
+        self.0.to_be_bytes()
+    }
+    fn parse(bytes: &[u8]) -> Option<Self> {
+        Some(LogSeq(u64::from_be_bytes(bytes.try_into().ok()?)))
     }
 }
 
@@ -161,6 +176,11 @@ table!(
 table!(
     /// Where each page's latest fetch is archived (`warc.dir`).
     Warc: CF_WARC, UrlId => WarcRow
+);
+table!(
+    /// Pages whose search document changed, in order, until the search
+    /// index has taken them (schema 26).
+    SearchLog: CF_SEARCH_LOG, LogSeq => SearchLogRecord
 );
 table!(
     /// The text behind a URL's failure.

@@ -1,13 +1,16 @@
 //! The full-text index beside the db (`search/` in its directory): a
 //! tantivy index of each stored page's title and stored text (denoised
-//! when it was), ranked by BM25. `reindex search` builds it from the db;
-//! the crawl does not feed it yet, so a search says when the db has
-//! changed since (the page count it was built at rides in the commit's
-//! payload).
+//! when it was), its URL, host and date, and the facts filters read,
+//! ranked by BM25. `reindex search` builds it from the db (`build`); the
+//! crawl keeps it current from the db's `search_log` (`live`), and the
+//! log sequence it has taken rides in each commit's payload ([`Mark`]).
 
+mod build;
+mod live;
+pub mod source;
 mod tokens;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use tantivy::collector::TopDocs;
 use tantivy::query::{Query, QueryParser};
@@ -15,10 +18,16 @@ use tantivy::schema::{
     Field, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions, Value,
 };
 use tantivy::snippet::SnippetGenerator;
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument};
+use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument};
 
 use crate::model::UrlId;
+pub use build::{Builder, rebuild};
+pub use live::{Indexer, LiveIndex};
 pub use tokens::{ANALYZER, MAX_WORD, analyzer};
+
+/// The index's layout: its fields and its analyzer. An index of another
+/// layout is rebuilt, not read.
+const LAYOUT: u32 = 2;
 
 /// The index directory inside the db's, and where a rebuild is written
 /// before it replaces it.
@@ -46,6 +55,12 @@ impl From<tantivy::TantivyError> for SearchError {
     }
 }
 
+impl From<crate::store::StoreError> for SearchError {
+    fn from(e: crate::store::StoreError) -> Self {
+        SearchError(e.to_string())
+    }
+}
+
 impl From<std::io::Error> for SearchError {
     fn from(e: std::io::Error) -> Self {
         SearchError(format!("search index: {e}"))
@@ -54,17 +69,46 @@ impl From<std::io::Error> for SearchError {
 
 pub type Result<T> = std::result::Result<T, SearchError>;
 
-/// The index's fields: one table, read by the builder and the searcher.
+/// The index's fields: one table, read by the writers and the searcher.
+/// Titles and texts are what a query's words match; `url:`, `host:`,
+/// `date:`, `verdict:`, `status:`, `depth:`, `fetched:` (ms) and the scores
+/// can be named in a query.
 #[derive(Clone, Copy)]
 struct Fields {
-    /// The page's url id (16 bytes): what a hit is.
+    /// The page's url id (16 bytes): what a hit is, and what a new
+    /// version of the page replaces.
     id: Field,
+    /// Stored, and its words indexed.
     url: Field,
+    host: Field,
     title: Field,
     text: Field,
+    date: Field,
+    verdict: Field,
+    status: Field,
+    depth: Field,
+    fetched: Field,
+    topic_score: Field,
+    relevance: Field,
 }
 
+const FIELD_NAMES: [&str; 12] = [
+    "id",
+    "url",
+    "host",
+    "title",
+    "text",
+    "date",
+    "verdict",
+    "status",
+    "depth",
+    "fetched",
+    "topic_score",
+    "relevance",
+];
+
 fn schema() -> (Schema, Fields) {
+    use tantivy::schema::{FAST, INDEXED, STRING};
     let mut b = Schema::builder();
     let words = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
@@ -72,38 +116,111 @@ fn schema() -> (Schema, Fields) {
             .set_index_option(IndexRecordOption::WithFreqsAndPositions),
     );
     let fields = Fields {
-        id: b.add_bytes_field("id", STORED | tantivy::schema::INDEXED),
-        url: b.add_text_field("url", STORED),
+        id: b.add_bytes_field("id", STORED | INDEXED),
+        url: b.add_text_field("url", words.clone() | STORED),
+        host: b.add_text_field("host", STRING),
         title: b.add_text_field("title", words.clone()),
         text: b.add_text_field("text", words),
+        date: b.add_text_field("date", STRING),
+        verdict: b.add_text_field("verdict", STRING | FAST),
+        status: b.add_u64_field("status", INDEXED | FAST),
+        depth: b.add_u64_field("depth", INDEXED | FAST),
+        fetched: b.add_u64_field("fetched", INDEXED | FAST),
+        topic_score: b.add_f64_field("topic_score", INDEXED | FAST),
+        relevance: b.add_f64_field("relevance", INDEXED | FAST),
     };
     (b.build(), fields)
 }
 
 fn fields_of(schema: &Schema) -> Result<Fields> {
-    let get = |name: &str| {
-        schema.get_field(name).map_err(|_| {
+    let mut got = Vec::with_capacity(FIELD_NAMES.len());
+    for name in FIELD_NAMES {
+        got.push(schema.get_field(name).map_err(|_| {
             SearchError(format!(
-                "search index: no field {name}: `reindex search` rebuilds it"
+                "the search index was made by an older trawl (no field {name}): `reindex search` rebuilds it"
             ))
-        })
-    };
+        })?);
+    }
     Ok(Fields {
-        id: get("id")?,
-        url: get("url")?,
-        title: get("title")?,
-        text: get("text")?,
+        id: got[0],
+        url: got[1],
+        host: got[2],
+        title: got[3],
+        text: got[4],
+        date: got[5],
+        verdict: got[6],
+        status: got[7],
+        depth: got[8],
+        fetched: got[9],
+        topic_score: got[10],
+        relevance: got[11],
     })
 }
 
-/// What a build recorded in its commit.
-#[derive(Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Built {
-    /// Pages indexed.
+impl Fields {
+    /// The index's document of `page`.
+    fn document(&self, page: &source::Document) -> TantivyDocument {
+        let mut doc = TantivyDocument::default();
+        doc.add_bytes(self.id, &page.id.to_bytes());
+        doc.add_text(self.url, &page.url);
+        doc.add_text(self.host, &page.host);
+        doc.add_text(self.title, &page.title);
+        doc.add_text(self.text, &page.text);
+        if let Some(d) = &page.date {
+            doc.add_text(self.date, d);
+        }
+        doc.add_text(self.verdict, page.verdict);
+        doc.add_u64(self.status, page.status.into());
+        doc.add_u64(self.depth, page.depth.into());
+        doc.add_u64(self.fetched, page.fetched_ms);
+        if let Some(s) = page.topic_score {
+            doc.add_f64(self.topic_score, s);
+        }
+        if let Some(r) = page.relevance {
+            doc.add_f64(self.relevance, r);
+        }
+        doc
+    }
+}
+
+/// What an index's last commit recorded: where in the db's `search_log`
+/// it stands.
+#[derive(Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Mark {
+    /// Pages the last build indexed.
     pub pages: u64,
-    /// The db's fetched-pages counter when the build began.
+    /// The db's fetched-pages counter when the last build began.
     pub fetched: u64,
+    /// When the last commit was made (ms).
     pub at_ms: u64,
+    /// The first `search_log` sequence not yet taken: every change logged
+    /// before it is in the index (None: an index of schema 25, built
+    /// before the log).
+    #[serde(default)]
+    pub next_seq: Option<u64>,
+    /// The index's [`LAYOUT`] (0 before layouts were recorded).
+    #[serde(default)]
+    pub layout: u32,
+}
+
+impl Mark {
+    /// Whether the log can bring the index up to date: it records where
+    /// it stands and holds what this trawl writes.
+    pub fn followable(&self) -> bool {
+        self.next_seq.is_some() && self.layout == LAYOUT
+    }
+
+    fn of(index: &Index) -> Result<Mark> {
+        let meta = index.load_metas()?;
+        Ok(meta
+            .payload
+            .and_then(|p| serde_json::from_str(&p).ok())
+            .unwrap_or_default())
+    }
+
+    fn payload(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
 }
 
 /// A found page.
@@ -124,22 +241,12 @@ pub struct SearchIndex {
 impl SearchIndex {
     /// The index of the db at `db`, None when it has none.
     pub fn open(db: &Path) -> Result<Option<SearchIndex>> {
+        restore_old(db)?;
         let dir = db.join(DIR);
-        let old = db.join(OLD_DIR);
-        if !dir.exists() && old.join("meta.json").exists() {
-            // A build stopped between its renames: the old index stands.
-            std::fs::rename(&old, &dir)?;
-        }
         if !dir.join("meta.json").exists() {
             return Ok(None);
         }
-        let index = Index::open_in_dir(&dir).map_err(|e| {
-            SearchError(format!(
-                "the search index cannot be read ({e}): `reindex search` rebuilds it"
-            ))
-        })?;
-        index.tokenizers().register(ANALYZER, analyzer());
-        let fields = fields_of(&index.schema())?;
+        let (index, fields) = open_dir(&dir)?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -151,13 +258,14 @@ impl SearchIndex {
         }))
     }
 
-    /// What the build that made it recorded.
-    pub fn built(&self) -> Result<Built> {
-        let meta = self.index.load_metas()?;
-        Ok(meta
-            .payload
-            .and_then(|p| serde_json::from_str(&p).ok())
-            .unwrap_or_default())
+    /// Pages the index holds.
+    pub fn pages(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Where the index stands in the db's log.
+    pub fn mark(&self) -> Result<Mark> {
+        Mark::of(&self.index)
     }
 
     /// The query a user wrote, over titles and texts; every word must be
@@ -211,6 +319,28 @@ impl SearchIndex {
     }
 }
 
+/// A build stopped between its renames leaves the old index aside: it
+/// stands until a build is whole.
+fn restore_old(db: &Path) -> Result<()> {
+    let (dir, old) = (db.join(DIR), db.join(OLD_DIR));
+    if !dir.exists() && old.join("meta.json").exists() {
+        std::fs::rename(&old, &dir)?;
+    }
+    Ok(())
+}
+
+/// The index in `dir`, with its fields (an error names the fix).
+fn open_dir(dir: &Path) -> Result<(Index, Fields)> {
+    let index = Index::open_in_dir(dir).map_err(|e| {
+        SearchError(format!(
+            "the search index cannot be read ({e}): `reindex search` rebuilds it"
+        ))
+    })?;
+    index.tokenizers().register(ANALYZER, analyzer());
+    let fields = fields_of(&index.schema())?;
+    Ok((index, fields))
+}
+
 /// See [`SearchIndex::passages`].
 pub struct Passages(SnippetGenerator);
 
@@ -245,100 +375,6 @@ impl Passages {
     }
 }
 
-/// A new index being written beside the db's (which stays until
-/// [`Builder::finish`] replaces it: a build cut short leaves the old one).
-pub struct Builder {
-    /// Taken when the build ends (its threads stop before the scratch
-    /// directory goes).
-    writer: Option<IndexWriter>,
-    fields: Fields,
-    db: PathBuf,
-    pages: u64,
-    finished: bool,
-}
-
-impl Drop for Builder {
-    /// A build cut short (Ctrl-C, an error) leaves nothing behind.
-    fn drop(&mut self) {
-        drop(self.writer.take());
-        if !self.finished {
-            let _ = std::fs::remove_dir_all(self.db.join(NEW_DIR));
-        }
-    }
-}
-
-impl Builder {
-    pub fn start(db: &Path) -> Result<Builder> {
-        let new_dir = db.join(NEW_DIR);
-        if new_dir.exists() {
-            std::fs::remove_dir_all(&new_dir)?;
-        }
-        std::fs::create_dir_all(&new_dir)?;
-        let (schema, fields) = schema();
-        let index = Index::create_in_dir(&new_dir, schema)?;
-        index.tokenizers().register(ANALYZER, analyzer());
-        let writer = index.writer_with_num_threads(1, WRITER_BYTES)?;
-        // Merging maps every segment it reads: over 1,000,000 pages the
-        // build's peak RSS was 2.1 GB with the default policy. A segment
-        // per WRITER_BYTES of postings is few enough to search.
-        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
-        Ok(Builder {
-            writer: Some(writer),
-            fields,
-            db: db.to_path_buf(),
-            pages: 0,
-            finished: false,
-        })
-    }
-
-    fn writer(&mut self) -> Result<&mut IndexWriter> {
-        self.writer
-            .as_mut()
-            .ok_or_else(|| SearchError("search index: the build is over".into()))
-    }
-
-    /// Adds a page (each once: the index is new).
-    pub fn add(&mut self, id: UrlId, url: &str, title: &str, text: &str) -> Result<()> {
-        let f = self.fields;
-        let mut doc = TantivyDocument::default();
-        doc.add_bytes(f.id, &id.to_bytes());
-        doc.add_text(f.url, url);
-        doc.add_text(f.title, title);
-        doc.add_text(f.text, text);
-        self.writer()?.add_document(doc)?;
-        self.pages += 1;
-        Ok(())
-    }
-
-    /// Commits with what was built and puts it in place of the db's index
-    /// (renamed aside first: a crash between the renames leaves it there,
-    /// and [`SearchIndex::open`] puts it back).
-    pub fn finish(mut self, fetched: u64) -> Result<u64> {
-        let built = Built {
-            pages: self.pages,
-            fetched,
-            at_ms: crate::model::now_ms(),
-        };
-        let mut commit = self.writer()?.prepare_commit()?;
-        commit.set_payload(&serde_json::to_string(&built).unwrap_or_default());
-        commit.commit()?;
-        drop(self.writer.take());
-        let (dir, old) = (self.db.join(DIR), self.db.join(OLD_DIR));
-        if old.exists() {
-            std::fs::remove_dir_all(&old)?;
-        }
-        if dir.exists() {
-            std::fs::rename(&dir, &old)?;
-        }
-        std::fs::rename(self.db.join(NEW_DIR), &dir)?;
-        self.finished = true;
-        if old.exists() {
-            std::fs::remove_dir_all(&old)?;
-        }
-        Ok(self.pages)
-    }
-}
-
 /// Bytes the index of the db at `db` takes on disk (0 without one).
 pub fn bytes(db: &Path) -> u64 {
     std::fs::read_dir(db.join(DIR))
@@ -354,6 +390,23 @@ pub fn bytes(db: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn page(n: u128, title: &str, text: &str) -> source::Document {
+        source::Document {
+            id: UrlId(n),
+            url: format!("http://{n}.example/"),
+            title: title.into(),
+            text: text.into(),
+            host: format!("{n}.example"),
+            status: 200,
+            depth: 0,
+            fetched_ms: 0,
+            verdict: "keep",
+            topic_score: None,
+            relevance: None,
+            date: None,
+        }
+    }
 
     fn ids(index: &SearchIndex, q: &str) -> Vec<UrlId> {
         let query = index.parse(q).unwrap();
@@ -373,16 +426,16 @@ mod tests {
         let db = tempfile::tempdir().unwrap();
         assert!(SearchIndex::open(db.path()).unwrap().is_none());
         let mut b = Builder::start(db.path()).unwrap();
-        b.add(UrlId(1), "http://a.org/", "first", "one page")
-            .unwrap();
-        assert_eq!(b.finish(1).unwrap(), 1);
+        b.add(&page(1, "first", "one page")).unwrap();
+        assert_eq!(b.finish(1, 1).unwrap(), 1);
         let index = SearchIndex::open(db.path()).unwrap().unwrap();
         assert_eq!(ids(&index, "page"), [UrlId(1)]);
-        assert_eq!(index.built().unwrap().pages, 1);
+        let mark = index.mark().unwrap();
+        assert_eq!((mark.pages, mark.next_seq), (1, Some(1)));
+        assert!(mark.followable());
         drop(index);
         let mut cut = Builder::start(db.path()).unwrap();
-        cut.add(UrlId(2), "http://b.org/", "second", "other page")
-            .unwrap();
+        cut.add(&page(2, "second", "other page")).unwrap();
         drop(cut);
         assert!(!db.path().join(NEW_DIR).exists());
         let index = SearchIndex::open(db.path()).unwrap().unwrap();

@@ -92,6 +92,9 @@ pub struct CrawlSettings {
     pub recrawl: RecrawlSettings,
     /// WARC written while crawling, off by default.
     pub warc: WarcSettings,
+    /// The crawl keeps the search index beside the db current (on by
+    /// default).
+    pub search_live: bool,
 }
 
 impl Default for CrawlSettings {
@@ -127,6 +130,7 @@ impl Default for CrawlSettings {
             sitemaps: SitemapSettings::default(),
             recrawl: RecrawlSettings::default(),
             warc: WarcSettings::default(),
+            search_live: true,
         }
     }
 }

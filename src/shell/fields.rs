@@ -428,24 +428,8 @@ pub fn text(row: &Row) -> String {
     stored_text(row.record, row.doc)
 }
 
-/// A page's visible text from its record's frame (or, stored before
-/// schema 9 or too large for the frame, its doc).
-pub fn raw_text(record: Option<&PageRecord>, doc: Option<&DocRecord>) -> String {
-    record
-        .and_then(|p| p.frame_text().ok().flatten())
-        .unwrap_or_else(|| doc.map_or(String::new(), |d| d.text.clone()))
-}
-
-/// [`raw_text`], denoised when it was.
-pub fn stored_text(record: Option<&PageRecord>, doc: Option<&DocRecord>) -> String {
-    let text = raw_text(record, doc);
-    match doc.and_then(|d| d.denoise.as_ref()) {
-        Some(d) => {
-            crate::filter::denoise::clean_text(&text, crate::filter::denoise::noise_of(&d.noise))
-        }
-        None => text,
-    }
-}
+/// The text `text ~` reads: the one the search index holds.
+pub use crate::search::source::{raw_text, stored_text};
 
 pub fn find(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name == name)

@@ -232,6 +232,31 @@ mod tests {
         }
     }
 
+    /// The same over a column family in vector memtables (the crawl's
+    /// page tables), rows written in many batches, ids in random order.
+    #[test]
+    fn lookups_in_vector_memtables_find_their_row_in_any_order() {
+        use crate::schema::CF_PAGE_FACTS;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let id = |k: u64| UrlId(u128::from(k.wrapping_mul(0x9E37_79B9_7F4A_7C15)) << 32);
+        for chunk in (0u64..3000).collect::<Vec<_>>().chunks(7) {
+            let mut b = store.batch();
+            for &k in chunk {
+                b.put_raw(CF_PAGE_FACTS, &id(k).to_bytes(), &k.to_le_bytes());
+            }
+            b.write().unwrap();
+        }
+        for near in [0, NEAR] {
+            let mut j = Joined::new(store.cursor(CF_PAGE_FACTS, &[]), near);
+            for k in (0u64..3200).map(|k| (k * 7919) % 3200) {
+                let found = j.find(&id(k).to_bytes()).unwrap().map(<[u8]>::to_vec);
+                let want = (k < 3000).then(|| k.to_le_bytes().to_vec());
+                assert_eq!(found, want, "key {k}, near {near}");
+            }
+        }
+    }
+
     #[test]
     fn a_page_join_reads_typed_rows_and_docs_with_their_verdicts() {
         let dir = tempfile::tempdir().unwrap();

@@ -154,6 +154,11 @@ static STEPS: &[Step] = &[
         what: "page facts (the record without its body) filled from pages",
         run: Some(page_facts),
     },
+    Step {
+        to: 26,
+        what: "none (new column family search_log: pages whose search document changed, for the search index beside the db; the counters gain search_seq, read as 0 in older values; an index built before is rebuilt by the next crawl or `reindex search`)",
+        run: None,
+    },
 ];
 
 /// What a step did.

@@ -17,6 +17,7 @@ mod lookups;
 mod migrate;
 mod near;
 mod reindex;
+mod search_log;
 mod typed;
 pub use batch::Batch;
 pub use inlinks::{AllInLinks, InLinks};

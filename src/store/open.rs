@@ -10,7 +10,7 @@ use rocksdb::{
 use super::{Result, StoreError};
 use crate::schema::{
     self, CF_CONTENT, CF_DOCS, CF_INLINKS, CF_LINKS, CF_META, CF_PAGE_FACTS, CF_PAGE_INDEX,
-    CF_PAGES, CF_SEEN, CF_SIMHASH, CF_URLS, CF_VERDICTS, SCHEMA_VERSION, meta_keys,
+    CF_PAGES, CF_SEARCH_LOG, CF_SEEN, CF_SIMHASH, CF_URLS, CF_VERDICTS, SCHEMA_VERSION, meta_keys,
 };
 
 /// Total memtable budget across CFs: keeps RSS bounded however many CFs are
@@ -157,9 +157,10 @@ fn cf_options(name: &str, cache: &Cache) -> Options {
         blob_files(&mut o, compression, false);
         o.set_write_buffer_size(32 << 20);
     }
-    if name == CF_PAGE_FACTS {
-        // ~120 bytes a page, never read by the crawl: small memtables keep
-        // its memory near where it was before the column family.
+    if name == CF_PAGE_FACTS || name == CF_SEARCH_LOG {
+        // ~120 (~30) bytes a page, never read by the crawl: small
+        // memtables keep its memory near where it was before the column
+        // families.
         o.set_write_buffer_size(4 << 20);
     }
     if name == CF_LINKS {

@@ -15,7 +15,11 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
     }
 }
 
@@ -252,7 +256,7 @@ fn a_read_only_attach_to_an_older_db_says_to_migrate_it() {
         .expect("a v24 db lacks page_facts")
         .to_string();
     assert!(
-        err.contains("an older trawl wrote it") && err.contains("(page_facts)"),
+        err.contains("an older trawl wrote it") && err.contains("(page_facts, search_log)"),
         "{err}"
     );
     assert!(
@@ -263,6 +267,33 @@ fn a_read_only_attach_to_an_older_db_says_to_migrate_it() {
     drop(Store::open(&db).unwrap());
     let store = Store::open_secondary(&db, &dir.path().join("scratch")).unwrap();
     assert!(store.counters().unwrap().fetched > 10);
+}
+
+/// A search index built by schema 25's trawl (before the log) is not
+/// read: `search` says to rebuild it, and the rebuilt one is current.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schema_25_search_index_is_rebuilt() {
+    let (_dir, db) = fixture(25);
+    assert!(db.join("search/meta.json").exists());
+    let store = Arc::new(Store::open(&db).unwrap());
+    let err = common::shell_error(store.clone(), "search price".into()).await;
+    assert!(
+        err.contains("older trawl") && err.contains("reindex search"),
+        "{err}"
+    );
+    let out = common::shell(
+        store.clone(),
+        vec![
+            "reindex search".into(),
+            "search price --limit 1000 --format jsonl".into(),
+        ],
+    )
+    .await;
+    let fetched = store.counters().unwrap().fetched;
+    assert!(out.contains(&format!("indexed {fetched} pages")), "{out}");
+    let index = trawl::search::SearchIndex::open(&db).unwrap().unwrap();
+    assert!(index.mark().unwrap().followable());
+    assert!(out.contains("price"), "{out}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -231,8 +231,12 @@ async fn an_unattended_crawl_ends_through_every_hostile_page() {
         run.stderr
     );
     run.assert_rss_bound("hostile pages");
+    assert!(!run.stderr.contains("search index"), "{}", run.stderr);
 
     let store = Arc::new(Store::open(&db).unwrap());
+    // The crawl indexed every page it stored, the hostile ones too.
+    let index = trawl::search::SearchIndex::open(&db).unwrap().unwrap();
+    assert_eq!(index.pages(), store.counters().unwrap().fetched);
     let state = |url: &str| store.seen(id(url)).unwrap().map(|s| s.state);
     let fetched = Some(SeenState::Fetched { status: 200 });
     let mut must_fetch: Vec<String> = (0..50).map(|i| main.url(&format!("/n/{i}"))).collect();

@@ -35,6 +35,7 @@ mod revisits;
 mod revisits_scale;
 mod revisits_truth;
 mod robots_politeness;
+mod search;
 mod seeds;
 mod shell;
 mod simulate;

@@ -66,10 +66,10 @@ use crate::filter::scope::ScopeRule;
 use crate::filter::{FilterSettings, Filters};
 use crate::frontier::{SeenFront, SettledSet};
 use crate::model::{HostId, UrlId};
-use crate::schema::tables::{CountersRow, RunKey, Runs};
-use crate::schema::{Counters, Filtered, RunProgress, RunRecord};
+use crate::schema::tables::{CountersRow, LogSeq, RunKey, Runs, SearchLog};
+use crate::schema::{Counters, Filtered, RunProgress, RunRecord, SearchLogRecord};
 use crate::settings::CrawlSettings;
-use crate::store::{Store, StoreError};
+use crate::store::{Batch, Store, StoreError};
 
 pub(super) struct Ledger {
     store: Arc<Store>,
@@ -222,6 +222,15 @@ impl Ledger {
     /// The in-flight marks fetch tasks ask for (the scheduler grants them).
     pub fn marks(&mut self) -> &mut MarkBook {
         &mut self.marks
+    }
+
+    /// Page `id`'s search document changed: logged in its batch for the
+    /// search index, which reads the page when it takes the row. The
+    /// sequence rides in the counters, written in the same batch.
+    pub fn log_search(&mut self, b: &mut Batch<'_>, id: UrlId) {
+        let row = SearchLogRecord { page: id.0 };
+        b.put_row::<SearchLog>(&LogSeq(self.counters.search_seq), &row);
+        self.counters.search_seq += 1;
     }
 
     /// `counter` of the filtered counts moves by `by`.

@@ -278,6 +278,7 @@ impl Ledger {
         };
         w.b.put_row::<PageFacts>(&id, &PageFactsRecord::of(&record));
         w.b.put_row::<Pages>(&id, &record);
+        self.log_search(&mut w.b, id);
         Ok(())
     }
 

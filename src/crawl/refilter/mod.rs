@@ -301,6 +301,10 @@ fn apply_page(
     for (lk, rec) in &w.links {
         b.put_links_encoded(lk, rec);
     }
+    if w.doc_value.is_some() || w.verdict_value.is_some() {
+        // The search index holds the page's text and verdict.
+        l.log_search(b, w.id);
+    }
     // The page's depth is read once, for its first queued link.
     let mut depth: Option<Option<u16>> = None;
     for (text, forced) in w.queue {

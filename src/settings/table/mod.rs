@@ -24,6 +24,7 @@ mod fetch;
 mod filter;
 mod order;
 mod recrawl;
+mod search;
 mod sitemaps;
 mod warc;
 
@@ -44,6 +45,7 @@ pub fn keys() -> impl Iterator<Item = &'static dyn Setting> {
         .chain(sitemaps::KEYS)
         .chain(recrawl::KEYS)
         .chain(warc::KEYS)
+        .chain(search::KEYS)
         .copied()
 }
 

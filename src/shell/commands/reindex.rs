@@ -5,10 +5,7 @@
 
 use std::time::Instant;
 
-use super::page_scan::RowReader;
 use super::{Call, Command, Run, Sub, no_detail};
-use crate::schema::tables::PageFacts;
-use crate::search::Builder;
 use crate::shell::error::{Result, ShellError, bail};
 use crate::shell::reply::Reply;
 use crate::shell::{Ctx, table};
@@ -74,38 +71,34 @@ fn page_index(sh: &mut Ctx) -> Result<Reply> {
     ))
 }
 
-/// Every stored page's title and text into a new search index, which
-/// replaces the old one when it is whole (Ctrl-C leaves the old one).
+/// Every stored page into a new search index, which replaces the old one
+/// when it is whole (Ctrl-C leaves the old one).
 fn search_index(sh: &mut Ctx) -> Result<Reply> {
+    if sh.crawl.as_ref().is_some_and(|r| !r.join.is_finished()) {
+        bail!(
+            "a crawl is running and keeps the search index current; to rebuild it, crawl stop first"
+        );
+    }
     let total = sh.store.counters()?.fetched;
     let started = Instant::now();
     let store = sh.store.clone();
-    let mut builder = Builder::start(store.path()).map_err(|e| e.to_string())?;
-    let mut reader = RowReader::new(&store, true);
-    let mut done = 0u64;
-    for row in store.rows::<PageFacts>(&[]) {
+    let mut interrupted = false;
+    let built = crate::search::rebuild(&store, &mut |done| {
         if sh.interrupted() {
-            bail!(
-                "interrupted after {} pages; the search index is as it was",
-                table::thousands(done)
-            );
+            interrupted = true;
+            return false;
         }
-        let (id, facts) = row?;
-        let (title, text) = reader.title_and_text(id)?;
-        builder
-            .add(id, &facts.url, &title, &text)
-            .map_err(|e| e.to_string())?;
-        done += 1;
-        if done.is_multiple_of(1024) {
-            sh.progress(&format!(
-                "reindex search: {} of {} pages",
-                table::thousands(done),
-                table::thousands(total)
-            ));
-        }
-    }
-    sh.progress("reindex search: writing the index");
-    let n = builder.finish(total).map_err(|e| e.to_string())?;
+        sh.progress(&format!(
+            "reindex search: {} of {} pages",
+            table::thousands(done),
+            table::thousands(total)
+        ));
+        true
+    })
+    .map_err(|e| e.to_string())?;
+    let Some(n) = built.filter(|_| !interrupted) else {
+        bail!("interrupted; the search index is as it was");
+    };
     let bytes = crate::search::bytes(store.path());
     Ok(Reply::record(
         format!(
