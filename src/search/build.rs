@@ -45,8 +45,15 @@ pub struct Builder {
     fields: Fields,
     db: PathBuf,
     pages: u64,
+    /// Text added since the last commit.
+    bytes: usize,
     finished: bool,
 }
+
+/// Text the build adds between commits: tantivy queues up to 10,000
+/// documents whatever their size (the build's peak RSS was 370 MiB on the
+/// 50,000-page bench db without this), and a commit waits for the queue.
+const BUILD_TEXT_BYTES: usize = 16 << 20;
 
 impl Drop for Builder {
     /// A build cut short (Ctrl-C, an error) leaves nothing behind.
@@ -78,6 +85,7 @@ impl Builder {
             fields,
             db: db.to_path_buf(),
             pages: 0,
+            bytes: 0,
             finished: false,
         })
     }
@@ -93,6 +101,11 @@ impl Builder {
         let doc = self.fields.document(page);
         self.writer()?.add_document(doc)?;
         self.pages += 1;
+        self.bytes += page.text.len() + page.title.len();
+        if self.bytes > BUILD_TEXT_BYTES {
+            self.bytes = 0;
+            self.writer()?.commit()?;
+        }
         Ok(())
     }
 

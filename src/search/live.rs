@@ -22,12 +22,15 @@ use crate::schema::tables::PageFacts;
 use crate::store::Store;
 
 /// Memory the live writer buffers (tantivy's least is 15 MB a thread).
-const WRITER_BYTES: usize = 16 << 20;
+const WRITER_BYTES: usize = 32 << 20;
+/// Threads that index: two, so that what a crawl left to take at its end
+/// (see [`idle_priority`]) takes half as long on a machine of two cores.
+const WRITER_THREADS: usize = 2;
 /// Log rows one commit takes at most.
 const ROWS: usize = 8192;
 /// Text bytes one commit takes at most: tantivy queues up to 10,000
 /// documents whatever their size, so a commit is what bounds it.
-const TEXT_BYTES: usize = 32 << 20;
+const TEXT_BYTES: usize = 8 << 20;
 /// How often the crawl's indexer takes the log.
 const INTERVAL: Duration = Duration::from_secs(2);
 /// Segments past this many pages are not merged further (a merge maps the
@@ -93,7 +96,7 @@ impl LiveIndex {
     }
 
     fn writer(index: &Index) -> Result<IndexWriter> {
-        let writer = index.writer_with_num_threads(1, WRITER_BYTES)?;
+        let writer = index.writer_with_num_threads(WRITER_THREADS, WRITER_BYTES)?;
         let mut merges = LogMergePolicy::default();
         merges.set_max_docs_before_merge(MERGE_MAX_DOCS);
         writer.set_merge_policy(Box::new(merges));
@@ -165,6 +168,7 @@ impl Indexer {
         let thread = std::thread::Builder::new()
             .name("search-index".into())
             .spawn(move || {
+                idle_priority();
                 if let Err(e) = follow(&store, &flag, &tell) {
                     tell(format!(
                         "search index: {e}; it is no longer kept current (searches say how far behind it is)"
@@ -193,6 +197,21 @@ impl Indexer {
 impl Drop for Indexer {
     fn drop(&mut self) {
         self.signal();
+    }
+}
+
+/// The indexer (and the tantivy threads it starts, which inherit it) runs
+/// only when the crawl leaves a processor idle: on a crawl that keeps
+/// every core busy the index falls behind and takes the rest when the
+/// crawl ends, rather than slowing it (indexing costs more processor time
+/// a page than fetching, parsing and storing it).
+fn idle_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: for the calling thread (0), with a valid parameter; a
+        // refusal leaves it at normal priority.
+        unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
     }
 }
 
