@@ -128,6 +128,19 @@ fn state_of(stopping: bool, paused: bool) -> CrawlState {
     }
 }
 
+/// The fetch settings of `settings`: the search index's writer takes its
+/// memory out of the bodies' budget, so the crawl's bound holds with it.
+fn fetch_of(settings: &CrawlSettings) -> FetchSettings {
+    let mut fetch = settings.fetch.clone();
+    if settings.search_live {
+        fetch.memory_budget = fetch
+            .memory_budget
+            .saturating_sub(crate::search::LIVE_MEMORY)
+            .max(fetch.memory_budget / 2);
+    }
+    fetch
+}
+
 /// Starts a crawl of `store` from `seeds` (added to any seeds the db
 /// already has) on the current tokio runtime.
 pub fn start(
@@ -156,7 +169,14 @@ pub fn start(
     let dictionary = scheduler.dictionary.clone();
     let indexer = scheduler.ledger.settings().search_live.then(|| {
         let tell = shared.clone();
-        Indexer::start(store.clone(), Box::new(move |msg| tell.notice(msg)))
+        let budget = scheduler.client.budget().clone();
+        // Over a quarter of the fetch budget held: bodies are large now.
+        let busy = move || budget.used() > budget.limit() / 4;
+        Indexer::start(
+            store.clone(),
+            Box::new(move |msg| tell.notice(msg)),
+            Box::new(busy),
+        )
     });
     let join = tokio::spawn(async move {
         let ended = scheduler.run(rx).await;
@@ -187,7 +207,7 @@ impl Scheduler {
         // WARC records need what went over the wire.
         let fetch = FetchSettings {
             keep_wire: settings.warc.dir.is_some(),
-            ..settings.fetch.clone()
+            ..fetch_of(&settings)
         };
         let client = HttpClient::new(fetch, guard.clone())?;
         let (stop, stop_rx) = watch::channel(false);
@@ -505,7 +525,7 @@ impl Scheduler {
         if new.fetch != self.ledger.settings().fetch {
             let fetch = FetchSettings {
                 keep_wire: self.ledger.archiving(),
-                ..new.fetch.clone()
+                ..fetch_of(&new)
             };
             match self.client.retuned(fetch, self.ledger.guard().clone()) {
                 Ok(c) => self.client = c,

@@ -346,7 +346,7 @@ impl HttpClient {
         &self.settings
     }
 
-    pub fn budget(&self) -> &ByteBudget {
+    pub fn budget(&self) -> &Arc<ByteBudget> {
         &self.budget
     }
 

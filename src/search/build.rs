@@ -54,6 +54,11 @@ pub struct Builder {
 /// documents whatever their size (the build's peak RSS was 370 MiB on the
 /// 50,000-page bench db without this), and a commit waits for the queue.
 const BUILD_TEXT_BYTES: usize = 16 << 20;
+/// Segments merged into one after the build: a query visits every
+/// segment, and 1,000,000 pages left ~500 (a search for a word no page has
+/// took 64 ms, against 13-17 ms over 175). Merged a group at a time, so a
+/// merge maps no more than a group's files.
+const MERGE_GROUP: usize = 16;
 
 impl Drop for Builder {
     /// A build cut short (Ctrl-C, an error) leaves nothing behind.
@@ -109,6 +114,16 @@ impl Builder {
         Ok(())
     }
 
+    /// Merges the committed segments [`MERGE_GROUP`] at a time.
+    fn merge_groups(&mut self) -> Result<()> {
+        let writer = self.writer()?;
+        let ids = writer.index().searchable_segment_ids()?;
+        for group in ids.chunks(MERGE_GROUP).filter(|g| g.len() > 1) {
+            writer.merge(group).wait()?;
+        }
+        Ok(())
+    }
+
     /// Commits, marked as holding every change logged before `next_seq`,
     /// and puts the index in place of the db's (renamed aside first: a
     /// crash between the renames leaves it there, and opening puts it
@@ -121,6 +136,8 @@ impl Builder {
             next_seq: Some(next_seq),
             layout: LAYOUT,
         };
+        self.writer()?.commit()?;
+        self.merge_groups()?;
         let mut commit = self.writer()?.prepare_commit()?;
         commit.set_payload(&mark.payload());
         commit.commit()?;

@@ -22,17 +22,30 @@ use crate::schema::tables::PageFacts;
 use crate::store::Store;
 
 /// Memory the live writer buffers (tantivy's least is 15 MB a thread).
-const WRITER_BYTES: usize = 32 << 20;
-/// Threads that index: two, so that what a crawl left to take at its end
-/// (see [`idle_priority`]) takes half as long on a machine of two cores.
-const WRITER_THREADS: usize = 2;
+const WRITER_BYTES: usize = 16 << 20;
+/// What the crawl's indexer holds at most, about: its writer's buffers,
+/// a commit's documents and its threads. The crawl takes it out of its
+/// fetch budget (beside a crawl at its budget the indexer added 20-30 MB).
+pub const LIVE_MEMORY: usize = 32 << 20;
+/// Threads that index: one, as a second one's buffers took the crawl of
+/// 32 pages of 10 MB past its memory bound.
+const WRITER_THREADS: usize = 1;
 /// Log rows one commit takes at most.
 const ROWS: usize = 8192;
+/// Log rows taken before they are deleted: a delete is a write to the db,
+/// best made seldom from an idle-priority thread the crawl's writes may
+/// queue behind.
+const TRIM_ROWS: u64 = 65_536;
+/// How long the crawl's indexer may take, once the crawl is over, to take
+/// what the log holds; the rest waits for the next crawl or search.
+const DRAIN_LIMIT: Duration = Duration::from_secs(120);
 /// Text bytes one commit takes at most: tantivy queues up to 10,000
 /// documents whatever their size, so a commit is what bounds it.
-const TEXT_BYTES: usize = 8 << 20;
+const TEXT_BYTES: usize = 4 << 20;
 /// How often the crawl's indexer takes the log.
 const INTERVAL: Duration = Duration::from_secs(2);
+/// How often it looks again while the crawl holds much of its memory.
+const BUSY_WAIT: Duration = Duration::from_millis(50);
 /// Segments past this many pages are not merged further (a merge maps the
 /// segments it reads).
 const MERGE_MAX_DOCS: usize = 200_000;
@@ -42,6 +55,8 @@ pub struct LiveIndex {
     writer: IndexWriter,
     fields: Fields,
     mark: Mark,
+    /// Log rows before this are deleted.
+    trimmed: u64,
 }
 
 impl LiveIndex {
@@ -53,10 +68,12 @@ impl LiveIndex {
         let db = store.path();
         restore_old(db)?;
         let dir = db.join(DIR);
+        // Read before the pages: a page stored after it is logged after it.
+        let logged = store.counters()?.search_seq;
         if !dir.join("meta.json").exists() {
             let empty = store.rows::<PageFacts>(&[]).next().is_none();
             return match empty {
-                true => Self::create(&dir, store.counters()?.search_seq).map(Some),
+                true => Self::create(&dir, logged).map(Some),
                 false => Ok(None),
             };
         }
@@ -64,12 +81,15 @@ impl LiveIndex {
             return Ok(None);
         };
         let mark = Mark::of(&index)?;
-        if !mark.followable() {
+        // An index ahead of the db (a db restored from a copy, or one an
+        // OS crash took its last writes from) lists pages it may lack.
+        if !mark.followable() || mark.next_seq > Some(logged) {
             return Ok(None);
         }
         Ok(Some(LiveIndex {
             writer: Self::writer(&index)?,
             fields,
+            trimmed: 0,
             mark,
         }))
     }
@@ -84,6 +104,7 @@ impl LiveIndex {
         let mut live = LiveIndex {
             writer: Self::writer(&index)?,
             fields,
+            trimmed: 0,
             mark: Mark {
                 at_ms: crate::model::now_ms(),
                 next_seq: Some(next_seq),
@@ -143,9 +164,23 @@ impl LiveIndex {
             }
         }
         self.mark.next_seq = Some(next);
+        // The pages the commit holds outlive an OS crash, as it will.
+        store.sync_wal()?;
         self.commit()?;
-        store.trim_search_log(next)?;
+        if next - self.trimmed >= TRIM_ROWS {
+            self.trim(store)?;
+        }
         Ok((next - from) as usize)
+    }
+
+    /// Deletes the log rows the index has committed.
+    pub fn trim(&mut self, store: &Store) -> Result<()> {
+        let next = self.next_seq();
+        if next > self.trimmed {
+            store.trim_search_log(next)?;
+            self.trimmed = next;
+        }
+        Ok(())
     }
 }
 
@@ -161,15 +196,19 @@ pub struct Indexer {
 /// notices).
 pub type Tell = Box<dyn Fn(String) + Send>;
 
+/// Whether the crawl holds much of its memory now (its fetches' bodies):
+/// the indexer, which reads whole page records, waits until it does not.
+pub type Busy = Box<dyn Fn() -> bool + Send>;
+
 impl Indexer {
-    pub fn start(store: Arc<Store>, tell: Tell) -> Indexer {
+    pub fn start(store: Arc<Store>, tell: Tell, busy: Busy) -> Indexer {
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
             .name("search-index".into())
             .spawn(move || {
                 idle_priority();
-                if let Err(e) = follow(&store, &flag, &tell) {
+                if let Err(e) = follow(&store, &flag, &tell, &busy) {
                     tell(format!(
                         "search index: {e}; it is no longer kept current (searches say how far behind it is)"
                     ));
@@ -215,6 +254,16 @@ fn idle_priority() {
     }
 }
 
+/// Back to the normal priority, for the drain after the crawl.
+fn normal_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: as in `idle_priority`.
+        unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
+    }
+}
+
 /// Whether a stop was asked for, after waiting for one up to `wait`.
 fn stopped(stop: &(Mutex<bool>, Condvar), wait: Duration) -> bool {
     let (lock, cv) = stop;
@@ -227,7 +276,7 @@ fn stopped(stop: &(Mutex<bool>, Condvar), wait: Duration) -> bool {
 
 /// The indexer's loop: open (or rebuild) the index, then take the log
 /// every interval until stopped, and once more after.
-fn follow(store: &Store, stop: &(Mutex<bool>, Condvar), tell: &Tell) -> Result<()> {
+fn follow(store: &Store, stop: &(Mutex<bool>, Condvar), tell: &Tell, busy: &Busy) -> Result<()> {
     let mut live = match LiveIndex::open(store)? {
         Some(live) => live,
         None => {
@@ -249,10 +298,39 @@ fn follow(store: &Store, stop: &(Mutex<bool>, Condvar), tell: &Tell) -> Result<(
         }
     };
     loop {
-        let last = stopped(stop, INTERVAL);
-        while live.catch_up(store)? > 0 {}
-        if last {
-            return Ok(());
+        if stopped(stop, INTERVAL) {
+            return drain(store, &mut live, tell);
+        }
+        loop {
+            while busy() {
+                if stopped(stop, BUSY_WAIT) {
+                    return drain(store, &mut live, tell);
+                }
+            }
+            if live.catch_up(store)? == 0 {
+                break;
+            }
+            if stopped(stop, Duration::ZERO) {
+                return drain(store, &mut live, tell);
+            }
         }
     }
+}
+
+/// The crawl is over: takes what the log holds, at normal priority (the
+/// machine is no longer busy with the crawl) and for [`DRAIN_LIMIT`] at
+/// most; what is left waits for the next crawl or search.
+fn drain(store: &Store, live: &mut LiveIndex, tell: &Tell) -> Result<()> {
+    normal_priority();
+    let started = std::time::Instant::now();
+    while live.catch_up(store)? > 0 {
+        if started.elapsed() > DRAIN_LIMIT {
+            let left = store.counters()?.search_seq.saturating_sub(live.next_seq());
+            tell(format!(
+                "search index: {left} page changes left to take; the next crawl, or a search in the shell, takes them"
+            ));
+            break;
+        }
+    }
+    live.trim(store)
 }

@@ -22,12 +22,12 @@ use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument};
 
 use crate::model::UrlId;
 pub use build::{Builder, rebuild};
-pub use live::{Indexer, LiveIndex};
+pub use live::{Indexer, LIVE_MEMORY, LiveIndex};
 pub use tokens::{ANALYZER, MAX_WORD, analyzer};
 
 /// The index's layout: its fields and its analyzer. An index of another
 /// layout is rebuilt, not read.
-const LAYOUT: u32 = 2;
+const LAYOUT: u32 = 3;
 
 /// The index directory inside the db's, and where a rebuild is written
 /// before it replaces it.
@@ -90,9 +90,11 @@ struct Fields {
     fetched: Field,
     topic_score: Field,
     relevance: Field,
+    /// When the document was made (ms; stored): `why` says it.
+    indexed: Field,
 }
 
-const FIELD_NAMES: [&str; 12] = [
+const FIELD_NAMES: [&str; 13] = [
     "id",
     "url",
     "host",
@@ -105,6 +107,7 @@ const FIELD_NAMES: [&str; 12] = [
     "fetched",
     "topic_score",
     "relevance",
+    "indexed",
 ];
 
 fn schema() -> (Schema, Fields) {
@@ -128,6 +131,7 @@ fn schema() -> (Schema, Fields) {
         fetched: b.add_u64_field("fetched", INDEXED | FAST),
         topic_score: b.add_f64_field("topic_score", INDEXED | FAST),
         relevance: b.add_f64_field("relevance", INDEXED | FAST),
+        indexed: b.add_u64_field("indexed", STORED),
     };
     (b.build(), fields)
 }
@@ -154,6 +158,7 @@ fn fields_of(schema: &Schema) -> Result<Fields> {
         fetched: got[9],
         topic_score: got[10],
         relevance: got[11],
+        indexed: got[12],
     })
 }
 
@@ -179,6 +184,7 @@ impl Fields {
         if let Some(r) = page.relevance {
             doc.add_f64(self.relevance, r);
         }
+        doc.add_u64(self.indexed, crate::model::now_ms());
         doc
     }
 }
@@ -239,13 +245,17 @@ pub struct SearchIndex {
 }
 
 impl SearchIndex {
-    /// The index of the db at `db`, None when it has none.
+    /// The index of the db at `db`, None when it has none. A reader
+    /// renames nothing: between a build's renames it reads the old index
+    /// where it was put aside (writers put it back).
     pub fn open(db: &Path) -> Result<Option<SearchIndex>> {
-        restore_old(db)?;
-        let dir = db.join(DIR);
-        if !dir.join("meta.json").exists() {
+        let dir = [DIR, OLD_DIR]
+            .map(|d| db.join(d))
+            .into_iter()
+            .find(|d| d.join("meta.json").exists());
+        let Some(dir) = dir else {
             return Ok(None);
-        }
+        };
         let (index, fields) = open_dir(&dir)?;
         let reader = index
             .reader_builder()
@@ -261,6 +271,20 @@ impl SearchIndex {
     /// Pages the index holds.
     pub fn pages(&self) -> u64 {
         self.reader.searcher().num_docs()
+    }
+
+    /// When page `id`'s document was made (ms), None when the index lacks
+    /// it.
+    pub fn indexed_at(&self, id: UrlId) -> Result<Option<u64>> {
+        let term = tantivy::Term::from_field_bytes(self.fields.id, &id.to_bytes());
+        let query = tantivy::query::TermQuery::new(term, IndexRecordOption::Basic);
+        let searcher = self.reader.searcher();
+        let top = searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?;
+        let Some((_, at)) = top.first() else {
+            return Ok(None);
+        };
+        let doc: TantivyDocument = searcher.doc(*at)?;
+        Ok(doc.get_first(self.fields.indexed).and_then(|v| v.as_u64()))
     }
 
     /// Where the index stands in the db's log.
@@ -280,15 +304,24 @@ impl SearchIndex {
     /// The best `limit` pages for `query`, best first, and how many
     /// pages match in all.
     pub fn search(&self, query: &dyn Query, limit: usize) -> Result<(Vec<Hit>, u64)> {
+        self.search_from(query, 0, limit)
+    }
+
+    /// [`search`](Self::search) past the best `offset` pages.
+    pub fn search_from(
+        &self,
+        query: &dyn Query,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<Hit>, u64)> {
         let searcher = self.reader.searcher();
         // The collector sizes its heap by the limit: no more than the pages.
-        let limit = limit.clamp(1, searcher.num_docs().max(1) as usize);
+        let pages = searcher.num_docs().max(1) as usize;
+        let limit = limit.clamp(1, pages);
+        let top_docs = TopDocs::with_limit(limit).and_offset(offset.min(pages));
         let (top, matched) = searcher.search(
             query,
-            &(
-                TopDocs::with_limit(limit).order_by_score(),
-                tantivy::collector::Count,
-            ),
+            &(top_docs.order_by_score(), tantivy::collector::Count),
         )?;
         let mut hits = Vec::with_capacity(top.len());
         for (score, at) in top {
@@ -441,9 +474,13 @@ mod tests {
         let index = SearchIndex::open(db.path()).unwrap().unwrap();
         assert_eq!(ids(&index, "page"), [UrlId(1)]);
         drop(index);
+        // Stopped between its renames: readers read the old index where
+        // it was put aside, and leave it there; a writer puts it back.
         std::fs::rename(db.path().join(DIR), db.path().join(OLD_DIR)).unwrap();
         let index = SearchIndex::open(db.path()).unwrap().unwrap();
         assert_eq!(ids(&index, "first"), [UrlId(1)]);
+        assert!(!db.path().join(DIR).exists());
+        restore_old(db.path()).unwrap();
         assert!(bytes(db.path()) > 0);
     }
 }

@@ -2,12 +2,23 @@
 //! stored text (denoised when it was), its URL and host, its date, and the
 //! facts a search's filters read (status, depth, fetch time, verdict,
 //! scores). One reader serves a rebuild (every page, in id order) and the
-//! crawl's indexer (the pages its log names, sorted).
+//! live writer (the pages the log names, in log order).
 
 use crate::model::UrlId;
 use crate::schema::tables::{PageFacts, Pages};
 use crate::schema::{DocRecord, PageDoc, PageFactsRecord, PageRecord};
 use crate::store::{PageJoin, Store, StoreError};
+
+/// Text of a page the index takes, in bytes: the rest of a longer one is
+/// not searchable (a 10 MB text's postings took tens of MB while the crawl
+/// held its fetch budget; real pages' texts are a few KB).
+pub const MAX_TEXT: usize = 1 << 20;
+
+/// A page whose body is larger is indexed by its title, URL and facts (and
+/// the text its doc keeps), not its frame's text: reading that frame
+/// decompresses the whole body, tens of MB beside a crawl that may hold
+/// its whole memory budget.
+pub const MAX_BODY: u64 = 4 << 20;
 
 /// A page as the index holds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,14 +106,22 @@ impl<'s> PageReader<'s> {
         facts: &PageFactsRecord,
     ) -> Result<Document, StoreError> {
         let PageDoc { doc, verdict } = self.join.doc(id)?.unwrap_or_default();
-        let record = match self.join.row::<Pages>(id) {
-            Err(StoreError::Codec { .. }) => {
+        let record = match (facts.body_len <= MAX_BODY).then(|| self.join.row::<Pages>(id)) {
+            None => None,
+            Some(Err(StoreError::Codec { .. })) => {
                 self.unreadable += 1;
                 None
             }
-            r => r?,
+            Some(r) => r?,
         };
-        let text = stored_text(record.as_ref(), Some(&doc));
+        let mut text = stored_text(record.as_ref(), Some(&doc));
+        if text.len() > MAX_TEXT {
+            let mut end = MAX_TEXT;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+        }
         Ok(Document {
             id,
             host: host_of(&facts.url).to_string(),

@@ -8,9 +8,8 @@
 //! word indexes nothing rather than one huge term).
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::str::CharIndices;
-
-use rustc_hash::FxHashMap;
 
 use tantivy::tokenizer::{
     RemoveLongFilter, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
@@ -38,7 +37,7 @@ const STEMS_KEPT: usize = 65_536;
 thread_local! {
     static STEMS: RefCell<StemCache> = RefCell::new(StemCache {
         stemmer: frostem::Stemmer::new(frostem::Algorithm::English),
-        stems: FxHashMap::default(),
+        stems: HashMap::default(),
     });
 }
 
@@ -47,8 +46,9 @@ thread_local! {
 /// db), nearly all of it spent on words stemmed before.
 struct StemCache {
     stemmer: frostem::Stemmer,
-    /// Hashed with Fx: SipHash was a tenth of the cache's time.
-    stems: FxHashMap<Box<str>, Box<str>>,
+    /// foldhash: SipHash was a tenth of the cache's time; seeded at
+    /// random, so pages cannot be written to collide.
+    stems: HashMap<Box<str>, Box<str>, foldhash::fast::RandomState>,
 }
 
 impl StemCache {

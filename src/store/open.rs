@@ -158,7 +158,7 @@ fn cf_options(name: &str, cache: &Cache) -> Options {
         o.set_write_buffer_size(32 << 20);
     }
     if name == CF_PAGE_FACTS || name == CF_SEARCH_LOG {
-        // ~120 (~30) bytes a page, never read by the crawl: small
+        // ~120 (under 30) bytes a page, never read by the crawl: small
         // memtables keep its memory near where it was before the column
         // families.
         o.set_write_buffer_size(4 << 20);

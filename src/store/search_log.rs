@@ -26,6 +26,17 @@ impl Store {
         Ok(rows)
     }
 
+    /// Writes the db's log to disk: what an index is about to commit then
+    /// survives an OS crash as the index does.
+    pub fn sync_wal(&self) -> Result<()> {
+        if self.secondary {
+            return Ok(());
+        }
+        self.db
+            .flush_wal(true)
+            .map_err(|e| StoreError::write(&self.path, e))
+    }
+
     /// Forgets the log's rows before sequence `before`: the index has them.
     pub fn trim_search_log(&self, before: u64) -> Result<()> {
         if before == 0 {

@@ -98,6 +98,37 @@ impl<'s> RowReader<'s> {
     }
 }
 
+/// A `pages where` filter checked on pages given by id (a search's hits).
+pub(super) struct PageFilter<'s> {
+    reader: RowReader<'s>,
+    needs: Needs,
+    filter: expr::Expr,
+    now: f64,
+}
+
+impl<'s> PageFilter<'s> {
+    pub(super) fn new(store: &'s Store, filter: expr::Expr) -> PageFilter<'s> {
+        PageFilter {
+            reader: RowReader::new(store, false),
+            needs: Needs::of(&|f| filter.uses(f)),
+            filter,
+            now: now_ms() as f64,
+        }
+    }
+
+    /// Whether page `id` is stored and matches the filter.
+    pub(super) fn matches(&mut self, id: UrlId) -> Result<bool> {
+        let Some(page) = self.reader.join.row::<PageFacts>(id)? else {
+            return Ok(false);
+        };
+        let doc = self.reader.doc(id)?;
+        let mut extra = Extra::default();
+        self.needs.fill(&mut self.reader, id, &doc, &mut extra)?;
+        let row = Row::full(&page, &doc, &extra, self.now);
+        Ok(self.filter.eval(&|f| fields::value(f, &row), self.now))
+    }
+}
+
 /// What a page row needs read besides its facts and doc.
 #[derive(Clone, Copy)]
 pub(super) struct Needs {

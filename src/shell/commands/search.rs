@@ -1,10 +1,12 @@
-//! `search QUERY [--limit N]`: stored pages whose title or text has the
-//! query's words, best first (BM25), each with a passage around the
-//! match, from the index beside the db (`reindex search` builds it).
+//! `search QUERY [--where EXPR] [--limit N]`: stored pages whose title or
+//! text has the query's words, best first (BM25), each with a passage
+//! around the match, from the index beside the db (the crawl keeps it
+//! current; `reindex search` rebuilds it); `--where` checks a `pages
+//! where` filter on the hits, best first.
 
 use std::time::Instant;
 
-use super::page_scan::RowReader;
+use super::page_scan::{PageFilter, RowReader};
 use super::{Call, Command, Run, nothing};
 use crate::search::{LiveIndex, SearchIndex};
 use crate::shell::error::{Result, bail};
@@ -13,12 +15,13 @@ use crate::shell::{Ctx, rest_after_words, table};
 
 pub const COMMAND: Command = Command {
     name: "search",
-    usage: "search QUERY [--limit N]",
-    summary: "pages whose title or text has the words, best first, with a passage (from the index `reindex search` builds)",
+    usage: "search QUERY [--where EXPR] [--limit N]",
+    summary: "pages whose title or text has the words, best first, with a passage, from the index the crawl keeps; --where filters the hits as pages where does",
     examples: &[
         "search focused crawler",
         "search '\"focused crawler\" OR shark' --limit 5",
         "search 论文",
+        "search archive --where 'status = 200 and depth <= 2' --limit 5",
     ],
     arity: (1, None),
     subs: &[],
@@ -46,16 +49,30 @@ fn help() -> String {
     )
 }
 
-/// The query as typed (its quotes kept for phrases; one wrapped whole in
-/// single quotes loses them) and the limit (`--limit N` anywhere).
-fn query_and_limit(rest: &str) -> Result<(String, usize)> {
+/// What a `search` line asks for.
+struct Options {
+    /// The query as typed (its quotes kept for phrases; one wrapped whole
+    /// in single quotes loses them).
+    query: String,
+    limit: usize,
+    /// `--where EXPR`: a `pages where` filter on the hits.
+    filter: Option<String>,
+}
+
+/// Where flag `name` stands in `s` as a word of its own.
+fn flag_at(s: &str, name: &str) -> Option<usize> {
+    s.match_indices(name).map(|(at, _)| at).find(|&at| {
+        let after = s[at + name.len()..].chars().next();
+        (at == 0 || s[..at].ends_with(char::is_whitespace)) && after.is_none_or(char::is_whitespace)
+    })
+}
+
+/// The query, `--limit N` (anywhere) and `--where EXPR` (after the query,
+/// to the end or to `--limit`).
+fn options(rest: &str) -> Result<Options> {
     let mut query = rest.trim().to_string();
     let mut limit = LIMIT;
-    let flag = query
-        .match_indices("--limit")
-        .map(|(at, _)| at)
-        .find(|&at| at == 0 || query[..at].ends_with(char::is_whitespace));
-    if let Some(at) = flag {
+    if let Some(at) = flag_at(&query, "--limit") {
         let after = &query[at + "--limit".len()..];
         let n = after.split_whitespace().next().unwrap_or_default();
         limit = match n.parse::<usize>() {
@@ -67,13 +84,94 @@ fn query_and_limit(rest: &str) -> Result<(String, usize)> {
             .trim()
             .to_string();
     }
+    let mut filter = None;
+    if let Some(at) = flag_at(&query, "--where") {
+        let mut expr = query[at + "--where".len()..].trim().to_string();
+        // Quoted whole as one argument, or written as after `pages where`.
+        let inner = expr
+            .get(1..expr.len().saturating_sub(1))
+            .unwrap_or_default();
+        if expr.len() >= 2
+            && expr.starts_with('\'')
+            && expr.ends_with('\'')
+            && !inner.contains('\'')
+        {
+            expr = inner.to_string();
+        }
+        if expr.is_empty() {
+            bail!("--where takes a filter, as pages where does: --where 'status = 200'");
+        }
+        filter = Some(expr);
+        query = query[..at].trim().to_string();
+    }
     if query.len() >= 2 && query.starts_with('\'') && query.ends_with('\'') {
         query = query[1..query.len() - 1].to_string();
     }
     if query.trim().is_empty() {
-        bail!("search what? usage: search QUERY [--limit N]");
+        bail!("search what? usage: {}", COMMAND.usage);
     }
-    Ok((query, limit))
+    Ok(Options {
+        query,
+        limit,
+        filter,
+    })
+}
+
+/// How many pages matched.
+enum Matched {
+    /// The query alone: every match counted.
+    All(u64),
+    /// With `--where`: the filter was checked on `checked` of the query's
+    /// `of` matches (all of them when `whole`).
+    Filtered { checked: u64, of: u64, whole: bool },
+}
+
+/// The best `limit` hits of `query` that pass `filter`: the query's hits
+/// are taken best first, in windows that double, and checked one by one.
+fn filtered(
+    sh: &mut Ctx,
+    index: &SearchIndex,
+    query: &dyn tantivy::query::Query,
+    filter: &str,
+    limit: usize,
+) -> Result<(Vec<crate::search::Hit>, Matched)> {
+    let q = crate::shell::expr::parse_query(filter, 0)?;
+    if q.order.is_some() || q.limit.is_some() {
+        bail!("--where takes a filter only: hits come best first, --limit N says how many");
+    }
+    let store = sh.store.clone();
+    let mut pages = PageFilter::new(&store, q.filter);
+    let (mut kept, mut checked, mut window) = (Vec::new(), 0u64, limit.saturating_mul(4).max(256));
+    loop {
+        let (hits, of) = index
+            .search_from(query, checked as usize, window)
+            .map_err(|e| e.to_string())?;
+        let empty = hits.is_empty();
+        for h in hits {
+            if sh.interrupted() {
+                bail!("interrupted");
+            }
+            checked += 1;
+            if pages.matches(h.id)? {
+                kept.push(h);
+                if kept.len() == limit {
+                    let whole = checked == of;
+                    return Ok((kept, Matched::Filtered { checked, of, whole }));
+                }
+            }
+        }
+        if empty || checked >= of {
+            return Ok((
+                kept,
+                Matched::Filtered {
+                    checked,
+                    of,
+                    whole: true,
+                },
+            ));
+        }
+        window = window.saturating_mul(2);
+    }
 }
 
 /// The db's index, brought up to date from the db's log first when this
@@ -101,9 +199,11 @@ fn current_index(sh: &mut Ctx) -> Result<(SearchIndex, Vec<String>)> {
         return Ok((index, Vec::new()));
     }
     if crawling || sh.store.is_read_only() {
-        let who = match crawling {
-            true => "the crawl takes them every few seconds",
-            false => "a crawl or a shell that can write the db takes them",
+        let who = match crawling && sh.settings.search_live {
+            true => "the crawl takes them when it leaves a processor idle, and at its end",
+            false => {
+                "a crawl, or a search in a shell that can write the db and runs no crawl, takes them"
+            }
         };
         let note = format!("note: the index lacks the last {behind} page changes ({who})");
         return Ok((index, vec![note]));
@@ -123,8 +223,13 @@ fn catch_up(sh: &mut Ctx, store: &crate::store::Store, behind: u64) -> Result<u6
     };
     let mut taken = 0u64;
     loop {
+        if sh.interrupted() {
+            // Each commit stands: the next search goes on from it.
+            bail!("interrupted; the index took {taken} of {behind} page changes");
+        }
         let n = live.catch_up(store).map_err(|e| e.to_string())?;
         if n == 0 {
+            live.trim(store).map_err(|e| e.to_string())?;
             return Ok(taken);
         }
         taken += n as u64;
@@ -137,11 +242,19 @@ fn catch_up(sh: &mut Ctx, store: &crate::store::Store, behind: u64) -> Result<u6
 }
 
 fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
-    let (q, limit) = query_and_limit(&rest_after_words(call.line, 1).0)?;
+    let opts = options(&rest_after_words(call.line, 1).0)?;
     let started = Instant::now();
     let (index, notes) = current_index(sh)?;
-    let query = index.parse(&q).map_err(|e| e.to_string())?;
-    let (hits, matched) = index.search(&*query, limit).map_err(|e| e.to_string())?;
+    let query = index.parse(&opts.query).map_err(|e| e.to_string())?;
+    let (hits, matched) = match &opts.filter {
+        None => {
+            let (hits, n) = index
+                .search(&*query, opts.limit)
+                .map_err(|e| e.to_string())?;
+            (hits, Matched::All(n))
+        }
+        Some(f) => filtered(sh, &index, &*query, f, opts.limit)?,
+    };
     let passages = index
         .passages(&*query, PASSAGE)
         .map_err(|e| e.to_string())?;
@@ -164,12 +277,28 @@ fn run(sh: &mut Ctx, call: &Call) -> Result<Reply> {
         Column::new("title", Kind::Text),
         Column::new("passage", Kind::Text),
     ];
-    let mut reply = Reply::table(columns, rows).note(format!(
-        "({} of {} matching pages; {:.1} ms)",
-        hits.len(),
-        table::thousands(matched),
-        started.elapsed().as_secs_f64() * 1e3
-    ));
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    let n = table::thousands;
+    let note = match matched {
+        Matched::All(all) => format!("({} of {} matching pages; {ms:.1} ms)", hits.len(), n(all)),
+        Matched::Filtered {
+            checked,
+            of,
+            whole: true,
+        } => format!(
+            "({} matching pages: --where kept them of the {} the query matched, {} checked; {ms:.1} ms)",
+            hits.len(),
+            n(of),
+            n(checked)
+        ),
+        Matched::Filtered { checked, of, .. } => format!(
+            "(the best {} matching pages: --where kept them of the first {} of {} the query matched; {ms:.1} ms)",
+            hits.len(),
+            n(checked),
+            n(of)
+        ),
+    };
+    let mut reply = Reply::table(columns, rows).note(note);
     for n in notes {
         reply = reply.note(n);
     }
@@ -249,6 +378,35 @@ mod tests {
                 .contains("cannot read the query")
         );
         assert!(t.err("search price --limit 0").contains("--limit"));
+        // --where filters the hits as pages where does, best first.
+        let deep = t.ok(
+            "search price --where 'depth >= 1 and url ~ \"/p/\"' --limit 100000 --format jsonl",
+        );
+        let want = urls(&t.ok(
+            "pages where depth >= 1 and url ~ '/p/' and (title ~ price or text ~ price) --format jsonl",
+        ));
+        assert!(!want.is_empty());
+        assert_eq!(urls(&deep), want);
+        let scores: Vec<f64> = deep
+            .lines()
+            .filter(|l| l.starts_with('{'))
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["score"]
+                    .as_f64()
+                    .unwrap()
+            })
+            .collect();
+        assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+        let two = t.ok("search price --where depth >= 1 --limit 2 --format jsonl");
+        assert_eq!(urls(&two).len(), 2);
+        assert!(
+            t.err("search price --where")
+                .contains("--where takes a filter")
+        );
+        assert!(
+            t.err("search price --where 'depth = 1 order by depth'")
+                .contains("filter only")
+        );
         // A rebuild finds the same.
         let out = t.ok("reindex search");
         assert!(out.contains(&format!("indexed {all} pages")), "{out}");

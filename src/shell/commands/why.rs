@@ -305,9 +305,29 @@ impl Ctx {
             _ => String::new(),
         };
         let revisits = self.explain_revisits(u.id())?;
+        let indexed = self.explain_indexed(u.id())?;
         Ok(format!(
-            "fetched {when} with status {status}, depth {depth}{parent}{verdict}{redirect}{revisits}"
+            "fetched {when} with status {status}, depth {depth}{parent}{verdict}{redirect}{revisits}{indexed}"
         ))
+    }
+
+    /// Whether (and since when) the search index holds the page.
+    fn explain_indexed(&self, id: UrlId) -> Result<String> {
+        let index = match crate::search::SearchIndex::open(self.store.path()) {
+            Ok(Some(index)) => index,
+            Ok(None) => return Ok("; the db has no search index".into()),
+            Err(e) => return Ok(format!("; {e}")),
+        };
+        let behind = (self.store.counters()?.search_seq)
+            .saturating_sub(index.mark().map_or(0, |m| m.next_seq.unwrap_or(0)));
+        let lag = match behind {
+            0 => String::new(),
+            n => format!(" (it lacks the last {n} page changes)"),
+        };
+        Ok(match index.indexed_at(id).map_err(|e| e.to_string())? {
+            Some(at) => format!("; in the search index since {}{lag}", table::time(at)),
+            None => format!("; not in the search index yet{lag}"),
+        })
     }
 
     /// Whether the crawl follows this URL's links whatever its verdict: a
