@@ -170,8 +170,9 @@ pub fn start(
     let indexer = scheduler.ledger.settings().search_live.then(|| {
         let tell = shared.clone();
         let budget = scheduler.client.budget().clone();
-        // Over a quarter of the fetch budget held: bodies are large now.
-        let busy = move || budget.used() > budget.limit() / 4;
+        // A body past its free allowance is in flight: the indexer waits
+        // (pages of a few KB never count against the budget).
+        let busy = move || budget.used() > 0;
         Indexer::start(
             store.clone(),
             Box::new(move |msg| tell.notice(msg)),

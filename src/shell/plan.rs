@@ -13,6 +13,8 @@ pub enum IndexScan {
     Prefix(Vec<u8>),
     /// Keys `from <= key < to`.
     Range(Vec<u8>, Vec<u8>),
+    /// The pages a search of the full-text index found, by id (sorted).
+    Pages(Vec<crate::model::UrlId>),
 }
 
 /// The narrowest index scan found in the filter's `and` terms, if any.

@@ -24,7 +24,7 @@ use crate::warc::{Record, RecordType, http_block};
 
 pub const COMMAND: Command = Command {
     name: "export",
-    usage: "export pages|links|hosts|inlinks|graph|text|warc|wacz PATH [--fields a,b,c] [--format F] [--text] [--hosts] [--raw] [--where EXPR]",
+    usage: "export pages|links|hosts|inlinks|graph|text|warc|wacz PATH [--fields a,b,c] [--format F] [--text] [--hosts] [--raw] [--search QUERY] [--where EXPR]",
     summary: "a table of the db (pages with every field pages where knows, links, hosts, in-links) as JSONL, CSV or Parquet (.gz/.zst compress), the link graph (pages, or --hosts) as GraphML, GEXF, an edge list or DOT, the pages' text as Markdown or JSONL for corpora, or the stored pages as a WARC 1.1 file or WACZ package (--text: with the pages' text)",
     examples: &[
         "export pages pages.jsonl",

@@ -42,6 +42,9 @@ pub(super) fn run(
     base: usize,
 ) -> Result<Reply> {
     let o = export_table::options(rest, base)?;
+    if o.search.is_some() {
+        bail!("--search applies to export text (the pages' text); this export takes --where");
+    }
     if o.fields.is_some() || o.text {
         bail!("export graph takes --format, --hosts and --where");
     }

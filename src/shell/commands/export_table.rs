@@ -35,6 +35,8 @@ pub(super) struct Options {
     pub raw: bool,
     /// `where EXPR` and the column it starts at, when given.
     pub filter: Option<(String, usize)>,
+    /// `--search QUERY` (export text): the pages a search finds.
+    pub search: Option<String>,
 }
 
 /// Reads `--fields`, `--format` and `--text` up to `--where`, whose
@@ -47,6 +49,7 @@ pub(super) fn options(rest: &str, base: usize) -> Result<Options> {
         hosts: false,
         raw: false,
         filter: None,
+        search: None,
     };
     let mut at = 0;
     loop {
@@ -87,9 +90,24 @@ pub(super) fn options(rest: &str, base: usize) -> Result<Options> {
                 o.format = Some(v.to_string());
                 at = value_end(v);
             }
-            ("--fields" | "--format", None) => bail!("{word} needs a value"),
+            ("--search", Some(_)) => {
+                // One word, or a query in quotes.
+                let (query, len) = match after.chars().next() {
+                    Some(q @ ('\'' | '"')) => match after[1..].find(q) {
+                        Some(end) => (after[1..end + 1].to_string(), end + 2),
+                        None => bail!("--search: the query's quote is not closed"),
+                    },
+                    _ => {
+                        let v = value.unwrap_or_default();
+                        (v.to_string(), v.len())
+                    }
+                };
+                o.search = Some(query);
+                at += lead + (s.len() - after.len()) + len;
+            }
+            ("--fields" | "--format" | "--search", None) => bail!("{word} needs a value"),
             _ => bail!(
-                "export: unknown option {word:?}; options are --fields a,b,c, --format F, --text, --hosts (graph), --raw (text) and --where EXPR (last)"
+                "export: unknown option {word:?}; options are --fields a,b,c, --format F, --text, --hosts (graph), --raw and --search QUERY (text) and --where EXPR (last)"
             ),
         }
     }
@@ -103,6 +121,9 @@ pub(super) fn run(
     base: usize,
 ) -> Result<Reply> {
     let o = options(rest, base)?;
+    if o.search.is_some() {
+        bail!("--search applies to export text (the pages' text); this export takes --where");
+    }
     if o.hosts || o.raw || (o.text && what != "pages") {
         bail!("--text is for export pages, --hosts for export graph and --raw for export text");
     }

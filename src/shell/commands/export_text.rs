@@ -1,4 +1,5 @@
-//! `export text PATH [--format markdown|jsonl] [--raw] [--where EXPR]`:
+//! `export text PATH [--format markdown|jsonl] [--raw] [--search QUERY]
+//! [--where EXPR]`:
 //! the stored pages' text for corpora, from the stored bodies (nothing is
 //! refetched): as Markdown, each page under its title with its URL, fetch
 //! time, date and author, its headings, lists, code and links kept; or as
@@ -11,6 +12,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::export_table::{self, Options};
+use super::page_scan;
 use super::pages::{self, Emit, Output};
 use crate::export::{Col, ColType, FileFormat, TableFile, Target, Written};
 use crate::filter::denoise::{noise_of, removed};
@@ -18,6 +20,7 @@ use crate::schema::{DocRecord, PageRecord};
 use crate::shell::error::{Result, bail};
 use crate::shell::expr;
 use crate::shell::fields::{self, Row};
+use crate::shell::plan::IndexScan;
 use crate::shell::reply::{Column, Reply};
 use crate::shell::{Ctx, table};
 
@@ -29,7 +32,7 @@ pub(super) fn run(
 ) -> Result<Reply> {
     let o = export_table::options(rest, base)?;
     if o.fields.is_some() || o.text || o.hosts {
-        bail!("export text takes --format markdown|jsonl, --raw and --where");
+        bail!("export text takes --format markdown|jsonl, --raw, --search and --where");
     }
     let named = match o.format.as_deref() {
         Some(f) => f,
@@ -116,7 +119,12 @@ fn write(sh: &mut Ctx, target: &Target, o: &Options) -> Result<Written> {
         record: true,
         row: &mut page,
     };
-    pages::run_query(sh, &q, Output::Stream, Some(&mut emit))?;
+    // The pages a search finds, in id order, each checked by the filter.
+    let plan = match &o.search {
+        Some(query) => Some(IndexScan::Pages(super::search::all_pages(sh, query)?)),
+        None => page_scan::index_plan(sh, &q)?,
+    };
+    pages::run_query_over(sh, &q, plan, Output::Stream, Some(&mut emit))?;
     Ok(file.finish()?)
 }
 

@@ -348,6 +348,7 @@ fn candidates<'s>(
             }))
         }
         Some(IndexScan::Prefix(p)) => Box::new(store.page_index_pages(p, None).map(indexed)),
+        Some(IndexScan::Pages(ids)) => Box::new(ids.iter().map(|id| Ok((*id, None)))),
         Some(IndexScan::Range(from, to)) => {
             Box::new(store.page_index_pages(from, Some(to)).map(indexed))
         }

@@ -9,6 +9,7 @@ use crate::model::{UrlId, now_ms};
 use crate::shell::error::{Result, bail};
 use crate::shell::expr::{self, Query};
 use crate::shell::fields::{self, Row};
+use crate::shell::plan::IndexScan;
 use crate::shell::render::Format;
 use crate::shell::reply::{Column, Reply};
 use crate::shell::{Ctx, rest_after_words, table};
@@ -123,11 +124,26 @@ pub(super) fn run_query(
     emit: Option<&mut Emit>,
 ) -> Result<Reply> {
     let plan = index_plan(sh, q)?;
+    run_query_over(sh, q, plan, out, emit)
+}
+
+/// [`run_query`] over the candidates `plan` gives (every page when None).
+pub(super) fn run_query_over(
+    sh: &mut Ctx,
+    q: &Query,
+    plan: Option<IndexScan>,
+    out: Output,
+    emit: Option<&mut Emit>,
+) -> Result<Reply> {
     let found = scan(sh, q, plan.as_ref(), out, emit)?;
-    // Like EXPLAIN: say when the page index narrowed the scan.
+    // Like EXPLAIN: say when an index narrowed the scan.
+    let index = match plan {
+        Some(IndexScan::Pages(_)) => "search index",
+        _ => "page index",
+    };
     let via = match plan {
         Some(_) => format!(
-            "; {} candidate{} from the page index",
+            "; {} candidate{} from the {index}",
             table::thousands(found.scanned),
             plural(found.scanned)
         ),

@@ -216,6 +216,19 @@ fn current_index(sh: &mut Ctx) -> Result<(SearchIndex, Vec<String>)> {
     Ok((index, vec![note]))
 }
 
+/// Every page `query` finds, by id (sorted): what `export text --search`
+/// writes.
+pub(super) fn all_pages(sh: &mut Ctx, query: &str) -> Result<Vec<crate::model::UrlId>> {
+    let (index, _) = current_index(sh)?;
+    let q = index.parse(query).map_err(|e| e.to_string())?;
+    let (hits, _) = index
+        .search(&*q, index.pages() as usize)
+        .map_err(|e| e.to_string())?;
+    let mut ids: Vec<_> = hits.into_iter().map(|h| h.id).collect();
+    ids.sort_unstable();
+    Ok(ids)
+}
+
 /// Takes the db's log into its index; returns the changes taken.
 fn catch_up(sh: &mut Ctx, store: &crate::store::Store, behind: u64) -> Result<u64> {
     let Some(mut live) = LiveIndex::open(store).map_err(|e| e.to_string())? else {
@@ -407,6 +420,21 @@ mod tests {
             t.err("search price --where 'depth = 1 order by depth'")
                 .contains("filter only")
         );
+        // export text --search writes the pages the search finds.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("found.jsonl");
+        t.ok(&format!(
+            "export text {} --search 'price OR garden' --where depth >= 1",
+            path.display()
+        ));
+        let exported = urls(&std::fs::read_to_string(&path).unwrap());
+        let want = urls(
+            &t.ok("search 'price OR garden' --where depth >= 1 --limit 100000 --format jsonl"),
+        );
+        assert!(!want.is_empty());
+        assert_eq!(exported, want);
+        let err = t.err(&format!("export pages {} --search price", path.display()));
+        assert!(err.contains("--search applies to export text"), "{err}");
         // A rebuild finds the same.
         let out = t.ok("reindex search");
         assert!(out.contains(&format!("indexed {all} pages")), "{out}");
