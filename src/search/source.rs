@@ -58,23 +58,6 @@ pub fn stored_text(record: Option<&PageRecord>, doc: Option<&DocRecord>) -> Stri
     }
 }
 
-/// The host of a stored (normalized) URL.
-pub fn host_of(url: &str) -> &str {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    match host.rsplit_once(':') {
-        // A port; an IPv6 address's colons are inside its brackets.
-        Some((h, port))
-            if port.bytes().all(|c| c.is_ascii_digit())
-                && (!h.starts_with('[') || h.ends_with(']')) =>
-        {
-            h
-        }
-        _ => host,
-    }
-}
-
 /// Reads pages' documents through cursors joined on the page id.
 pub struct PageReader<'s> {
     join: PageJoin<'s>,
@@ -124,7 +107,7 @@ impl<'s> PageReader<'s> {
         }
         Ok(Document {
             id,
-            host: host_of(&facts.url).to_string(),
+            host: crate::model::host_of(&facts.url).to_string(),
             url: facts.url.clone(),
             text,
             status: facts.status,
@@ -136,21 +119,5 @@ impl<'s> PageReader<'s> {
             date: doc.denoise.as_ref().and_then(|d| d.date.clone()),
             title: doc.title,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hosts_of_urls() {
-        assert_eq!(host_of("http://a.example/x"), "a.example");
-        assert_eq!(host_of("https://a.example:8080/x?y"), "a.example");
-        assert_eq!(host_of("http://u:p@b.example/"), "b.example");
-        assert_eq!(host_of("http://127.0.0.1:5/"), "127.0.0.1");
-        assert_eq!(host_of("http://[::1]:8080/"), "[::1]");
-        assert_eq!(host_of("http://[::1]/"), "[::1]");
-        assert_eq!(host_of("http://c.example"), "c.example");
     }
 }
