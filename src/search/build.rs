@@ -7,8 +7,8 @@ use tantivy::{Index, IndexWriter};
 
 use super::source::PageReader;
 use super::{
-    ANALYZER, DIR, Fields, LAYOUT, Mark, NEW_DIR, OLD_DIR, Result, SearchError, WRITER_BYTES,
-    analyzer, schema,
+    DIR, Fields, LAYOUT, Mark, NEW_DIR, OLD_DIR, Result, SearchError, WRITER_BYTES, register,
+    schema,
 };
 use crate::schema::tables::PageFacts;
 use crate::store::Store;
@@ -79,7 +79,7 @@ impl Builder {
         std::fs::create_dir_all(&new_dir)?;
         let (schema, fields) = schema();
         let index = Index::create_in_dir(&new_dir, schema)?;
-        index.tokenizers().register(ANALYZER, analyzer());
+        register(&index);
         let writer = index.writer_with_num_threads(1, WRITER_BYTES)?;
         // Merging maps every segment it reads: over 1,000,000 pages the
         // build's peak RSS was 2.1 GB with the default policy. A segment

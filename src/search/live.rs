@@ -98,9 +98,7 @@ impl LiveIndex {
         std::fs::create_dir_all(dir)?;
         let (schema, fields) = super::schema();
         let index = Index::create_in_dir(dir, schema)?;
-        index
-            .tokenizers()
-            .register(super::ANALYZER, super::analyzer());
+        super::register(&index);
         let mut live = LiveIndex {
             writer: Self::writer(&index)?,
             fields,

@@ -6,6 +6,7 @@
 //! log sequence it has taken rides in each commit's payload ([`Mark`]).
 
 mod build;
+pub mod contains;
 mod live;
 pub mod source;
 mod tokens;
@@ -23,11 +24,11 @@ use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument};
 use crate::model::UrlId;
 pub use build::{Builder, rebuild};
 pub use live::{Indexer, LIVE_MEMORY, LiveIndex};
-pub use tokens::{ANALYZER, MAX_WORD, analyzer};
+pub use tokens::{ANALYZER, MAX_WORD, WORDS_ANALYZER, analyzer, register};
 
 /// The index's layout: its fields and its analyzer. An index of another
 /// layout is rebuilt, not read.
-const LAYOUT: u32 = 3;
+const LAYOUT: u32 = 4;
 
 /// The index directory inside the db's, and where a rebuild is written
 /// before it replaces it.
@@ -92,9 +93,16 @@ struct Fields {
     relevance: Field,
     /// When the document was made (ms; stored): `why` says it.
     indexed: Field,
+    /// The title's and the text's words, folded and unstemmed: what
+    /// `title ~` and `text ~` are answered from (see `contains`).
+    words_title: Field,
+    words_text: Field,
+    /// 1 when the document lacks some of the page's text (cut at
+    /// [`source::MAX_TEXT`], or not read), else 0.
+    partial: Field,
 }
 
-const FIELD_NAMES: [&str; 13] = [
+const FIELD_NAMES: [&str; 16] = [
     "id",
     "url",
     "host",
@@ -108,6 +116,9 @@ const FIELD_NAMES: [&str; 13] = [
     "topic_score",
     "relevance",
     "indexed",
+    "words_title",
+    "words_text",
+    "partial",
 ];
 
 fn schema() -> (Schema, Fields) {
@@ -117,6 +128,11 @@ fn schema() -> (Schema, Fields) {
         TextFieldIndexing::default()
             .set_tokenizer(ANALYZER)
             .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
+    let unstemmed = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(WORDS_ANALYZER)
+            .set_index_option(IndexRecordOption::Basic),
     );
     let fields = Fields {
         id: b.add_bytes_field("id", STORED | INDEXED),
@@ -132,6 +148,9 @@ fn schema() -> (Schema, Fields) {
         topic_score: b.add_f64_field("topic_score", INDEXED | FAST),
         relevance: b.add_f64_field("relevance", INDEXED | FAST),
         indexed: b.add_u64_field("indexed", STORED),
+        words_title: b.add_text_field("words_title", unstemmed.clone()),
+        words_text: b.add_text_field("words_text", unstemmed),
+        partial: b.add_u64_field("partial", INDEXED),
     };
     (b.build(), fields)
 }
@@ -159,6 +178,9 @@ fn fields_of(schema: &Schema) -> Result<Fields> {
         topic_score: got[10],
         relevance: got[11],
         indexed: got[12],
+        words_title: got[13],
+        words_text: got[14],
+        partial: got[15],
     })
 }
 
@@ -185,6 +207,9 @@ impl Fields {
             doc.add_f64(self.relevance, r);
         }
         doc.add_u64(self.indexed, crate::model::now_ms());
+        doc.add_text(self.words_title, &page.title);
+        doc.add_text(self.words_text, &page.text);
+        doc.add_u64(self.partial, page.partial.into());
         doc
     }
 }
@@ -292,6 +317,60 @@ impl SearchIndex {
         Mark::of(&self.index)
     }
 
+    /// Reads the index as its last commit left it.
+    pub fn reload(&self) -> Result<()> {
+        Ok(self.reader.reload()?)
+    }
+
+    /// A query whose hits include every page whose title (`title`) or
+    /// stored text holds `pattern`, ignoring case, as `~` tests it; None
+    /// when the pattern gives the index nothing to look up (see
+    /// `contains::parts`). Pages the index does not hold whole are not
+    /// among its hits: [`with_partial`](Self::with_partial) adds them.
+    pub fn contains(&self, title: bool, pattern: &str) -> Option<Box<dyn Query>> {
+        let field = match title {
+            true => self.fields.words_title,
+            false => self.fields.words_text,
+        };
+        contains::query(field, &contains::parts(pattern)?)
+    }
+
+    /// `query` or a page the index does not hold whole: a word over
+    /// [`MAX_WORD`] bytes, or a text cut or not read.
+    pub fn with_partial(&self, query: Box<dyn Query>) -> Box<dyn Query> {
+        use tantivy::query::{BooleanQuery, Occur, TermQuery};
+        let term = |t: tantivy::Term| -> (Occur, Box<dyn Query>) {
+            let q = TermQuery::new(t, IndexRecordOption::Basic);
+            (Occur::Should, Box::new(q))
+        };
+        let long = |f| tantivy::Term::from_field_text(f, tokens::LONG_WORD);
+        Box::new(BooleanQuery::new(vec![
+            (Occur::Should, query),
+            term(long(self.fields.words_title)),
+            term(long(self.fields.words_text)),
+            term(tantivy::Term::from_field_u64(self.fields.partial, 1)),
+        ]))
+    }
+
+    /// The pages `query` finds, in no order, unless more than `max` match
+    /// (None then).
+    pub fn ids(&self, query: &dyn Query, max: u64) -> Result<Option<Vec<UrlId>>> {
+        let searcher = self.reader.searcher();
+        if searcher.search(query, &tantivy::collector::Count)? as u64 > max {
+            return Ok(None);
+        }
+        let found = searcher.search(query, &tantivy::collector::DocSetCollector)?;
+        let mut ids = Vec::with_capacity(found.len());
+        for at in found {
+            let doc: TantivyDocument = searcher.doc(at)?;
+            let id = doc.get_first(self.fields.id).and_then(|v| v.as_bytes());
+            if let Some(id) = id.and_then(UrlId::from_slice) {
+                ids.push(id);
+            }
+        }
+        Ok(Some(ids))
+    }
+
     /// The query a user wrote, over titles and texts; every word must be
     /// there unless `OR` says otherwise; `"…"` is a phrase.
     pub fn parse(&self, q: &str) -> Result<Box<dyn Query>> {
@@ -369,7 +448,7 @@ fn open_dir(dir: &Path) -> Result<(Index, Fields)> {
             "the search index cannot be read ({e}): `reindex search` rebuilds it"
         ))
     })?;
-    index.tokenizers().register(ANALYZER, analyzer());
+    register(&index);
     let fields = fields_of(&index.schema())?;
     Ok((index, fields))
 }
@@ -438,6 +517,7 @@ mod tests {
             topic_score: None,
             relevance: None,
             date: None,
+            partial: false,
         }
     }
 
@@ -482,5 +562,49 @@ mod tests {
         assert!(!db.path().join(DIR).exists());
         restore_old(db.path()).unwrap();
         assert!(bytes(db.path()) > 0);
+    }
+
+    /// `contains` finds pages by parts of their unstemmed words, in any
+    /// case; a page with a word past [`MAX_WORD`] or a cut text is a
+    /// candidate of every such query, and a whole page without the part
+    /// is not.
+    #[test]
+    fn contains_finds_parts_of_words_and_every_page_held_in_part() {
+        let db = tempfile::tempdir().unwrap();
+        let mut b = Builder::start(db.path()).unwrap();
+        b.add(&page(1, "Pricing", "Running shoes 运动员训练"))
+            .unwrap();
+        let long = format!("lead {} tail", "q".repeat(MAX_WORD + 1));
+        b.add(&page(2, "other", &long)).unwrap();
+        let mut cut = page(3, "cut", "nothing here");
+        cut.partial = true;
+        b.add(&cut).unwrap();
+        b.add(&page(4, "plain", "nothing here")).unwrap();
+        b.finish(4, 4).unwrap();
+        let index = SearchIndex::open(db.path()).unwrap().unwrap();
+        let found = |title: bool, p: &str, partial: bool| {
+            let q = index.contains(title, p).unwrap();
+            let q = if partial { index.with_partial(q) } else { q };
+            let mut got: Vec<u128> = (index.ids(&*q, 10).unwrap().unwrap())
+                .into_iter()
+                .map(|id| id.0)
+                .collect();
+            got.sort_unstable();
+            got
+        };
+        assert_eq!(found(false, "UNNING SH", false), [1]);
+        // Unstemmed: "runs" is not a part of "running".
+        assert_eq!(found(false, "runs", false), Vec::<u128>::new());
+        assert_eq!(found(false, "员训", false), [1]);
+        assert_eq!(found(false, "员", false), [1]);
+        assert_eq!(found(true, "pric", false), [1]);
+        assert_eq!(found(true, "shoes", false), Vec::<u128>::new());
+        assert_eq!(found(false, "runn", true), [1, 2, 3]);
+        assert_eq!(found(false, &"q".repeat(MAX_WORD + 5), false), [2]);
+        assert_eq!(found(false, "here", false), [3, 4]);
+        assert!(index.contains(false, "--").is_none());
+        // Past the cap: None, for the caller to scan.
+        let every = index.contains(false, "e").unwrap();
+        assert!(index.ids(&*every, 2).unwrap().is_none());
     }
 }

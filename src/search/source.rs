@@ -36,6 +36,9 @@ pub struct Document {
     pub relevance: Option<f64>,
     /// The page's date as denoising found it (`YYYY-MM-DD`).
     pub date: Option<String>,
+    /// The text is not all of the page's: cut at [`MAX_TEXT`], or its
+    /// record was not read ([`MAX_BODY`]) or did not decode.
+    pub partial: bool,
 }
 
 /// The page's visible text as stored: its frame's text, or the doc's when
@@ -97,8 +100,10 @@ impl<'s> PageReader<'s> {
             }
             Some(r) => r?,
         };
+        let mut partial = record.is_none();
         let mut text = stored_text(record.as_ref(), Some(&doc));
         if text.len() > MAX_TEXT {
+            partial = true;
             let mut end = MAX_TEXT;
             while !text.is_char_boundary(end) {
                 end -= 1;
@@ -118,6 +123,7 @@ impl<'s> PageReader<'s> {
             relevance: verdict.relevance,
             date: doc.denoise.as_ref().and_then(|d| d.date.clone()),
             title: doc.title,
+            partial,
         })
     }
 }

@@ -11,12 +11,23 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::str::CharIndices;
 
+use tantivy::Index;
 use tantivy::tokenizer::{
     RemoveLongFilter, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
 };
 
 /// The analyzer's name in the index's tokenizer manager.
 pub const ANALYZER: &str = "trawl";
+
+/// The analyzer of the words fields, which `text ~` and `title ~` are
+/// answered from: the same words and pairs, folded ([`fold`]) but not
+/// stemmed, and a word over [`MAX_WORD`] bytes kept as [`LONG_WORD`].
+pub const WORDS_ANALYZER: &str = "trawl_words";
+
+/// The term every word over [`MAX_WORD`] bytes becomes in the words
+/// fields: a control character, which no token holds. A page that has one
+/// is a candidate of every substring test.
+pub const LONG_WORD: &str = "\u{1}";
 
 /// Longest word indexed, in bytes (tantivy's `en_stem` takes 40).
 pub const MAX_WORD: usize = 40;
@@ -28,6 +39,88 @@ pub fn analyzer() -> TextAnalyzer {
         .filter(RemoveLongFilter::limit(MAX_WORD + 1))
         .filter(LowerStem)
         .build()
+}
+
+/// The analyzer of the words fields (see [`WORDS_ANALYZER`]).
+pub fn words_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(WordsAndPairs::default())
+        .filter(Fold)
+        .build()
+}
+
+/// Registers both analyzers with `index` (they are not saved in it).
+pub fn register(index: &Index) {
+    index.tokenizers().register(ANALYZER, analyzer());
+    index
+        .tokenizers()
+        .register(WORDS_ANALYZER, words_analyzer());
+}
+
+/// `s` lowercased as `str::to_lowercase` does (what `~` compares), with
+/// the final sigma as σ: a token lowered on its own cannot tell whether
+/// its Σ ends a word, and that is the one mapping that depends on it.
+pub fn fold(s: &str) -> String {
+    let lower = s.to_lowercase();
+    match lower.contains('ς') {
+        true => lower.replace('ς', "σ"),
+        false => lower,
+    }
+}
+
+/// Folds each token as [`fold`] does, character by character; a word over
+/// [`MAX_WORD`] bytes becomes [`LONG_WORD`].
+#[derive(Clone)]
+pub struct Fold;
+
+impl TokenFilter for Fold {
+    type Tokenizer<T: Tokenizer> = FoldFilter<T>;
+
+    fn transform<T: Tokenizer>(self, inner: T) -> FoldFilter<T> {
+        FoldFilter(inner)
+    }
+}
+
+#[derive(Clone)]
+pub struct FoldFilter<T>(T);
+
+impl<T: Tokenizer> Tokenizer for FoldFilter<T> {
+    type TokenStream<'a> = FoldStream<T::TokenStream<'a>>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
+        FoldStream(self.0.token_stream(text))
+    }
+}
+
+pub struct FoldStream<T>(T);
+
+impl<T: TokenStream> TokenStream for FoldStream<T> {
+    fn advance(&mut self) -> bool {
+        if !self.0.advance() {
+            return false;
+        }
+        let text = &mut self.0.token_mut().text;
+        if text.len() > MAX_WORD {
+            text.clear();
+            text.push_str(LONG_WORD);
+        } else if text.is_ascii() {
+            text.make_ascii_lowercase();
+        } else {
+            *text = text
+                .chars()
+                .flat_map(char::to_lowercase)
+                .map(|c| if c == 'ς' { 'σ' } else { c })
+                .collect();
+        }
+        true
+    }
+
+    fn token(&self) -> &Token {
+        self.0.token()
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.0.token_mut()
+    }
 }
 
 /// Words whose stems a thread keeps (a few MB): in a crawl's pages most
@@ -120,7 +213,7 @@ impl<T: TokenStream> TokenStream for LowerStemStream<T> {
 }
 
 /// Whether `c` is written in a script without spaces between words.
-fn unspaced(c: char) -> bool {
+pub fn unspaced(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF      // Hiragana, Katakana
         | 0x3400..=0x4DBF    // CJK Extension A

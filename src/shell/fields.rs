@@ -417,7 +417,7 @@ pub static FIELDS: &[Field] = &[
         Str,
         Text,
         None,
-        "its stored visible text, denoised when it was (read from every page record: slow)",
+        "its stored visible text, denoised when it was (`~` reads the search index's candidates when the db has one, else every page record: slow)",
         |r| { Val::Str(text(r)) }
     ),
 ];

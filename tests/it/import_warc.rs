@@ -375,6 +375,19 @@ fn a_page_at_the_body_cap_exports_as_text_in_bounded_memory() {
         "{}",
         &none[..none.len().min(300)]
     );
+    // `text ~` reads the index's candidates, the held-in-part page among
+    // them, and finds the long word and the words as the scan does.
+    for filter in [
+        format!("text ~ '{}'", "x".repeat(100_000)),
+        "text ~ 'item 7'".to_string(),
+        "title ~ 'CAPPED' and text ~ 'bold'".to_string(),
+    ] {
+        let m = run(format!("pages where {filter} limit 5"));
+        m.assert_rss_bound("pages where text ~ on a page at the cap");
+        let out = m.stdout;
+        assert!(out.contains("http://cap.test/"), "{filter}: {out}");
+        assert!(out.contains("from the search index"), "{filter}: {out}");
+    }
 }
 
 /// A WARC/1.0 file as Heritrix writes one: warcinfo, a `dns:` response,

@@ -49,6 +49,7 @@ mod site_fields;
 mod source;
 mod status;
 mod targets;
+mod text_plan;
 mod timing;
 mod why;
 mod why_capped;

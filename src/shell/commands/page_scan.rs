@@ -37,9 +37,13 @@ pub(super) struct Found {
     pub scanned: u64,
 }
 
-/// The page-index range that narrows `q`'s scan, when the index is whole
-/// and the filter names a status or host.
+/// What narrows `q`'s scan: the search index's candidates for its `text
+/// ~` and `title ~` terms (see `text_plan`), else the page-index range of
+/// a status or host term when that index is whole.
 pub(super) fn index_plan(sh: &Ctx, q: &Query) -> Result<Option<IndexScan>> {
+    if let Some(plan) = super::text_plan::search_plan(sh, &q.filter)? {
+        return Ok(Some(plan));
+    }
     let indexed = sh.store.page_index_complete()?;
     Ok(indexed.then(|| plan::index_scan(&q.filter)).flatten())
 }
