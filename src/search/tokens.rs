@@ -9,7 +9,6 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::str::CharIndices;
 
 use tantivy::Index;
 use tantivy::tokenizer::{
@@ -104,7 +103,7 @@ impl<T: TokenStream> TokenStream for FoldStream<T> {
             text.push_str(LONG_WORD);
         } else if text.is_ascii() {
             text.make_ascii_lowercase();
-        } else {
+        } else if !is_pair(text) {
             *text = text
                 .chars()
                 .flat_map(char::to_lowercase)
@@ -196,10 +195,15 @@ impl<T: TokenStream> TokenStream for LowerStemStream<T> {
         let text = &mut self.0.token_mut().text;
         if text.is_ascii() {
             text.make_ascii_lowercase();
+        } else if is_pair(text) {
+            return true;
         } else {
             *text = text.chars().flat_map(char::to_lowercase).collect();
         }
-        STEMS.with(|c| c.borrow_mut().stem(text));
+        // English leaves a word under three letters as it is.
+        if text.len() >= 3 {
+            STEMS.with(|c| c.borrow_mut().stem(text));
+        }
         true
     }
 
@@ -210,6 +214,12 @@ impl<T: TokenStream> TokenStream for LowerStemStream<T> {
     fn token_mut(&mut self) -> &mut Token {
         self.0.token_mut()
     }
+}
+
+/// Whether a token is a pair (or a lone one) of unspaced characters,
+/// which have no case and no stem.
+fn is_pair(token: &str) -> bool {
+    token.chars().next().is_some_and(unspaced)
 }
 
 /// Whether `c` is written in a script without spaces between words.
@@ -231,7 +241,8 @@ pub struct WordsAndPairs {
 
 pub struct WordsAndPairsStream<'a> {
     text: &'a str,
-    chars: std::iter::Peekable<CharIndices<'a>>,
+    /// The byte the next character starts at.
+    at: usize,
     token: &'a mut Token,
     /// The unspaced character before the next one, when it began a pair.
     paired: bool,
@@ -246,12 +257,20 @@ impl Tokenizer for WordsAndPairs {
         self.token.reset();
         WordsAndPairsStream {
             text,
-            chars: text.char_indices().peekable(),
+            at: 0,
             token: &mut self.token,
             paired: false,
             gap: false,
         }
     }
+}
+
+/// What a character is to the tokenizer.
+#[derive(PartialEq)]
+enum Class {
+    Break,
+    Letter,
+    Unspaced,
 }
 
 impl WordsAndPairsStream<'_> {
@@ -261,45 +280,71 @@ impl WordsAndPairsStream<'_> {
         self.token.text.push_str(&self.text[from..to]);
         true
     }
+
+    /// The character at byte `at` (there must be one), its length and
+    /// class; ASCII without decoding, as most text is.
+    fn char_at(&self, at: usize) -> (usize, Class) {
+        let b = self.text.as_bytes()[at];
+        if b.is_ascii() {
+            let class = match b.is_ascii_alphanumeric() {
+                true => Class::Letter,
+                false => Class::Break,
+            };
+            return (1, class);
+        }
+        let c = self.text[at..].chars().next().unwrap_or(' ');
+        let class = if unspaced(c) {
+            Class::Unspaced
+        } else if c.is_alphanumeric() {
+            Class::Letter
+        } else {
+            Class::Break
+        };
+        (c.len_utf8(), class)
+    }
 }
 
 impl TokenStream for WordsAndPairsStream<'_> {
     fn advance(&mut self) -> bool {
         self.token.text.clear();
         self.token.position = self.token.position.wrapping_add(1);
-        while let Some((from, c)) = self.chars.next() {
-            if !unspaced(c) && !c.is_alphanumeric() {
-                // A break: the next token is not adjacent to the last.
-                if self.token.position != 0 && !std::mem::replace(&mut self.gap, true) {
-                    self.token.position = self.token.position.wrapping_add(1);
-                }
-                self.paired = false;
-                continue;
-            }
-            self.gap = false;
-            if unspaced(c) {
-                let after = from + c.len_utf8();
-                match self.chars.peek() {
-                    Some(&(_, next)) if unspaced(next) => {
-                        self.paired = true;
-                        return self.emit(from, after + next.len_utf8());
+        let len = self.text.len();
+        while self.at < len {
+            let from = self.at;
+            let (width, class) = self.char_at(from);
+            self.at += width;
+            match class {
+                Class::Break => {
+                    // The next token is not adjacent to the last.
+                    if self.token.position != 0 && !std::mem::replace(&mut self.gap, true) {
+                        self.token.position = self.token.position.wrapping_add(1);
                     }
-                    // The last of a run of two or more is in the pair before.
-                    _ if std::mem::take(&mut self.paired) => continue,
-                    _ => return self.emit(from, after),
+                    self.paired = false;
                 }
-            }
-            self.paired = false;
-            if c.is_alphanumeric() {
-                let mut to = from + c.len_utf8();
-                while let Some(&(at, next)) = self.chars.peek() {
-                    if !next.is_alphanumeric() || unspaced(next) {
-                        break;
+                Class::Unspaced => {
+                    self.gap = false;
+                    let after = self.at;
+                    match (after < len).then(|| self.char_at(after)) {
+                        Some((next, Class::Unspaced)) => {
+                            self.paired = true;
+                            return self.emit(from, after + next);
+                        }
+                        // The last of a run of two or more is in the pair before.
+                        _ if std::mem::take(&mut self.paired) => {}
+                        _ => return self.emit(from, after),
                     }
-                    to = at + next.len_utf8();
-                    self.chars.next();
                 }
-                return self.emit(from, to);
+                Class::Letter => {
+                    self.gap = false;
+                    self.paired = false;
+                    while self.at < len {
+                        match self.char_at(self.at) {
+                            (w, Class::Letter) => self.at += w,
+                            _ => break,
+                        }
+                    }
+                    return self.emit(from, self.at);
+                }
             }
         }
         false
@@ -334,7 +379,8 @@ mod tests {
     fn cached_stems_are_tantivys() {
         use tantivy::tokenizer::{Language, LowerCaser, Stemmer};
         let text = "Archives ARCHIVED running Runs ΣΟΦΟΣ Straße naïve İstanbul \
-                    generously 論文 crawlers' Crawling HTTP/2 caféS";
+                    generously 論文 crawlers' Crawling HTTP/2 caféS a Is ys ÉT 東京タワー2025年 \
+                    한국어x ὈΔΥΣΣΕΎΣ";
         let mut theirs = TextAnalyzer::builder(WordsAndPairs::default())
             .filter(RemoveLongFilter::limit(MAX_WORD + 1))
             .filter(LowerCaser)
@@ -390,5 +436,73 @@ mod tests {
         assert_eq!(terms(&format!("keep {word} this")), ["keep", "this"]);
         let many = "word ".repeat(1_000_000);
         assert_eq!(terms(&many).len(), 1_000_000);
+    }
+
+    /// The tokens, offsets and positions of a plain char-by-char reading
+    /// of the rules (the tokenizer reads bytes), on random mixtures of
+    /// ASCII, accented, unspaced and break characters.
+    #[test]
+    fn the_byte_reader_tokenizes_as_the_rules_say() {
+        fn reference(text: &str) -> Vec<(String, usize, usize)> {
+            let chars: Vec<(usize, char)> = text.char_indices().collect();
+            let letter = |c: char| c.is_alphanumeric() && !unspaced(c);
+            let (mut out, mut pos, mut gap, mut paired) = (Vec::new(), 0usize, false, false);
+            let mut push = |from: usize, to: usize, pos: &mut usize, out: &mut Vec<_>| {
+                out.push((text[from..to].to_string(), from, *pos));
+                *pos += 1;
+            };
+            let mut i = 0;
+            while i < chars.len() {
+                let (from, c) = chars[i];
+                let end = |j: usize| chars.get(j).map_or(text.len(), |x| x.0);
+                if unspaced(c) {
+                    gap = false;
+                    match chars.get(i + 1) {
+                        Some(&(_, n)) if unspaced(n) => {
+                            paired = true;
+                            push(from, end(i + 2), &mut pos, &mut out);
+                        }
+                        _ if std::mem::take(&mut paired) => {}
+                        _ => push(from, end(i + 1), &mut pos, &mut out),
+                    }
+                    i += 1;
+                } else if letter(c) {
+                    (gap, paired) = (false, false);
+                    let mut j = i + 1;
+                    while j < chars.len() && letter(chars[j].1) {
+                        j += 1;
+                    }
+                    push(from, end(j), &mut pos, &mut out);
+                    i = j;
+                } else {
+                    if !out.is_empty() && !std::mem::replace(&mut gap, true) {
+                        pos += 1;
+                    }
+                    paired = false;
+                    i += 1;
+                }
+            }
+            out
+        }
+        let alphabet = [
+            'a', 'Z', '7', ' ', ',', 'é', 'ß', 'Σ', '论', '文', 'ー', '한', '\u{307}', '—', '𠀀',
+        ];
+        let mut seed = 0x2545_f491_u64;
+        for _ in 0..3_000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = (seed >> 59) as usize;
+            let text: String = (0..len)
+                .map(|k| alphabet[((seed >> (k * 3 % 50)) % alphabet.len() as u64) as usize])
+                .collect();
+            let mut w = WordsAndPairs::default();
+            let mut stream = w.token_stream(&text);
+            let mut got = Vec::new();
+            while let Some(t) = stream.next() {
+                got.push((t.text.clone(), t.offset_from, t.position));
+            }
+            assert_eq!(got, reference(&text), "{text:?}");
+        }
     }
 }
