@@ -447,7 +447,7 @@ mod tests {
             let chars: Vec<(usize, char)> = text.char_indices().collect();
             let letter = |c: char| c.is_alphanumeric() && !unspaced(c);
             let (mut out, mut pos, mut gap, mut paired) = (Vec::new(), 0usize, false, false);
-            let mut push = |from: usize, to: usize, pos: &mut usize, out: &mut Vec<_>| {
+            let push = |from: usize, to: usize, pos: &mut usize, out: &mut Vec<_>| {
                 out.push((text[from..to].to_string(), from, *pos));
                 *pos += 1;
             };
